@@ -1,0 +1,95 @@
+package indexfmt
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidOffset: an append that would break the index order
+// (broker: InvalidOffsetException).
+var ErrInvalidOffset = errors.New("invalid offset for index append")
+
+// OffsetIndexBuilder produces the bytes of an offset index the way the
+// broker appends to one (OffsetIndex.append): offsets strictly increase,
+// each must fit relative to the base offset. The result is trimmed
+// (entries x 8 bytes), as after trimToValidSize.
+type OffsetIndexBuilder struct {
+	BaseOffset int64
+	buf        []byte
+	last       int64
+	n          int
+}
+
+// NewOffsetIndexBuilder starts an empty index; lastOffset is the base offset.
+func NewOffsetIndexBuilder(baseOffset int64) *OffsetIndexBuilder {
+	return &OffsetIndexBuilder{BaseOffset: baseOffset, last: baseOffset}
+}
+
+// Append adds (offset, position). It fails like the broker when offset is not
+// larger than the last offset appended or does not fit in the entry.
+func (b *OffsetIndexBuilder) Append(offset int64, position int32) error {
+	if b.n > 0 && offset <= b.last {
+		return fmt.Errorf("%w: attempt to append an offset (%d) no larger than the last offset appended (%d)", ErrInvalidOffset, offset, b.last)
+	}
+	rel, err := RelativeOffset(b.BaseOffset, offset)
+	if err != nil {
+		return err
+	}
+	b.buf = AppendOffsetEntry(b.buf, rel, position)
+	b.last = offset
+	b.n++
+	return nil
+}
+
+// Entries is the number of entries appended.
+func (b *OffsetIndexBuilder) Entries() int { return b.n }
+
+// Bytes is the index file content.
+func (b *OffsetIndexBuilder) Bytes() []byte { return b.buf }
+
+// TimeIndexBuilder produces the bytes of a time index the way the broker
+// appends to one (TimeIndex.maybeAppend). An empty index's last entry is
+// (-1, base offset), so the first entry needs a timestamp >= 0.
+type TimeIndexBuilder struct {
+	BaseOffset int64
+	buf        []byte
+	lastTS     int64
+	lastOffset int64
+	n          int
+}
+
+// NewTimeIndexBuilder starts an empty time index.
+func NewTimeIndexBuilder(baseOffset int64) *TimeIndexBuilder {
+	return &TimeIndexBuilder{BaseOffset: baseOffset, lastTS: -1, lastOffset: baseOffset}
+}
+
+// MaybeAppend follows TimeIndex.maybeAppend (the full check is the caller's:
+// a rebuilt index is never full): an offset below the last entry's or a
+// timestamp below the last entry's is an error (InvalidOffsetException,
+// IllegalStateException); the entry is written only when the timestamp is
+// strictly greater than the last entry's.
+func (b *TimeIndexBuilder) MaybeAppend(timestamp, offset int64) error {
+	if b.n > 0 && offset < b.lastOffset {
+		return fmt.Errorf("%w: attempt to append an offset (%d) to slot %d no larger than the last offset appended (%d)", ErrInvalidOffset, offset, b.n, b.lastOffset)
+	}
+	if b.n > 0 && timestamp < b.lastTS {
+		return fmt.Errorf("%w: attempt to append a timestamp (%d) to slot %d no larger than the last timestamp appended (%d)", ErrInvalidOffset, timestamp, b.n, b.lastTS)
+	}
+	if timestamp <= b.lastTS {
+		return nil
+	}
+	rel, err := RelativeOffset(b.BaseOffset, offset)
+	if err != nil {
+		return err
+	}
+	b.buf = AppendTimeEntry(b.buf, timestamp, rel)
+	b.lastTS, b.lastOffset = timestamp, offset
+	b.n++
+	return nil
+}
+
+// Entries is the number of entries appended.
+func (b *TimeIndexBuilder) Entries() int { return b.n }
+
+// Bytes is the index file content.
+func (b *TimeIndexBuilder) Bytes() []byte { return b.buf }

@@ -1,0 +1,158 @@
+package indexfmt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// OffsetEntry is one offset-index slot: the batch whose last offset is
+// Offset starts at byte Position of the .log (broker: OffsetPosition).
+type OffsetEntry struct {
+	Offset         int64 // absolute: base offset + relative offset
+	RelativeOffset int32
+	Position       int32
+}
+
+// OffsetIndex reads a .index file: 8-byte slots, no header, no checksum.
+//
+//	0 i32 relative offset    4 i32 position
+//
+// Like the broker (AbstractIndex constructor) it counts floor(size/8) slots
+// without looking at their content; ValidEntries counts them the way
+// DumpLogSegments does, stopping at zero padding.
+type OffsetIndex struct {
+	BaseOffset int64
+	size       int64
+	sr         slotReader
+}
+
+// NewOffsetIndex reads the index of the segment with the given base offset
+// from r, whose length is size.
+func NewOffsetIndex(r io.ReaderAt, size, baseOffset int64) *OffsetIndex {
+	return &OffsetIndex{BaseOffset: baseOffset, size: size, sr: slotReader{r: r, entrySize: OffsetEntrySize}}
+}
+
+// Size is the file length.
+func (x *OffsetIndex) Size() int64 { return x.size }
+
+// Slots is the broker's entry count: floor(size / 8), padding included.
+func (x *OffsetIndex) Slots() int { return int(x.size / OffsetEntrySize) }
+
+// TrailingBytes is size % 8: bytes after the last whole slot, which the
+// broker ignores for lookups and its sanity check rejects.
+func (x *OffsetIndex) TrailingBytes() int { return int(x.size % OffsetEntrySize) }
+
+// Entry reads slot n.
+func (x *OffsetIndex) Entry(n int) (OffsetEntry, error) {
+	if n < 0 || n >= x.Slots() {
+		return OffsetEntry{}, fmt.Errorf("offset index slot %d out of range [0, %d)", n, x.Slots())
+	}
+	var b [OffsetEntrySize]byte
+	if err := readFull(x.sr.r, b[:], int64(n)*OffsetEntrySize); err != nil {
+		return OffsetEntry{}, fmt.Errorf("offset index slot %d: %w", n, err)
+	}
+	return decodeOffsetEntry(b[:], x.BaseOffset), nil
+}
+
+func decodeOffsetEntry(b []byte, base int64) OffsetEntry {
+	rel := int32(binary.BigEndian.Uint32(b))
+	return OffsetEntry{Offset: base + int64(rel), RelativeOffset: rel, Position: int32(binary.BigEndian.Uint32(b[4:]))}
+}
+
+// ValidEntries counts the slots a broker actually wrote: those before the
+// first slot i > 0 whose relative offset is 0. Real entries strictly
+// increase, so only slot 0 may hold relative offset 0; a later one starts
+// the zero-filled, preallocated tail an unclean shutdown leaves.
+// broker: DumpLogSegments.dumpIndex ("entry.offset == index.baseOffset && i > 0").
+func (x *OffsetIndex) ValidEntries() (int, error) {
+	return validEntries(x.sr.r, x.Slots(), OffsetEntrySize, 0)
+}
+
+// Lookup is the broker's OffsetIndex.lookup: the entry in the largest slot
+// whose offset is <= target; when there is none (empty index, or target
+// below the first entry) the answer is (base offset, position 0) and slot
+// is -1. Every slot counts, padding included, as it does for the broker.
+func (x *OffsetIndex) Lookup(target int64, trace func(Probe)) (e OffsetEntry, slot int, err error) {
+	slot, err = x.sr.search(x.Slots(), key{off: 0, width: 4, base: x.BaseOffset}, target, LargestLowerBound, trace)
+	if err != nil || slot < 0 {
+		return OffsetEntry{Offset: x.BaseOffset}, -1, err
+	}
+	e, err = x.Entry(slot)
+	return e, slot, err
+}
+
+// UpperBoundByPosition is the broker's OffsetIndex.fetchUpperBoundOffset
+// search: the smallest slot whose position is >= position, or -1.
+func (x *OffsetIndex) UpperBoundByPosition(position int64, trace func(Probe)) (int, error) {
+	return x.sr.search(x.Slots(), key{off: 4, width: 4}, position, SmallestUpperBound, trace)
+}
+
+// ErrCorruptIndex is returned by the sanity checks (broker: CorruptIndexException).
+var ErrCorruptIndex = errors.New("corrupt index")
+
+// SanityCheck is the broker's OffsetIndex.sanityCheck (run today only by
+// DumpLogSegments --index-sanity-check): the last slot's offset must not be
+// below the base offset, and the size must be a multiple of 8.
+func (x *OffsetIndex) SanityCheck() error {
+	if n := x.Slots(); n > 0 {
+		last, err := x.Entry(n - 1)
+		if err != nil {
+			return err
+		}
+		if last.Offset < x.BaseOffset {
+			return fmt.Errorf("%w: non-zero size but the last offset is %d which is less than the base offset %d", ErrCorruptIndex, last.Offset, x.BaseOffset)
+		}
+	}
+	if x.TrailingBytes() != 0 {
+		return fmt.Errorf("%w: found %d bytes which is neither positive nor a multiple of %d", ErrCorruptIndex, x.size, OffsetEntrySize)
+	}
+	return nil
+}
+
+// validEntries scans slots in chunks for the first slot i > 0 whose relative
+// offset (4 bytes at relOff) is 0.
+func validEntries(r io.ReaderAt, slots int, entrySize, relOff int) (int, error) {
+	const chunkSlots = 512
+	buf := make([]byte, chunkSlots*entrySize)
+	for start := 0; start < slots; start += chunkSlots {
+		n := min(chunkSlots, slots-start)
+		p := buf[:n*entrySize]
+		if err := readFull(r, p, int64(start)*int64(entrySize)); err != nil {
+			return 0, fmt.Errorf("slot %d: %w", start, err)
+		}
+		for i := 0; i < n; i++ {
+			if start+i > 0 && binary.BigEndian.Uint32(p[i*entrySize+relOff:]) == 0 {
+				return start + i, nil
+			}
+		}
+	}
+	return slots, nil
+}
+
+func readFull(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// RelativeOffset converts an absolute offset to the i32 an entry stores,
+// failing as the broker's IndexOffsetOverflowException when it does not fit
+// in [0, Integer.MAX_VALUE]. broker: AbstractIndex.relativeOffset.
+func RelativeOffset(base, offset int64) (int32, error) {
+	d := offset - base
+	if offset < base || d > math.MaxInt32 {
+		return 0, fmt.Errorf("%w: offset %d does not fit relative to base offset %d", ErrOffsetOverflow, offset, base)
+	}
+	return int32(d), nil
+}
+
+// ErrOffsetOverflow: an offset is not representable relative to the base.
+var ErrOffsetOverflow = errors.New("index offset overflow")
