@@ -1,0 +1,316 @@
+package inspect
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// File suffixes (LogFileUtils).
+const (
+	LogSuffix       = ".log"
+	IndexSuffix     = ".index"
+	TimeIndexSuffix = ".timeindex"
+	TxnIndexSuffix  = ".txnindex"
+	SnapshotSuffix  = ".snapshot"
+)
+
+// SegmentFiles names the files of one segment; an empty path means the file
+// is absent. Base offsets come from the 20-digit names (LogFileUtils
+// .offsetFromFileName: the digits before the first '.').
+type SegmentFiles struct {
+	BaseOffset int64
+	Log        string
+	Index      string
+	TimeIndex  string
+	TxnIndex   string
+}
+
+// Name is the .log's base name, as the contract's "segment" fields print it.
+func (s *SegmentFiles) Name() string { return SegmentName(s.BaseOffset) + LogSuffix }
+
+// SegmentName is the 20-digit file name prefix for a base offset
+// (LogFileUtils.filenamePrefixFromOffset).
+func SegmentName(baseOffset int64) string { return fmt.Sprintf("%020d", baseOffset) }
+
+// Skipped is a file or directory discovery noted but did not use.
+type Skipped struct {
+	Path   string
+	Reason string
+}
+
+// Partition is one partition directory and its segments in base-offset order.
+type Partition struct {
+	Dir       string // the path as given, or joined from the data dir
+	Topic     string // "" when the name does not parse as <topic>-<partition>
+	Partition int32  // -1 when the name does not parse
+	Segments  []SegmentFiles
+	Skipped   []Skipped
+	// Only is set when the user named a single segment file: commands then
+	// work on that segment alone.
+	Only bool
+}
+
+// Name is the directory's base name.
+func (p *Partition) Name() string { return filepath.Base(p.Dir) }
+
+// Target is what a PATH argument resolved to: a data directory (several
+// partitions), a partition directory, or one segment file.
+type Target struct {
+	Path       string
+	Kind       string // "data_dir", "partition", "segment"
+	DataDir    string // the data directory holding the partitions, when known
+	File       string // for Kind "segment": the file named
+	Partitions []*Partition
+	Skipped    []Skipped
+}
+
+// ParseBaseOffset reads a segment file name's base offset: the decimal
+// digits before the first '.' (LogFileUtils.offsetFromFileName). Unlike the
+// broker it insists on digits only.
+func ParseBaseOffset(name string) (int64, error) {
+	i := strings.IndexByte(name, '.')
+	if i <= 0 {
+		return 0, fmt.Errorf("%s: %w: no base offset in the name", name, ErrNotKafka)
+	}
+	for _, c := range name[:i] {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%s: %w: the name does not start with a base offset", name, ErrNotKafka)
+		}
+	}
+	v, err := strconv.ParseInt(name[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w: base offset out of range", name, ErrNotKafka)
+	}
+	return v, nil
+}
+
+// ParsePartitionDirName follows LocalLog.parseTopicPartitionName for plain
+// <topic>-<partition> names. ok is false for names with a -delete, -future
+// or -stray suffix and for names that do not parse.
+func ParsePartitionDirName(name string) (topic string, partition int32, ok bool) {
+	for _, sfx := range []string{"-delete", "-future", "-stray"} {
+		if strings.HasSuffix(name, sfx) {
+			return "", -1, false
+		}
+	}
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || i == len(name)-1 {
+		return "", -1, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil {
+		return "", -1, false
+	}
+	return name[:i], int32(p), true
+}
+
+// segmentSuffix returns the suffix of a segment file name, or "" when the
+// name is not a segment file (LogFileUtils.isLogFile / isIndexFile: the name
+// must END with the suffix, so x.log.swap is not a log).
+func segmentSuffix(name string) string {
+	for _, s := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+		if strings.HasSuffix(name, s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// leftoverReason explains files the broker itself deletes or renames at
+// load (LogLoader.removeTempFilesAndCollectSwapFiles).
+func leftoverReason(name string) string {
+	switch {
+	case strings.HasSuffix(name, ".deleted"):
+		return "scheduled for deletion (.deleted)"
+	case strings.HasSuffix(name, ".cleaned"):
+		return "log cleaner output not yet swapped in (.cleaned)"
+	case strings.HasSuffix(name, ".swap"):
+		return "log cleaner swap file (.swap)"
+	}
+	return ""
+}
+
+// ReadPartition lists the segments of one partition directory without
+// opening any of them.
+func ReadPartition(dir string) (*Partition, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &Partition{Dir: dir, Partition: -1}
+	p.Topic, p.Partition, _ = ParsePartitionDirName(filepath.Base(filepath.Clean(dir)))
+	if p.Topic == "" {
+		p.Partition = -1
+	}
+	byBase := map[int64]*SegmentFiles{}
+	for _, e := range ents {
+		name := e.Name()
+		path := filepath.Join(dir, name)
+		if e.IsDir() {
+			continue
+		}
+		if r := leftoverReason(name); r != "" {
+			p.Skipped = append(p.Skipped, Skipped{path, r})
+			continue
+		}
+		sfx := segmentSuffix(name)
+		if sfx == "" {
+			continue
+		}
+		base, err := ParseBaseOffset(name)
+		if err != nil {
+			p.Skipped = append(p.Skipped, Skipped{path, "not a segment file name"})
+			continue
+		}
+		s := byBase[base]
+		if s == nil {
+			s = &SegmentFiles{BaseOffset: base}
+			byBase[base] = s
+		}
+		switch sfx {
+		case LogSuffix:
+			s.Log = path
+		case IndexSuffix:
+			s.Index = path
+		case TimeIndexSuffix:
+			s.TimeIndex = path
+		case TxnIndexSuffix:
+			s.TxnIndex = path
+		}
+	}
+	for _, s := range byBase {
+		if s.Log == "" {
+			// An index without its log is deleted by the broker at load
+			// (LogLoader.loadSegmentFiles, "orphaned").
+			for _, f := range []string{s.Index, s.TimeIndex, s.TxnIndex} {
+				if f != "" {
+					p.Skipped = append(p.Skipped, Skipped{f, "index file without a .log (orphaned)"})
+				}
+			}
+			continue
+		}
+		p.Segments = append(p.Segments, *s)
+	}
+	sort.Slice(p.Segments, func(i, j int) bool { return p.Segments[i].BaseOffset < p.Segments[j].BaseOffset })
+	sort.Slice(p.Skipped, func(i, j int) bool { return p.Skipped[i].Path < p.Skipped[j].Path })
+	return p, nil
+}
+
+// Resolve finds out what path names: a segment file (.log, .index,
+// .timeindex, .txnindex), a partition directory (it holds segment files), or
+// a data directory (it holds partition directories). Partition directories
+// named <topic>-<p>.<uuid>-delete / -future / -stray are noted and skipped,
+// as are directories whose names do not parse and the KRaft
+// __cluster_metadata-0 directory is treated like any partition.
+func Resolve(path string) (*Target, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return resolveFile(path)
+	}
+	p, err := ReadPartition(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Segments) > 0 {
+		return &Target{Path: path, Kind: "partition", DataDir: filepath.Dir(filepath.Clean(path)), Partitions: []*Partition{p}}, nil
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{Path: path, Kind: "data_dir", DataDir: path}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(path, e.Name())
+		if _, _, ok := ParsePartitionDirName(e.Name()); !ok {
+			reason := "not a <topic>-<partition> directory"
+			for _, sfx := range []string{"-delete", "-future", "-stray"} {
+				if strings.HasSuffix(e.Name(), sfx) {
+					reason = "partition directory being deleted or moved (" + sfx + ")"
+				}
+			}
+			t.Skipped = append(t.Skipped, Skipped{sub, reason})
+			continue
+		}
+		sp, err := ReadPartition(sub)
+		if err != nil {
+			t.Skipped = append(t.Skipped, Skipped{sub, err.Error()})
+			continue
+		}
+		if len(sp.Segments) == 0 {
+			t.Skipped = append(t.Skipped, Skipped{sub, "no segments"})
+			continue
+		}
+		t.Partitions = append(t.Partitions, sp)
+	}
+	if len(t.Partitions) == 0 {
+		if len(p.Skipped) > 0 {
+			t.Skipped = append(p.Skipped, t.Skipped...)
+		}
+		return nil, fmt.Errorf("%s: %w: no segments and no partition directories found", path, ErrNotKafka)
+	}
+	return t, nil
+}
+
+func resolveFile(path string) (*Target, error) {
+	name := filepath.Base(path)
+	sfx := segmentSuffix(name)
+	if sfx == "" {
+		return nil, fmt.Errorf("%s: %w: expected a .log, .index, .timeindex or .txnindex file, a partition directory or a data directory", path, ErrNotKafka)
+	}
+	base, err := ParseBaseOffset(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	p, err := ReadPartition(dir)
+	if err != nil {
+		return nil, err
+	}
+	var seg *SegmentFiles
+	for i := range p.Segments {
+		if p.Segments[i].BaseOffset == base {
+			seg = &p.Segments[i]
+		}
+	}
+	if seg == nil {
+		// An index whose .log is missing: still inspectable on its own.
+		seg = &SegmentFiles{BaseOffset: base}
+		switch sfx {
+		case IndexSuffix:
+			seg.Index = path
+		case TimeIndexSuffix:
+			seg.TimeIndex = path
+		case TxnIndexSuffix:
+			seg.TxnIndex = path
+		}
+	}
+	// Keep the path as the user gave it for the named file.
+	switch sfx {
+	case LogSuffix:
+		seg.Log = path
+	case IndexSuffix:
+		seg.Index = path
+	case TimeIndexSuffix:
+		seg.TimeIndex = path
+	case TxnIndexSuffix:
+		seg.TxnIndex = path
+	}
+	p.Segments = []SegmentFiles{*seg}
+	p.Only = true
+	p.Skipped = nil
+	return &Target{Path: path, Kind: "segment", DataDir: filepath.Dir(dir), File: path, Partitions: []*Partition{p}}, nil
+}
+
+// IsNotExist reports whether err says a path does not exist.
+func IsNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }

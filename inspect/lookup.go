@@ -1,0 +1,214 @@
+package inspect
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/kseg/kseg/indexfmt"
+)
+
+// TraceStep is one step of a lookup as a broker would take it, for --trace.
+// Step is one of "segment", "probe", "index_entry", "batch", "note"; the
+// other fields are set where they apply.
+type TraceStep struct {
+	Step       string `json:"step"`
+	Message    string `json:"message"`
+	Segment    string `json:"segment,omitempty"`
+	Candidates int    `json:"candidates,omitempty"`
+	// probe
+	Index   string `json:"index,omitempty"` // "offset" or "time"
+	Phase   string `json:"phase,omitempty"`
+	Slot    *int   `json:"slot,omitempty"`
+	Key     *int64 `json:"key,omitempty"`
+	Compare *int   `json:"compare,omitempty"`
+	// batch
+	Position   *int64 `json:"position,omitempty"`
+	BaseOffset *int64 `json:"base_offset,omitempty"`
+	LastOffset *int64 `json:"last_offset,omitempty"`
+	MaxTS      *int64 `json:"max_timestamp,omitempty"`
+}
+
+// tracer collects steps when enabled; a nil *tracer records nothing.
+type tracer struct{ steps []TraceStep }
+
+func (t *tracer) add(s TraceStep) {
+	if t != nil {
+		t.steps = append(t.steps, s)
+	}
+}
+
+func (t *tracer) notef(format string, args ...any) {
+	if t != nil {
+		t.add(TraceStep{Step: "note", Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// probes returns the sink for indexfmt's search, nil when not tracing so the
+// search stays allocation-free.
+func (t *tracer) probes(index string) func(indexfmt.Probe) {
+	if t == nil {
+		return nil
+	}
+	return func(p indexfmt.Probe) {
+		slot, key, c := p.Slot, p.Key, p.Cmp
+		rel := map[int]string{-1: "<", 0: "=", 1: ">"}[c]
+		t.add(TraceStep{Step: "probe", Index: index, Phase: string(p.Phase), Slot: &slot, Key: &key, Compare: &c,
+			Message: fmt.Sprintf("%s probe slot %d: key %d %s target", p.Phase, p.Slot, p.Key, rel)})
+	}
+}
+
+func (t *tracer) batch(b *Batch, verdict string) {
+	if t == nil {
+		return
+	}
+	pos, base, last, mts := b.Position, b.BaseOffset, b.LastOffset, b.MaxTimestamp
+	t.add(TraceStep{Step: "batch", Position: &pos, BaseOffset: &base, LastOffset: &last, MaxTS: &mts,
+		Message: fmt.Sprintf("batch at position %d: offsets %d..%d, max timestamp %d: %s", pos, base, last, mts, verdict)})
+}
+
+func (t *tracer) result() []TraceStep {
+	if t == nil {
+		return nil
+	}
+	return t.steps
+}
+
+// IndexHit is the index slot a lookup started from.
+type IndexHit struct {
+	Slot     int   `json:"slot"`
+	Offset   int64 `json:"offset"`
+	Position int64 `json:"position"`
+}
+
+// OffsetLookup is the answer to "where is offset N", as the contract's
+// lookup JSON has it.
+type OffsetLookup struct {
+	TargetOffset      int64
+	Found             bool
+	Reason            string
+	Segment           string // .log base name
+	SegmentBaseOffset int64
+	IndexEntry        *IndexHit
+	Batch             Batch
+	ScannedBatches    int
+	ScannedBytes      int64
+	Trace             []TraceStep
+}
+
+// LookupOptions tune a lookup.
+type LookupOptions struct {
+	Trace bool
+}
+
+// floorSegment is LogSegments.floorSegment: the index of the segment with
+// the largest base offset <= offset, or -1.
+func floorSegment(segs []SegmentFiles, offset int64) int {
+	return sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset > offset }) - 1
+}
+
+// LookupOffset answers a fetch from offset target the way a broker does
+// (LocalLog.read, LogSegment.translateOffset, FileRecords.searchForOffsetWithSize):
+// the segment with the largest base offset <= target, its offset index's
+// largest entry <= target (or position 0), then a scan to the first batch
+// whose last offset >= target. When that segment has no such batch (the
+// offset was compacted away at its end) the next segment's first batch is the
+// answer. Only the chosen segments are opened; only batch headers are read.
+func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLookup, error) {
+	var tr *tracer
+	if opts.Trace {
+		tr = &tracer{}
+	}
+	res := &OffsetLookup{TargetOffset: target}
+	i := floorSegment(p.Segments, target)
+	if i < 0 {
+		res.Reason = fmt.Sprintf("offset %d is below the first segment's base offset %d", target, p.Segments[0].BaseOffset)
+		tr.notef("%s", res.Reason)
+		res.Trace = tr.result()
+		return res, nil
+	}
+	tr.add(TraceStep{Step: "segment", Segment: p.Segments[i].Name(), Candidates: len(p.Segments),
+		Message: fmt.Sprintf("segment %s chosen among %d: the largest base offset <= %d", p.Segments[i].Name(), len(p.Segments), target)})
+	logEnd := p.Segments[i].BaseOffset
+	for ; i < len(p.Segments); i++ {
+		seg, err := OpenSegment(p.Segments[i])
+		if err != nil {
+			return nil, err
+		}
+		found, next, err := lookupInSegment(seg, target, res, tr)
+		seg.Close()
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			res.Found = true
+			res.Segment = p.Segments[i].Name()
+			res.SegmentBaseOffset = p.Segments[i].BaseOffset
+			res.Trace = tr.result()
+			return res, nil
+		}
+		logEnd = max(next, logEnd)
+		if i+1 < len(p.Segments) {
+			tr.add(TraceStep{Step: "segment", Segment: p.Segments[i+1].Name(), Candidates: len(p.Segments),
+				Message: fmt.Sprintf("no batch with last offset >= %d in %s: continuing with the next segment %s", target, p.Segments[i].Name(), p.Segments[i+1].Name())})
+		}
+	}
+	res.Reason = fmt.Sprintf("offset %d is at or after the log end offset %d", target, logEnd)
+	tr.notef("%s", res.Reason)
+	res.Trace = tr.result()
+	return res, nil
+}
+
+// lookupInSegment does steps 3-4 of the broker's read in one segment. It
+// returns whether a batch was found, and else the next offset after the
+// last batch it saw (the segment's log end offset when the scan reached it).
+func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer) (bool, int64, error) {
+	start := int64(0)
+	res.IndexEntry = nil
+	if seg.Index == nil {
+		tr.notef("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", seg.LogName)
+	} else if seg.Index.Slots() == 0 {
+		tr.notef("offset index %s is empty: scanning from position 0", seg.IndexName)
+	} else {
+		e, slot, err := seg.Index.Lookup(target, tr.probes("offset"))
+		if err != nil {
+			return false, 0, fmt.Errorf("%s: %w", seg.IndexName, err)
+		}
+		if slot < 0 {
+			tr.notef("no index entry <= %d: starting at position 0", target)
+		} else {
+			res.IndexEntry = &IndexHit{Slot: slot, Offset: e.Offset, Position: int64(e.Position)}
+			s := slot
+			tr.add(TraceStep{Step: "index_entry", Index: "offset", Slot: &s,
+				Message: fmt.Sprintf("offset index slot %d: offset %d at position %d", slot, e.Offset, e.Position)})
+			start = int64(e.Position)
+			if start < 0 || start > seg.LogSize {
+				tr.notef("index entry points past the end of the log (%d bytes): the broker's scan finds nothing here", seg.LogSize)
+			}
+		}
+	}
+	next := seg.BaseOffset
+	if start < 0 || start > seg.LogSize {
+		return false, next, nil
+	}
+	sc := seg.Scan(start)
+	for sc.Next() {
+		b := sc.Batch()
+		res.ScannedBatches++
+		res.ScannedBytes += b.Size
+		next = b.LastOffset + 1
+		if b.LastOffset >= target {
+			tr.batch(b, fmt.Sprintf("last offset %d >= %d: this batch is the answer", b.LastOffset, target))
+			res.Batch = *b
+			return true, next, nil
+		}
+		tr.batch(b, fmt.Sprintf("last offset %d < %d: skip", b.LastOffset, target))
+	}
+	if err := sc.Err(); err != nil {
+		if !errors.Is(err, ErrTorn) {
+			return false, next, err
+		}
+		tr.notef("%v: a broker's scan stops silently here", err)
+	}
+	return false, next, nil
+}

@@ -1,0 +1,136 @@
+package inspect
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kseg/kseg/indexfmt"
+)
+
+// Segment is one opened segment: its .log and, when present, its offset
+// and time indexes, each read through an io.ReaderAt. OpenSegment maps the
+// files; NewSegment wraps bytes (tests, fuzzing).
+type Segment struct {
+	BaseOffset int64
+	LogName    string
+	Log        io.ReaderAt
+	LogSize    int64
+	LogModTime time.Time
+
+	IndexName     string
+	Index         *indexfmt.OffsetIndex // nil when the .index is absent
+	TimeIndexName string
+	TimeIndex     *indexfmt.TimeIndex // nil when the .timeindex is absent
+
+	closers []io.Closer
+}
+
+// NewSegment builds a segment over bytes. A nil idx or tidx means the file
+// is absent (an empty, non-nil slice is an empty file).
+func NewSegment(baseOffset int64, log, idx, tidx []byte) *Segment {
+	s := &Segment{BaseOffset: baseOffset, LogName: SegmentName(baseOffset) + LogSuffix, Log: bytes.NewReader(log), LogSize: int64(len(log))}
+	if idx != nil {
+		s.IndexName = SegmentName(baseOffset) + IndexSuffix
+		s.Index = indexfmt.NewOffsetIndex(bytes.NewReader(idx), int64(len(idx)), baseOffset)
+	}
+	if tidx != nil {
+		s.TimeIndexName = SegmentName(baseOffset) + TimeIndexSuffix
+		s.TimeIndex = indexfmt.NewTimeIndex(bytes.NewReader(tidx), int64(len(tidx)), baseOffset)
+	}
+	return s
+}
+
+// OpenSegment maps the segment's .log, .index and .timeindex read-only
+// (the ones that exist). On error everything opened is closed again.
+func OpenSegment(sf SegmentFiles) (*Segment, error) {
+	s := &Segment{BaseOffset: sf.BaseOffset}
+	if sf.Log != "" {
+		f, err := OpenMapped(sf.Log)
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, f)
+		s.LogName, s.Log, s.LogSize = f.Name, f, f.Size()
+		if st, err := os.Stat(sf.Log); err == nil {
+			s.LogModTime = st.ModTime()
+		}
+	} else {
+		s.Log = bytes.NewReader(nil)
+	}
+	if sf.Index != "" {
+		f, err := OpenMapped(sf.Index)
+		if err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
+		s.closers = append(s.closers, f)
+		s.IndexName = f.Name
+		s.Index = indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
+	}
+	if sf.TimeIndex != "" {
+		f, err := OpenMapped(sf.TimeIndex)
+		if err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
+		s.closers = append(s.closers, f)
+		s.TimeIndexName = f.Name
+		s.TimeIndex = indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset)
+	}
+	return s, nil
+}
+
+// Close releases the files OpenSegment opened.
+func (s *Segment) Close() error {
+	var errs []error
+	for _, c := range s.closers {
+		errs = append(errs, c.Close())
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+// Scan returns a header scanner over the segment's log from position start.
+func (s *Segment) Scan(start int64) *Scanner {
+	return NewScanner(s.Log, s.LogName, s.LogSize, start)
+}
+
+// ReadEntry reads the complete entry of batch b into buf (grown as needed;
+// b.Size is bounded by the file size, which the scanner checked) and
+// returns it.
+func (s *Segment) ReadEntry(b *Batch, buf []byte) ([]byte, error) {
+	if cap(buf) < int(b.Size) {
+		buf = make([]byte, b.Size)
+	}
+	buf = buf[:b.Size]
+	if n, err := s.Log.ReadAt(buf, b.Position); n < len(buf) {
+		return nil, readErr(s.LogName, b.Position, err)
+	}
+	return buf, nil
+}
+
+// NextOffset is the broker's LogSegment.readNextOffset: the offset after
+// the last batch, found by scanning from the offset index's last entry, or
+// the base offset when the segment holds no batch.
+func (s *Segment) NextOffset() (int64, error) {
+	start := int64(0)
+	if s.Index != nil && s.Index.Slots() > 0 {
+		e, err := s.Index.Entry(s.Index.Slots() - 1)
+		if err != nil {
+			return 0, err
+		}
+		if int64(e.Position) <= s.LogSize && e.Position >= 0 {
+			start = int64(e.Position)
+		}
+	}
+	next := s.BaseOffset
+	sc := s.Scan(start)
+	for sc.Next() {
+		next = sc.Batch().LastOffset + 1
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
+		return next, err
+	}
+	return next, nil
+}
