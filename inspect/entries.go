@@ -1,0 +1,152 @@
+package inspect
+
+import (
+	"io"
+)
+
+// DefaultWindow is the read size of an EntryScanner: large sequential
+// preads measured fastest here (docs/performance.md).
+const DefaultWindow = 1 << 20
+
+// MaxEntryBytes is the largest entry EntryScanner.Entry hands out whole;
+// larger entries (far above any broker's message.max.bytes) can still have
+// their CRC checked by streaming (EntryScanner.CheckCRC), so a hostile
+// length field never causes an allocation larger than this.
+var MaxEntryBytes int64 = 256 << 20
+
+// EntryScanner walks whole entries of a .log sequentially through one
+// reusable window buffer: the reading path of verify, rebuild and dump-log.
+// It follows the same stop rules as Scanner (FileLogInputStream.nextBatch)
+// and parses headers in place; nothing is allocated per batch.
+//
+//	s := NewEntryScanner(f, f.Name, f.Size(), 0, DefaultWindow)
+//	for s.Next() { b := s.Batch(); entry, err := s.Entry() ... }
+//	err := s.Err()
+type EntryScanner struct {
+	r      io.ReaderAt
+	name   string
+	end    int64
+	pos    int64
+	win    []byte
+	winPos int64 // file position of win[0]
+	b      Batch
+	err    error
+	done   bool
+}
+
+// NewEntryScanner scans r (size bytes, named name in errors) from start with
+// a window of window bytes (DefaultWindow when <= 0).
+func NewEntryScanner(r io.ReaderAt, name string, size, start int64, window int) *EntryScanner {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	return &EntryScanner{r: r, name: name, end: size, pos: start, win: make([]byte, 0, window), winPos: start}
+}
+
+// fill makes the window hold [at, at+n) (n bytes, which the caller checked
+// are inside the file) and returns them.
+func (s *EntryScanner) fill(at, n int64) ([]byte, error) {
+	if at >= s.winPos && at+n <= s.winPos+int64(len(s.win)) {
+		off := at - s.winPos
+		return s.win[off : off+n], nil
+	}
+	want := max(n, int64(cap(s.win)))
+	want = min(want, s.end-at)
+	if int64(cap(s.win)) < want {
+		s.win = make([]byte, 0, want)
+	}
+	s.win = s.win[:want]
+	k, err := s.r.ReadAt(s.win, at)
+	if int64(k) < want {
+		s.win = s.win[:0]
+		return nil, readErr(s.name, at, err)
+	}
+	s.winPos = at
+	return s.win[:n], nil
+}
+
+// Next decodes the next entry's header; false at the end (see Err).
+func (s *EntryScanner) Next() bool {
+	if s.done {
+		return false
+	}
+	left := s.end - s.pos
+	if left < HeaderSizeUpToMagic+1 {
+		s.done = true
+		if left > 0 {
+			s.err = corruptf(s.name, s.pos, ErrTorn, "%d bytes after the last batch, too few for a batch header", left)
+		}
+		return false
+	}
+	hdr, err := s.fill(s.pos, min(int64(HeaderReadSize), left))
+	if err != nil {
+		s.done, s.err = true, err
+		return false
+	}
+	b, err := ParseBatch(hdr, s.pos, s.name)
+	if err != nil {
+		s.done, s.err = true, err
+		return false
+	}
+	if b.Size > left {
+		s.done = true
+		s.err = corruptf(s.name, s.pos, ErrTorn, "batch of %d bytes runs past the end of the file (%d bytes left)", b.Size, left)
+		return false
+	}
+	s.b = b
+	s.pos += b.Size
+	return true
+}
+
+// Batch is the header decoded by the last Next.
+func (s *EntryScanner) Batch() *Batch { return &s.b }
+
+// Entry returns the whole current entry (len == Batch().Size), a view into
+// the window valid until the next call to Next. Entries larger than
+// MaxEntryBytes are refused with ErrTooLarge.
+func (s *EntryScanner) Entry() ([]byte, error) {
+	if s.b.Size > MaxEntryBytes {
+		return nil, corruptf(s.name, s.b.Position, ErrTooLarge, "batch of %d bytes is larger than %d", s.b.Size, MaxEntryBytes)
+	}
+	return s.fill(s.b.Position, s.b.Size)
+}
+
+// CheckCRC computes the current entry's checksum, streaming it through the
+// window when the entry is larger than the window, and reports whether it
+// matches the stored CRC.
+func (s *EntryScanner) CheckCRC() (computed uint32, ok bool, err error) {
+	b := &s.b
+	if b.Size <= int64(cap(s.win)) {
+		e, err := s.fill(b.Position, b.Size)
+		if err != nil {
+			return 0, false, err
+		}
+		c := ComputeCRC(b.Magic, e)
+		return c, c == b.CRC, nil
+	}
+	var crc uint32
+	for at := b.Position + CRCStart(b.Magic); at < b.End(); {
+		n := min(int64(cap(s.win)), b.End()-at)
+		p, err := s.fill(at, n)
+		if err != nil {
+			return 0, false, err
+		}
+		crc = UpdateCRC(b.Magic, crc, p)
+		at += n
+	}
+	return crc, crc == b.CRC, nil
+}
+
+// Position is where the next entry would start; after the scan ended with
+// an error, the end of the valid prefix.
+func (s *EntryScanner) Position() int64 {
+	if s.done && s.err != nil {
+		if ce, ok := s.err.(*CorruptError); ok && ce.Position >= 0 {
+			return ce.Position
+		}
+	}
+	return s.pos
+}
+
+// Err is nil when the scan ended exactly at the end of the file.
+func (s *EntryScanner) Err() error { return s.err }
