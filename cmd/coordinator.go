@@ -1,0 +1,167 @@
+package cmd
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+)
+
+// Internal topics holding coordinator state, and the brokers' default
+// partition count for both (offsets.topic.num.partitions,
+// transaction.state.log.num.partitions).
+const (
+	groupMetadataTopic     = "__consumer_offsets"
+	transactionStateTopic  = "__transaction_state"
+	defaultStatePartitions = 50
+)
+
+// Values of the "kind" field.
+const (
+	coordinatorGroup         = "group"
+	coordinatorTransactional = "transactional_id"
+)
+
+type coordinatorOptions struct {
+	kind       string // coordinatorGroup or coordinatorTransactional
+	id         string
+	partitions int
+}
+
+// coordinatorResult is the contract's coordinator line.
+type coordinatorResult struct {
+	Kind       string `json:"kind"`
+	ID         string `json:"id"`
+	Topic      string `json:"topic"`
+	Partitions int    `json:"partitions"`
+	Partition  int    `json:"partition"`
+}
+
+var coordinatorFields = []column[coordinatorResult]{
+	textColumn("kind", func(r coordinatorResult) string { return r.Kind }),
+	textColumn("id", func(r coordinatorResult) string { return r.ID }),
+	textColumn("topic", func(r coordinatorResult) string { return r.Topic }),
+	intColumn("partitions", func(r coordinatorResult) int { return r.Partitions }),
+	intColumn("partition", func(r coordinatorResult) int { return r.Partition }),
+}
+
+func newCoordinatorCommand(ios *IOStreams) *cobra.Command {
+	var (
+		opts          coordinatorOptions
+		group, txnID  string
+		groupFlag     = "group"
+		txnFlag       = "transactional-id"
+		partitionFlag = "partitions"
+	)
+	c := &cobra.Command{
+		Use:   "coordinator (--group ID | --transactional-id ID) [--partitions N]",
+		Short: "Find the partition holding a group's or transactional id's state",
+		Long: `Which partition of __consumer_offsets (for a consumer group) or of
+__transaction_state (for a transactional id) holds its state, computed as the
+broker does: abs(Java String.hashCode(id)) % partitions, with Kafka's abs
+(Integer.MIN_VALUE gives 0). The leader of that partition is the group's or
+transaction's coordinator, and its directory (__consumer_offsets-<partition>)
+is where the state is on disk.
+
+--partitions is the topic's partition count: offsets.topic.num.partitions or
+transaction.state.log.num.partitions when the topic was created (default 50).
+
+Output fields: kind (group or transactional_id), id, topic, partitions,
+partition.
+
+An id that is empty or starts with "-" must be given as --group=ID.
+
+Exit codes: 0 answered; 2 no id or both kinds given, --partitions < 1.`,
+		Example: `  kseg coordinator --group my-consumer-group
+  kseg coordinator --transactional-id orders-tx --partitions 12
+  kseg coordinator --group=-odd-name -o json | jq .partition`,
+		DisableFlagsInUseLine: true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			f := c.Flags()
+			switch {
+			case f.Changed(groupFlag) && f.Changed(txnFlag):
+				return usageErrorf("give either --group or --transactional-id, not both")
+			case f.Changed(groupFlag):
+				opts.kind, opts.id = coordinatorGroup, group
+			case f.Changed(txnFlag):
+				opts.kind, opts.id = coordinatorTransactional, txnID
+			default:
+				return usageErrorf("give --group ID or --transactional-id ID")
+			}
+			if opts.partitions < 1 || opts.partitions > math.MaxInt32 {
+				return usageErrorf("--partitions must be between 1 and %d, not %d", math.MaxInt32, opts.partitions)
+			}
+			if !utf8.ValidString(opts.id) {
+				// Brokers decode ids as UTF-8; an invalid byte would be
+				// hashed as U+FFFD, which this command cannot reproduce
+				// faithfully from raw bytes.
+				return usageErrorf("the id %s is not valid UTF-8", strconv.Quote(opts.id))
+			}
+			return runCoordinator(ios, opts)
+		},
+	}
+	c.Flags().StringVar(&group, groupFlag, "", "consumer group id")
+	c.Flags().StringVar(&txnID, txnFlag, "", "producer transactional.id")
+	c.Flags().IntVar(&opts.partitions, partitionFlag, defaultStatePartitions, "partition count of the state topic")
+	return c
+}
+
+func runCoordinator(ios *IOStreams, opts coordinatorOptions) error {
+	r := coordinatorResult{
+		Kind:       opts.kind,
+		ID:         opts.id,
+		Topic:      groupMetadataTopic,
+		Partitions: opts.partitions,
+		Partition:  int(coordinatorPartition(opts.id, int32(opts.partitions))),
+	}
+	if opts.kind == coordinatorTransactional {
+		r.Topic = transactionStateTopic
+	}
+	return printObject(ios, r, coordinatorFields,
+		"state in "+r.Topic+"-"+strconv.Itoa(r.Partition)+"; its leader is the coordinator")
+}
+
+// coordinatorPartition is the partition of the state topic that holds id.
+// partitions must be positive.
+//
+// broker: GroupCoordinatorService.partitionFor (and the older
+// GroupMetadataManager.partitionFor) and TransactionStateManager.partitionFor:
+// Utils.abs(id.hashCode()) % partitionCount.
+func coordinatorPartition(id string, partitions int32) int32 {
+	return kafkaAbs(javaStringHashCode(id)) % partitions
+}
+
+// javaStringHashCode is java.lang.String.hashCode: s[0]*31^(n-1) + ... +
+// s[n-1] over the string's UTF-16 code units, in int32 arithmetic that wraps
+// (Go's signed overflow wraps as Java's does). A rune above U+FFFF is two
+// code units, its surrogate pair. s must be valid UTF-8.
+func javaStringHashCode(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r > 0xFFFF {
+			hi, lo := utf16.EncodeRune(r)
+			h = 31*h + hi
+			h = 31*h + lo
+			continue
+		}
+		h = 31*h + r
+	}
+	return h
+}
+
+// kafkaAbs is Kafka's Utils.abs: the absolute value, except that
+// Integer.MIN_VALUE (which has none in int32) gives 0. It is not
+// Utils.toPositive (n & 0x7fffffff), which the producer's partitioner uses:
+// the two differ for every other negative n.
+func kafkaAbs(n int32) int32 {
+	switch {
+	case n == math.MinInt32:
+		return 0
+	case n < 0:
+		return -n
+	default:
+		return n
+	}
+}

@@ -1,0 +1,335 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/fatih/color"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// OutputFormat is the value of -o: chosen once per run, read by the
+// renderers below. Run functions hand rows to a lister and never branch on it.
+type OutputFormat string
+
+const (
+	FormatTable OutputFormat = "table" // aligned columns for people (default)
+	FormatJSON  OutputFormat = "json"  // JSON Lines: one object per line
+	FormatCSV   OutputFormat = "csv"   // RFC 4180, header row first
+)
+
+// outputFormats lists the valid values of -o in the order help shows them.
+var outputFormats = []OutputFormat{FormatTable, FormatJSON, FormatCSV}
+
+// String, Set and Type make *OutputFormat a pflag.Value, so a bad -o value
+// is rejected while flags are parsed (exit 2), before any work.
+func (f *OutputFormat) String() string { return string(*f) }
+
+func (f *OutputFormat) Set(s string) error {
+	for _, v := range outputFormats {
+		if s == string(v) {
+			*f = v
+			return nil
+		}
+	}
+	return fmt.Errorf("valid values are %s", formatList())
+}
+
+func (f *OutputFormat) Type() string { return "format" }
+
+func formatList() string {
+	names := make([]string, len(outputFormats))
+	for i, v := range outputFormats {
+		names[i] = string(v)
+	}
+	return strings.Join(names, ", ")
+}
+
+// column says how one field of a row of type T is shown in the table and CSV
+// views. name is the JSON field name (dotted for a field of a nested object,
+// e.g. "batch.base_offset"): the table header and CSV header use it as is,
+// so one name means one thing in every format.
+type column[T any] struct {
+	name  string
+	cell  func(T) string
+	right bool // right-align in the table (numbers)
+	// style, if set, colours the table cell when stdout takes colour.
+	// Colour is decoration only: CSV and JSON never carry it.
+	style func(T) []color.Attribute
+}
+
+// textColumn is a left-aligned column of text.
+func textColumn[T any](name string, cell func(T) string) column[T] {
+	return column[T]{name: name, cell: cell}
+}
+
+// intColumn is a right-aligned column of raw integers (no separators, no
+// units: offsets and positions must be copyable).
+func intColumn[T any, N ~int | ~int8 | ~int16 | ~int32 | ~int64](name string, value func(T) N) column[T] {
+	return column[T]{name: name, right: true, cell: func(v T) string { return strconv.FormatInt(int64(value(v)), 10) }}
+}
+
+// nullableIntColumn is intColumn for a field that is JSON null when absent
+// (a nil pointer): the cell is then empty.
+func nullableIntColumn[T any, N ~int | ~int8 | ~int16 | ~int32 | ~int64](name string, value func(T) *N) column[T] {
+	return column[T]{name: name, right: true, cell: func(v T) string {
+		if p := value(v); p != nil {
+			return strconv.FormatInt(int64(*p), 10)
+		}
+		return ""
+	}}
+}
+
+// boolColumn is a column of true/false, spelled as in JSON.
+func boolColumn[T any](name string, value func(T) bool) column[T] {
+	return column[T]{name: name, cell: func(v T) string { return strconv.FormatBool(value(v)) }}
+}
+
+// lister is the one renderer of a list of rows, for the format chosen with -o:
+//
+//   - json: each Add encodes the row (a struct with explicit snake_case json
+//     tags: the contract's fields) as one line, at once;
+//   - csv: a header row of the column names, then a row per Add, at once;
+//   - table: borderless aligned columns headed by the column names, drawn at
+//     Close (widths need every row), then any footer lines.
+//
+// The columns never depend on whether stdout is a terminal; colour, when on,
+// only decorates table cells. Write errors are sticky: the first one stops
+// the output and Close returns it.
+//
+//	l := newLister(ios, columns)
+//	for ... { l.Add(row) }
+//	l.Footer("padding: %d slots", n)
+//	return l.Close()
+type lister[T any] struct {
+	ios     *IOStreams
+	format  OutputFormat
+	columns []column[T]
+
+	enc    *json.Encoder
+	csv    *csv.Writer
+	header bool       // the CSV header row has been written
+	rows   [][]string // table cells, rendered at Close
+	footer []string
+	err    error
+}
+
+// newLister returns a lister writing to ios.Out in ios's output format.
+func newLister[T any](ios *IOStreams, columns []column[T]) *lister[T] {
+	l := &lister[T]{ios: ios, format: ios.Format(), columns: columns}
+	switch l.format {
+	case FormatJSON:
+		l.enc = newJSONEncoder(ios)
+	case FormatCSV:
+		l.csv = csv.NewWriter(ios.Out)
+	}
+	return l
+}
+
+// Add writes (json, csv) or keeps (table) one row.
+func (l *lister[T]) Add(row T) {
+	if l.err != nil {
+		return
+	}
+	switch l.format {
+	case FormatJSON:
+		l.err = l.enc.Encode(row)
+	case FormatCSV:
+		l.writeCSVHeader()
+		l.writeCSV(cells(l.columns, row, nil))
+	default:
+		l.rows = append(l.rows, cells(l.columns, row, l.ios))
+	}
+}
+
+// Footer adds a line printed under the table (table format only: the same
+// facts must reach scripts through the rows or on stderr).
+func (l *lister[T]) Footer(format string, args ...any) {
+	if l.format == FormatTable {
+		l.footer = append(l.footer, fmt.Sprintf(format, args...))
+	}
+}
+
+// Close finishes the output: the CSV header if no row came, the table and
+// its footer. It returns the first write error.
+func (l *lister[T]) Close() error {
+	if l.err != nil {
+		return l.err
+	}
+	switch l.format {
+	case FormatJSON:
+	case FormatCSV:
+		l.writeCSVHeader()
+	default:
+		header := make([]string, len(l.columns))
+		right := make([]bool, len(l.columns))
+		for i, c := range l.columns {
+			header[i], right[i] = c.name, c.right
+		}
+		l.err = writeTable(l.ios, header, right, l.rows, l.footer)
+	}
+	return l.err
+}
+
+func (l *lister[T]) writeCSVHeader() {
+	if l.header {
+		return
+	}
+	l.header = true
+	names := make([]string, len(l.columns))
+	for i, c := range l.columns {
+		names[i] = c.name
+	}
+	l.writeCSV(names)
+}
+
+func (l *lister[T]) writeCSV(record []string) {
+	if l.err != nil {
+		return
+	}
+	if err := l.csv.Write(record); err != nil {
+		l.err = err
+		return
+	}
+	// Flush per row: the output streams, and a write error shows at once.
+	l.csv.Flush()
+	l.err = l.csv.Error()
+}
+
+// cells renders one row. For the table (table != nil) each cell has its
+// control characters escaped (a record key must not drive the terminal),
+// then its colour if stdout takes colour.
+func cells[T any](columns []column[T], row T, table *IOStreams) []string {
+	out := make([]string, len(columns))
+	for i, c := range columns {
+		out[i] = c.cell(row)
+		if table != nil {
+			out[i] = tableCell(table, c, row, out[i])
+		}
+	}
+	return out
+}
+
+func tableCell[T any](ios *IOStreams, c column[T], row T, text string) string {
+	text = escapeControl(text)
+	if c.style != nil && ios.ColorEnabled() {
+		if attrs := c.style(row); len(attrs) > 0 {
+			text = ios.outColor(attrs...).Sprint(text)
+		}
+	}
+	return text
+}
+
+// printObject writes a single answer (lookup, coordinator): in json one
+// line, the value itself; in csv a header row and one row; in table a
+// two-column listing of field names and values, then any footer lines.
+func printObject[T any](ios *IOStreams, v T, fields []column[T], footer ...string) error {
+	switch ios.Format() {
+	case FormatJSON:
+		return newJSONEncoder(ios).Encode(v)
+	case FormatCSV:
+		l := newLister(ios, fields)
+		l.Add(v)
+		return l.Close()
+	default:
+		rows := make([][]string, len(fields))
+		for i, f := range fields {
+			rows[i] = []string{f.name, tableCell(ios, f, v, f.cell(v))}
+		}
+		return writeTable(ios, nil, []bool{false, false}, rows, footer)
+	}
+}
+
+func newJSONEncoder(ios *IOStreams) *json.Encoder {
+	enc := json.NewEncoder(ios.Out)
+	enc.SetEscapeHTML(false) // keys and file names as they are: "<", "&"
+	return enc
+}
+
+// writeTable draws a borderless table (kubectl style: no rules, two spaces
+// between columns, no trailing blanks), headed by header unless it is nil,
+// then the footer lines.
+func writeTable(ios *IOStreams, header []string, right []bool, rows [][]string, footer []string) error {
+	align := make([]tw.Align, len(right))
+	for i, r := range right {
+		align[i] = tw.AlignLeft
+		if r {
+			align[i] = tw.AlignRight
+		}
+	}
+	var buf bytes.Buffer
+	t := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
+		})),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+		tablewriter.WithHeaderAutoFormat(tw.Off), // "base_offset", not "BASE OFFSET"
+		tablewriter.WithTrimSpace(tw.Off),        // cells exactly as given
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	)
+	if header != nil {
+		t.Header(header)
+	}
+	if err := t.Bulk(rows); err != nil {
+		return fmt.Errorf("drawing table: %w", err)
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("drawing table: %w", err)
+	}
+	var out strings.Builder
+	for line := range strings.Lines(buf.String()) {
+		out.WriteString(strings.TrimRight(line, " \n"))
+		out.WriteByte('\n')
+	}
+	for _, f := range footer {
+		out.WriteString(f)
+		out.WriteByte('\n')
+	}
+	_, err := io.WriteString(ios.Out, out.String())
+	return err
+}
+
+// escapeControl replaces control characters and invalid UTF-8 with Go
+// escapes (\n, \x1b, \ufeff...), so a table cell is one line and cannot
+// emit terminal sequences. Text without them is returned as is.
+func escapeControl(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			q := strconv.QuoteRune(r) // '\n', '\x1b', '\u0085'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
