@@ -5,9 +5,15 @@ import (
 	"fmt"
 )
 
-// ErrInvalidOffset: an append that would break the index order
-// (broker: InvalidOffsetException).
+// ErrInvalidOffset: an append that would break the index's offset order
+// (broker: InvalidOffsetException). Broker recovery catches this one and
+// empties the segment (LogLoader.recoverLog).
 var ErrInvalidOffset = errors.New("invalid offset for index append")
+
+// ErrInvalidTimestamp: a time-index append whose timestamp is below the last
+// entry's (broker: IllegalStateException in TimeIndex.maybeAppend). It is
+// deliberately not ErrInvalidOffset: recovery does not catch it.
+var ErrInvalidTimestamp = errors.New("invalid timestamp for time index append")
 
 // OffsetIndexBuilder produces the bytes of an offset index the way the
 // broker appends to one (OffsetIndex.append): offsets strictly increase,
@@ -64,16 +70,19 @@ func NewTimeIndexBuilder(baseOffset int64) *TimeIndexBuilder {
 }
 
 // MaybeAppend follows TimeIndex.maybeAppend (the full check is the caller's:
-// a rebuilt index is never full): an offset below the last entry's or a
-// timestamp below the last entry's is an error (InvalidOffsetException,
-// IllegalStateException); the entry is written only when the timestamp is
-// strictly greater than the last entry's.
+// a rebuilt index is never full), in the broker's order: an offset below the
+// last entry's is ErrInvalidOffset (InvalidOffsetException), then a
+// timestamp below the last entry's is ErrInvalidTimestamp
+// (IllegalStateException); equal values are allowed. The entry is written
+// only when the timestamp is strictly greater than the last entry's, which
+// for an empty index is -1; only then must the offset fit
+// (ErrOffsetOverflow).
 func (b *TimeIndexBuilder) MaybeAppend(timestamp, offset int64) error {
 	if b.n > 0 && offset < b.lastOffset {
 		return fmt.Errorf("%w: attempt to append an offset (%d) to slot %d no larger than the last offset appended (%d)", ErrInvalidOffset, offset, b.n, b.lastOffset)
 	}
 	if b.n > 0 && timestamp < b.lastTS {
-		return fmt.Errorf("%w: attempt to append a timestamp (%d) to slot %d no larger than the last timestamp appended (%d)", ErrInvalidOffset, timestamp, b.n, b.lastTS)
+		return fmt.Errorf("%w: attempt to append a timestamp (%d) to slot %d no larger than the last timestamp appended (%d)", ErrInvalidTimestamp, timestamp, b.n, b.lastTS)
 	}
 	if timestamp <= b.lastTS {
 		return nil

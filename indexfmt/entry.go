@@ -48,7 +48,9 @@ func AppendTxnEntry(dst []byte, t AbortedTxn) []byte {
 	return binary.BigEndian.AppendUint64(dst, uint64(t.LastStableOffset))
 }
 
-// DecodeTxnEntry decodes a 34-byte transaction-index entry.
+// DecodeTxnEntry decodes a 34-byte transaction-index entry. Like
+// encoding/binary it panics when b is shorter than TxnEntrySize: the caller
+// slices the file (TxnIndex.Entry does, with a bounds check).
 func DecodeTxnEntry(b []byte) AbortedTxn {
 	_ = b[TxnEntrySize-1]
 	return AbortedTxn{

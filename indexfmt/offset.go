@@ -23,6 +23,9 @@ type OffsetEntry struct {
 // Like the broker (AbstractIndex constructor) it counts floor(size/8) slots
 // without looking at their content; ValidEntries counts them the way
 // DumpLogSegments does, stopping at zero padding.
+//
+// An OffsetIndex keeps a small scratch buffer so that Lookup allocates
+// nothing: use one value per goroutine (they are cheap to make).
 type OffsetIndex struct {
 	BaseOffset int64
 	size       int64
@@ -30,9 +33,9 @@ type OffsetIndex struct {
 }
 
 // NewOffsetIndex reads the index of the segment with the given base offset
-// from r, whose length is size.
+// from r, whose length is size (a negative size is taken as 0).
 func NewOffsetIndex(r io.ReaderAt, size, baseOffset int64) *OffsetIndex {
-	return &OffsetIndex{BaseOffset: baseOffset, size: size, sr: slotReader{r: r, entrySize: OffsetEntrySize}}
+	return &OffsetIndex{BaseOffset: baseOffset, size: max(size, 0), sr: slotReader{r: r, entrySize: OffsetEntrySize}}
 }
 
 // Size is the file length.
@@ -45,16 +48,26 @@ func (x *OffsetIndex) Slots() int { return int(x.size / OffsetEntrySize) }
 // broker ignores for lookups and its sanity check rejects.
 func (x *OffsetIndex) TrailingBytes() int { return int(x.size % OffsetEntrySize) }
 
-// Entry reads slot n.
+// Entry reads slot n (broker: OffsetIndex.entry, which rejects n >= entries).
 func (x *OffsetIndex) Entry(n int) (OffsetEntry, error) {
 	if n < 0 || n >= x.Slots() {
 		return OffsetEntry{}, fmt.Errorf("offset index slot %d out of range [0, %d)", n, x.Slots())
 	}
-	var b [OffsetEntrySize]byte
-	if err := readFull(x.sr.r, b[:], int64(n)*OffsetEntrySize); err != nil {
-		return OffsetEntry{}, fmt.Errorf("offset index slot %d: %w", n, err)
+	b, err := x.sr.slot(n)
+	if err != nil {
+		return OffsetEntry{}, fmt.Errorf("offset index %w", err)
 	}
-	return decodeOffsetEntry(b[:], x.BaseOffset), nil
+	return decodeOffsetEntry(b, x.BaseOffset), nil
+}
+
+// LastEntry is the broker's OffsetIndex.lastEntry (whose offset is
+// lastOffset): the last slot, padding included, or (base offset, position 0)
+// when there is none.
+func (x *OffsetIndex) LastEntry() (OffsetEntry, error) {
+	if n := x.Slots(); n > 0 {
+		return x.Entry(n - 1)
+	}
+	return OffsetEntry{Offset: x.BaseOffset}, nil
 }
 
 func decodeOffsetEntry(b []byte, base int64) OffsetEntry {
@@ -67,6 +80,11 @@ func decodeOffsetEntry(b []byte, base int64) OffsetEntry {
 // increase, so only slot 0 may hold relative offset 0; a later one starts
 // the zero-filled, preallocated tail an unclean shutdown leaves.
 // broker: DumpLogSegments.dumpIndex ("entry.offset == index.baseOffset && i > 0").
+//
+// Slot 0 is never taken for padding: a non-empty file of zeros has one valid
+// entry, (base offset, position 0), which DumpLogSegments checks against the
+// log and prints before it stops at slot 1. An empty file (or one shorter
+// than a slot) has none; DumpLogSegments says "is empty".
 func (x *OffsetIndex) ValidEntries() (int, error) {
 	return validEntries(x.sr.r, x.Slots(), OffsetEntrySize, 0)
 }
@@ -81,11 +99,20 @@ func (x *OffsetIndex) Lookup(target int64, trace func(Probe)) (e OffsetEntry, sl
 		return OffsetEntry{Offset: x.BaseOffset}, -1, err
 	}
 	e, err = x.Entry(slot)
-	return e, slot, err
+	if err != nil {
+		return OffsetEntry{Offset: x.BaseOffset}, -1, err
+	}
+	return e, slot, nil
 }
 
 // UpperBoundByPosition is the broker's OffsetIndex.fetchUpperBoundOffset
 // search: the smallest slot whose position is >= position, or -1.
+//
+// Broker quirk, kept: the search never probes slot 0 for equality once it
+// knows slot 0 is not above the target, so when slot 0's position equals
+// the target the answer is slot 1 (or -1 with a single slot), not slot 0.
+// The broker only asks for start position + fetch size, which lies past
+// slot 0 in practice.
 func (x *OffsetIndex) UpperBoundByPosition(position int64, trace func(Probe)) (int, error) {
 	return x.sr.search(x.Slots(), key{off: 4, width: 4}, position, SmallestUpperBound, trace)
 }
@@ -95,7 +122,9 @@ var ErrCorruptIndex = errors.New("corrupt index")
 
 // SanityCheck is the broker's OffsetIndex.sanityCheck (run today only by
 // DumpLogSegments --index-sanity-check): the last slot's offset must not be
-// below the base offset, and the size must be a multiple of 8.
+// below the base offset, and the size must be a multiple of 8, checked in
+// that order. Padding passes (its offset is the base offset); only a
+// negative relative offset in the last slot fails the first test.
 func (x *OffsetIndex) SanityCheck() error {
 	if n := x.Slots(); n > 0 {
 		last, err := x.Entry(n - 1)
@@ -144,11 +173,12 @@ func readFull(r io.ReaderAt, p []byte, off int64) error {
 }
 
 // RelativeOffset converts an absolute offset to the i32 an entry stores,
-// failing as the broker's IndexOffsetOverflowException when it does not fit
-// in [0, Integer.MAX_VALUE]. broker: AbstractIndex.relativeOffset.
+// failing as the broker's IndexOffsetOverflowException when offset - base
+// (computed in 64-bit two's complement, as Java does) is not in
+// [0, Integer.MAX_VALUE]. broker: AbstractIndex.relativeOffset/toRelative.
 func RelativeOffset(base, offset int64) (int32, error) {
 	d := offset - base
-	if offset < base || d > math.MaxInt32 {
+	if d < 0 || d > math.MaxInt32 {
 		return 0, fmt.Errorf("%w: offset %d does not fit relative to base offset %d", ErrOffsetOverflow, offset, base)
 	}
 	return int32(d), nil

@@ -49,18 +49,25 @@ type key struct {
 	base  int64
 }
 
-// slotReader reads keys of fixed-size slots through an io.ReaderAt.
+// slotReader reads fixed-size slots, or the search key inside them, through
+// an io.ReaderAt.
+//
+// buf is scratch space kept in the struct rather than on the stack: a slice
+// of a local array handed to an interface method (ReadAt) escapes, which
+// would cost an allocation per probe. The price is that an index value must
+// not be used by several goroutines at once.
 type slotReader struct {
 	r         io.ReaderAt
 	entrySize int64
-	buf       [8]byte
+	buf       [TimeEntrySize]byte // the largest of the two slot sizes
 }
 
+// key reads the search key of a slot.
 func (s *slotReader) key(slot int, k key) (int64, error) {
 	p := s.buf[:k.width]
 	at := int64(slot)*s.entrySize + k.off
 	if n, err := s.r.ReadAt(p, at); n < len(p) {
-		if err == nil {
+		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return 0, fmt.Errorf("slot %d at byte %d: %w", slot, at, err)
@@ -69,6 +76,17 @@ func (s *slotReader) key(slot int, k key) (int64, error) {
 		return k.base + int64(int32(binary.BigEndian.Uint32(p))), nil
 	}
 	return int64(binary.BigEndian.Uint64(p)), nil
+}
+
+// slot reads a whole slot into the scratch buffer; the result is valid until
+// the next read through s.
+func (s *slotReader) slot(n int) ([]byte, error) {
+	p := s.buf[:s.entrySize]
+	at := int64(n) * s.entrySize
+	if err := readFull(s.r, p, at); err != nil {
+		return nil, fmt.Errorf("slot %d at byte %d: %w", n, at, err)
+	}
+	return p, nil
 }
 
 func cmp64(a, b int64) int {

@@ -20,16 +20,18 @@ type TimeEntry struct {
 //	0 i64 timestamp (ms)    8 i32 relative offset
 //
 // Counting and padding rules are the offset index's (AbstractIndex); a zero
-// slot reads as (timestamp 0, base offset).
+// slot reads as (timestamp 0, base offset). Like OffsetIndex, a TimeIndex
+// holds a scratch buffer: one value per goroutine.
 type TimeIndex struct {
 	BaseOffset int64
 	size       int64
 	sr         slotReader
 }
 
-// NewTimeIndex reads the time index of the segment with the given base offset.
+// NewTimeIndex reads the time index of the segment with the given base
+// offset from r, whose length is size (a negative size is taken as 0).
 func NewTimeIndex(r io.ReaderAt, size, baseOffset int64) *TimeIndex {
-	return &TimeIndex{BaseOffset: baseOffset, size: size, sr: slotReader{r: r, entrySize: TimeEntrySize}}
+	return &TimeIndex{BaseOffset: baseOffset, size: max(size, 0), sr: slotReader{r: r, entrySize: TimeEntrySize}}
 }
 
 // Size is the file length.
@@ -41,21 +43,26 @@ func (x *TimeIndex) Slots() int { return int(x.size / TimeEntrySize) }
 // TrailingBytes is size % 12.
 func (x *TimeIndex) TrailingBytes() int { return int(x.size % TimeEntrySize) }
 
-// Entry reads slot n.
+// Entry reads slot n (broker: TimeIndex.entry).
 func (x *TimeIndex) Entry(n int) (TimeEntry, error) {
 	if n < 0 || n >= x.Slots() {
 		return TimeEntry{}, fmt.Errorf("time index slot %d out of range [0, %d)", n, x.Slots())
 	}
-	var b [TimeEntrySize]byte
-	if err := readFull(x.sr.r, b[:], int64(n)*TimeEntrySize); err != nil {
-		return TimeEntry{}, fmt.Errorf("time index slot %d: %w", n, err)
+	b, err := x.sr.slot(n)
+	if err != nil {
+		return TimeEntry{}, fmt.Errorf("time index %w", err)
 	}
 	rel := int32(binary.BigEndian.Uint32(b[8:]))
 	return TimeEntry{Timestamp: int64(binary.BigEndian.Uint64(b[:])), Offset: x.BaseOffset + int64(rel), RelativeOffset: rel}, nil
 }
 
 // ValidEntries counts slots before the first slot i > 0 whose offset equals
-// the base offset (broker: DumpLogSegments.dumpTimeIndex).
+// the base offset (broker: DumpLogSegments.dumpTimeIndex). As for the offset
+// index, slot 0 always counts when the file holds a whole slot.
+//
+// maybeAppend allows an entry to repeat the previous entry's offset with a
+// larger timestamp, so a slot i > 0 at the base offset is not impossible in
+// a written file; DumpLogSegments stops there all the same, and so does this.
 func (x *TimeIndex) ValidEntries() (int, error) {
 	return validEntries(x.sr.r, x.Slots(), TimeEntrySize, 8)
 }
@@ -77,7 +84,10 @@ func (x *TimeIndex) Lookup(target int64, trace func(Probe)) (e TimeEntry, slot i
 		return TimeEntry{Timestamp: -1, Offset: x.BaseOffset}, -1, err
 	}
 	e, err = x.Entry(slot)
-	return e, slot, err
+	if err != nil {
+		return TimeEntry{Timestamp: -1, Offset: x.BaseOffset}, -1, err
+	}
+	return e, slot, nil
 }
 
 // SlotByOffset is the search TimeIndex.truncateTo uses: the largest slot
@@ -86,7 +96,11 @@ func (x *TimeIndex) SlotByOffset(offset int64, trace func(Probe)) (int, error) {
 	return x.sr.search(x.Slots(), key{off: 8, width: 4, base: x.BaseOffset}, offset, LargestLowerBound, trace)
 }
 
-// SanityCheck is the broker's TimeIndex.sanityCheck.
+// SanityCheck is the broker's TimeIndex.sanityCheck, its three tests in the
+// broker's order: the last slot's timestamp must not be below slot 0's, the
+// last slot's offset not below the base offset, and the size must be a
+// multiple of 12. A zero-padded file fails the first test whenever its first
+// timestamp is positive.
 func (x *TimeIndex) SanityCheck() error {
 	if n := x.Slots(); n > 0 {
 		first, err := x.Entry(0)

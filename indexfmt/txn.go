@@ -1,20 +1,32 @@
 package indexfmt
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
 
+// ErrTxnVersion: a transaction-index entry whose version byte is > 0. The
+// broker fails on it while iterating (KafkaException "Unexpected aborted
+// transaction version"), which is not the CorruptIndexException that makes
+// the loader rebuild the segment: loading the log fails instead. Errors
+// carrying it also wrap ErrCorruptIndex.
+var ErrTxnVersion = errors.New("unexpected aborted transaction version")
+
 // TxnIndex reads a .txnindex file: 34-byte AbortedTxn entries appended with
 // plain writes (no preallocation, no padding). Like the broker's iteration
 // (TransactionIndex.iterator) a partial trailing entry is ignored.
+//
+// A TxnIndex holds no scratch state; it may be shared between goroutines if r
+// may.
 type TxnIndex struct {
 	r    io.ReaderAt
 	size int64
 }
 
-// NewTxnIndex reads a transaction index of the given length.
-func NewTxnIndex(r io.ReaderAt, size int64) *TxnIndex { return &TxnIndex{r: r, size: size} }
+// NewTxnIndex reads a transaction index of the given length (a negative
+// length is taken as 0).
+func NewTxnIndex(r io.ReaderAt, size int64) *TxnIndex { return &TxnIndex{r: r, size: max(size, 0)} }
 
 // Entries is floor(size / 34).
 func (x *TxnIndex) Entries() int { return int(x.size / TxnEntrySize) }
@@ -28,16 +40,23 @@ func (x *TxnIndex) Entry(n int) (AbortedTxn, error) {
 		return AbortedTxn{}, fmt.Errorf("transaction index entry %d out of range [0, %d)", n, x.Entries())
 	}
 	var b [TxnEntrySize]byte
-	if err := readFull(x.r, b[:], int64(n)*TxnEntrySize); err != nil {
-		return AbortedTxn{}, fmt.Errorf("transaction index entry %d: %w", n, err)
+	at := int64(n) * TxnEntrySize
+	if err := readFull(x.r, b[:], at); err != nil {
+		return AbortedTxn{}, fmt.Errorf("transaction index entry %d at byte %d: %w", n, at, err)
 	}
 	return DecodeTxnEntry(b[:]), nil
 }
 
 // SanityCheck is the broker's TransactionIndex.sanityCheck, run at load for
-// every segment: an entry whose last offset is below the segment's base
-// offset makes the broker rebuild the segment; a version byte > 0 makes
-// iteration fail (KafkaException "Unexpected aborted transaction version").
+// every segment. Entries are read in order and, as in the broker's iterator,
+// each entry's version is checked before its last offset:
+//   - a version byte > 0 (AbortedTxn.version reads byte 0 only, as a signed
+//     byte, so 0x0001 passes and 0x0100 fails) is ErrTxnVersion, also
+//     wrapping ErrCorruptIndex; the broker's load fails;
+//   - a last offset below the segment's base offset is ErrCorruptIndex;
+//     the broker rebuilds the segment.
+//
+// A partial trailing entry is ignored, as by the broker.
 func (x *TxnIndex) SanityCheck(baseOffset int64) error {
 	for i := 0; i < x.Entries(); i++ {
 		t, err := x.Entry(i)
@@ -45,10 +64,10 @@ func (x *TxnIndex) SanityCheck(baseOffset int64) error {
 			return err
 		}
 		if v := t.VersionByte(); v > 0 {
-			return fmt.Errorf("%w: entry %d: unexpected aborted transaction version %d", ErrCorruptIndex, i, v)
+			return fmt.Errorf("%w: %w: entry %d at byte %d: version %d", ErrCorruptIndex, ErrTxnVersion, i, int64(i)*TxnEntrySize, v)
 		}
 		if t.LastOffset < baseOffset {
-			return fmt.Errorf("%w: entry %d: last offset of aborted transaction %d is less than start offset %d", ErrCorruptIndex, i, t.LastOffset, baseOffset)
+			return fmt.Errorf("%w: entry %d at byte %d: last offset of aborted transaction %d is less than start offset %d", ErrCorruptIndex, i, int64(i)*TxnEntrySize, t.LastOffset, baseOffset)
 		}
 	}
 	return nil
