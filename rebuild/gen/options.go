@@ -1,0 +1,199 @@
+package gen
+
+import (
+	"fmt"
+	"math"
+)
+
+// Sentinels for the two options whose zero value is a meaningful Kafka
+// setting. Leaving the field at 0 selects the default (magic 2, interval
+// 4096); these constants ask for the literal zero.
+const (
+	// MagicV0 selects message format v0 (magic 0) in Options.Magic.
+	MagicV0 int8 = -1
+	// IndexEveryBatch selects index.interval.bytes = 0 in
+	// Options.IndexIntervalBytes: every batch except the first of a segment
+	// gets an index entry (the broker's test is bytesSinceLastIndexEntry > 0).
+	IndexEveryBatch = -1
+)
+
+// Defaults applied to zero-valued fields.
+const (
+	DefaultTopic              = "demo"
+	DefaultBatches            = 100
+	DefaultRecordsPerBatch    = 10
+	DefaultValueSize          = 64
+	DefaultIndexIntervalBytes = 4096          // ServerLogConfigs.LOG_INDEX_INTERVAL_BYTES_DEFAULT
+	DefaultStartTimestamp     = 1700000000000 // 2023-11-14T22:13:20Z
+	// MaxIndexBytes is segment.index.bytes' default (10485760,
+	// ServerLogConfigs.LOG_INDEX_SIZE_MAX_BYTES_DEFAULT): the capacity the
+	// broker gives a new offset or time index.
+	MaxIndexBytes = 10485760
+)
+
+// Options say what partition to write. The zero value of every field is a
+// sensible choice (see each field); Seed makes the output reproducible:
+// the same Options give the same bytes.
+type Options struct {
+	Seed      int64
+	Topic     string // default "demo"; only used for partition.metadata's topic id
+	Partition int    // default 0; informational (the caller names the directory)
+
+	// Magic is the message format: 2 (default; also when left 0), 1, or
+	// MagicV0 for magic 0.
+	Magic int8
+	// Compression is none (default), gzip, snappy (xerial framing, as the
+	// Java client writes it), snappy-raw (one raw snappy block, as
+	// librdkafka writes it), lz4 (Kafka's LZ4 frame) or zstd (magic 2 only).
+	Compression string
+
+	Segments int // number of segments (default 1), not counting EmptyActiveSegment
+	// Batches is the number of batches per segment (default 100). With magic
+	// 0/1 and no compression every message is its own batch.
+	Batches int
+	// SegmentBytes, when > 0, replaces Batches: a segment is rolled when the
+	// next batch would make it larger than SegmentBytes (broker:
+	// LogSegment.shouldRoll, size > segment.bytes - incomingBytes), and
+	// generation ends when the last of Segments segments is full. Meant for
+	// big benchmark partitions (see BenchOptions).
+	SegmentBytes int64
+	// RecordsPerBatch is the maximum number of records per batch (default
+	// 10); each batch holds 1..RecordsPerBatch records, drawn from the seed.
+	RecordsPerBatch int
+	// ValueSize is the size of every value in bytes (default 64). Values
+	// are printable text starting with the record's offset; about one key
+	// in five is null; with magic 2 about one record in three has headers.
+	ValueSize int
+	// Timestamps is the producer timestamp pattern: increasing (default),
+	// jumping (occasional large jumps backwards and forwards), equal (every
+	// record at StartTimestamp) or random (out of order within and across
+	// batches). Magic 0 has no timestamps.
+	Timestamps string
+	// LogAppendTime is the fraction (0..1) of batches written as
+	// LogAppendTime (magic 1 and 2); their append times never decrease.
+	LogAppendTime float64
+	// CompactionGaps makes the partition look compacted: missing offsets
+	// between batches, inside batches (v2: offset deltas that skip numbers,
+	// lastOffsetDelta > recordCount-1; legacy wrappers: missing inner
+	// offsets), and each segment's first batch above the segment's base
+	// offset.
+	CompactionGaps bool
+	// Transactions interleaves transactional batches of several producers
+	// with COMMIT and ABORT control batches (magic 2 only); transactions may
+	// span segments; every transaction is closed by the end of the log.
+	// Aborts are recorded in .txnindex files as the broker does.
+	Transactions bool
+	// IndexIntervalBytes is index.interval.bytes (default 4096; use
+	// IndexEveryBatch for 0).
+	IndexIntervalBytes int
+	// PreallocatedIndexBytes, when > 0, leaves the active (last) segment as
+	// a running broker does after an unclean shutdown: its .index and
+	// .timeindex are zero-extended (sparse) to this size, rounded down to a
+	// multiple of 8 and 12, without the final time-index entry written at
+	// close, and no producer snapshot is taken at the log end.
+	PreallocatedIndexBytes int64
+	// EmptyActiveSegment rolls once more at the end, leaving an empty
+	// active segment (0-byte .log; 0-byte indexes, or preallocated ones).
+	EmptyActiveSegment bool
+	StartOffset        int64 // base offset of the first segment (default 0)
+	StartTimestamp     int64 // default DefaultStartTimestamp (ms)
+	LeaderEpoch        int32 // partition leader epoch of every v2 batch (default 0)
+
+	// OmitRecords leaves BatchManifest.Records empty (big partitions).
+	OmitRecords bool
+}
+
+// BenchOptions returns options for a benchmark partition whose segments are
+// about segmentBytes each (e.g. 1 GiB): uncompressed v2, 1 KiB values, up to
+// 16 records per batch, no per-record manifest. The .log is streamed to
+// disk, so memory stays small whatever the size.
+func BenchOptions(seed int64, segments int, segmentBytes int64) Options {
+	return Options{
+		Seed:            seed,
+		Segments:        segments,
+		SegmentBytes:    segmentBytes,
+		RecordsPerBatch: 16,
+		ValueSize:       1024,
+		OmitRecords:     true,
+	}
+}
+
+// resolved returns the options with defaults applied, and checks them.
+func (o Options) resolved() (Options, error) {
+	if o.Topic == "" {
+		o.Topic = DefaultTopic
+	}
+	switch o.Magic {
+	case 0:
+		o.Magic = 2
+	case MagicV0:
+		o.Magic = 0
+	case 1, 2:
+	default:
+		return o, fmt.Errorf("gen: magic %d: want 2, 1 or MagicV0", o.Magic)
+	}
+	if o.Compression == "" {
+		o.Compression = "none"
+	}
+	c, ok := codecByName[o.Compression]
+	if !ok {
+		return o, fmt.Errorf("gen: unknown compression %q (none|gzip|snappy|snappy-raw|lz4|zstd)", o.Compression)
+	}
+	if c.id == codecZstd && o.Magic < 2 {
+		return o, fmt.Errorf("gen: zstd needs magic 2 (a v0/v1 wrapper with zstd is rejected on read)")
+	}
+	if o.Segments == 0 {
+		o.Segments = 1
+	}
+	if o.Batches == 0 {
+		o.Batches = DefaultBatches
+	}
+	if o.RecordsPerBatch == 0 {
+		o.RecordsPerBatch = DefaultRecordsPerBatch
+	}
+	if o.ValueSize == 0 {
+		o.ValueSize = DefaultValueSize
+	}
+	if o.Timestamps == "" {
+		o.Timestamps = "increasing"
+	}
+	switch o.IndexIntervalBytes {
+	case 0:
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	case IndexEveryBatch:
+		o.IndexIntervalBytes = 0
+	}
+	if o.StartTimestamp == 0 {
+		o.StartTimestamp = DefaultStartTimestamp
+	}
+	switch {
+	case o.Segments < 0, o.Batches < 0, o.RecordsPerBatch < 0, o.ValueSize < 0:
+		return o, fmt.Errorf("gen: Segments, Batches, RecordsPerBatch and ValueSize must not be negative")
+	case o.IndexIntervalBytes < 0:
+		return o, fmt.Errorf("gen: IndexIntervalBytes %d: want >= 0 or IndexEveryBatch", o.IndexIntervalBytes)
+	case o.SegmentBytes < 0 || o.SegmentBytes > math.MaxInt32:
+		return o, fmt.Errorf("gen: SegmentBytes %d: want 0..%d (a .log must stay below 2 GiB)", o.SegmentBytes, math.MaxInt32)
+	case o.RecordsPerBatch > 100000:
+		return o, fmt.Errorf("gen: RecordsPerBatch %d is over 100000", o.RecordsPerBatch)
+	case o.ValueSize > 1<<20:
+		return o, fmt.Errorf("gen: ValueSize %d is over 1 MiB", o.ValueSize)
+	case !(o.LogAppendTime >= 0 && o.LogAppendTime <= 1):
+		return o, fmt.Errorf("gen: LogAppendTime %v: want a fraction in [0, 1]", o.LogAppendTime)
+	case o.LogAppendTime > 0 && o.Magic == 0:
+		return o, fmt.Errorf("gen: LogAppendTime needs magic 1 or 2 (magic 0 has no timestamps)")
+	case o.Transactions && o.Magic < 2:
+		return o, fmt.Errorf("gen: transactions need magic 2")
+	case o.StartOffset < 0:
+		return o, fmt.Errorf("gen: StartOffset %d is negative", o.StartOffset)
+	case o.StartTimestamp < 0:
+		return o, fmt.Errorf("gen: StartTimestamp %d is negative", o.StartTimestamp)
+	case o.PreallocatedIndexBytes < 0 || o.PreallocatedIndexBytes > math.MaxInt32:
+		return o, fmt.Errorf("gen: PreallocatedIndexBytes %d out of range", o.PreallocatedIndexBytes)
+	}
+	switch o.Timestamps {
+	case "increasing", "jumping", "equal", "random":
+	default:
+		return o, fmt.Errorf("gen: unknown timestamp pattern %q (increasing|jumping|equal|random)", o.Timestamps)
+	}
+	return o, nil
+}
