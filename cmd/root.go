@@ -153,13 +153,14 @@ func noArgs(c *cobra.Command, args []string) error {
 // Execute runs kseg with the process's arguments and streams and returns
 // the exit code; main passes it to os.Exit.
 func Execute() int {
-	return execute(System(), os.Args[1:])
+	ios := System()
+	return execute(NewRootCommand(ios), ios, os.Args[1:])
 }
 
-// execute runs args over ios: it builds the root, runs the command, flushes
-// stdout, prints any error once ("kseg: <error>") and maps it to an exit
-// code.
-func execute(ios *IOStreams, args []string) (code int) {
+// execute runs root (built over ios) with args: it runs the command,
+// flushes stdout, prints any error once ("kseg: <error>") and maps it to an
+// exit code.
+func execute(root *cobra.Command, ios *IOStreams, args []string) (code int) {
 	// The one recover in kseg. A panic is a bug, never an answer: the user
 	// gets one line and exit 2, not a goroutine dump. (Damaged input must
 	// not panic at all; the mapping's fault guard turns a truncated file
@@ -175,7 +176,6 @@ func execute(ios *IOStreams, args []string) (code int) {
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
-	root := NewRootCommand(ios)
 	root.SetArgs(args)
 	failed, err := root.ExecuteC()
 	if ferr := ios.Flush(); ferr != nil && err == nil {

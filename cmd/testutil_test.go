@@ -1,0 +1,197 @@
+package cmd
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Shared test helpers for every command's tests.
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden from the current output")
+
+// goldenDir is the module's top-level testdata/golden, seen from cmd/.
+var goldenDir = filepath.Join("..", "testdata", "golden")
+
+// realFixtures is the directory of partition data written by real brokers,
+// beside the module (../shared/fixtures/real from the module root). Tests
+// read it in place, never copy it.
+var realFixtures = filepath.Join("..", "..", "shared", "fixtures", "real")
+
+// requireRealFixtures returns realFixtures, or skips the test when the
+// directory is absent.
+func requireRealFixtures(t testing.TB) string {
+	t.Helper()
+	if fi, err := os.Stat(realFixtures); err != nil || !fi.IsDir() {
+		t.Skipf("real broker fixtures not found at %s (expected beside the module root); skipping", realFixtures)
+	}
+	return realFixtures
+}
+
+// runKseg runs kseg in process with the given arguments over test streams
+// and returns what it wrote and its exit code. setup, if not nil, adjusts
+// the streams first (TTY state, stdin).
+func runKseg(t testing.TB, setup func(*IOStreams), args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ios, _, out, errOut := Test()
+	if setup != nil {
+		setup(ios)
+	}
+	code = execute(NewRootCommand(ios), ios, args)
+	return out.String(), errOut.String(), code
+}
+
+// hashTree returns the SHA-256 of every regular file under dir, keyed by its
+// path relative to dir (symbolic links by their target text), for "inputs
+// unchanged" assertions:
+//
+//	before := hashTree(t, dir)
+//	... run a read-only command on dir ...
+//	assertTreeUnchanged(t, dir, before)
+func hashTree(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	sums := make(map[string]string)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			sums[rel] = hex.EncodeToString(sum[:])
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			sums[rel] = "symlink:" + target
+		case d.IsDir():
+			sums[rel+string(filepath.Separator)] = "dir"
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("hashing %s: %v", dir, err)
+	}
+	return sums
+}
+
+// assertTreeUnchanged fails the test if any file under dir was added,
+// removed or changed since before was taken with hashTree.
+func assertTreeUnchanged(t testing.TB, dir string, before map[string]string) {
+	t.Helper()
+	after := hashTree(t, dir)
+	for name, sum := range before {
+		switch got, ok := after[name]; {
+		case !ok:
+			t.Errorf("%s: removed", name)
+		case got != sum:
+			t.Errorf("%s: changed", name)
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			t.Errorf("%s: added", name)
+		}
+	}
+}
+
+// assertGolden compares got with testdata/golden/<name>; with -update it
+// writes got there instead. Review golden changes in the diff.
+func assertGolden(t testing.TB, name, got string) {
+	t.Helper()
+	path := filepath.Join(goldenDir, name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test ./cmd -run '%s' -update to create it): %v", t.Name(), err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run with -update to accept):\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+// assertColumnsMatchJSON checks that a row's table/CSV view says what its
+// JSON says: every column name is a field of sample's JSON object (a dotted
+// name walks into nested objects), and every cell is that field's value
+// written as text (null as the empty cell). Use a sample whose fields are
+// all set to distinct values.
+func assertColumnsMatchJSON[T any](t testing.TB, sample T, columns []column[T]) {
+	t.Helper()
+	b, err := json.Marshal(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		t.Fatalf("%T does not encode as a JSON object: %v", sample, err)
+	}
+	for _, c := range columns {
+		v, err := jsonField(obj, c.name)
+		if err != nil {
+			t.Errorf("column %q: %v in %s", c.name, err, b)
+			continue
+		}
+		var want string
+		switch v := v.(type) {
+		case nil:
+			want = ""
+		case string:
+			want = v
+		case json.Number:
+			want = v.String()
+		case bool:
+			want = "false"
+			if v {
+				want = "true"
+			}
+		default:
+			t.Errorf("column %q: field is not a scalar in %s", c.name, b)
+			continue
+		}
+		if got := c.cell(sample); got != want {
+			t.Errorf("column %q: cell %q, JSON says %q", c.name, got, want)
+		}
+	}
+}
+
+// jsonField walks a dotted name ("batch.base_offset") into a decoded object.
+func jsonField(obj map[string]any, name string) (any, error) {
+	var v any = obj
+	for _, part := range strings.Split(name, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%q is not inside an object", part)
+		}
+		if v, ok = m[part]; !ok {
+			return nil, fmt.Errorf("no field %q", part)
+		}
+	}
+	return v, nil
+}
