@@ -1,0 +1,346 @@
+package inspect
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ListOffsets special timestamps (ListOffsetsRequest), as kseg reports them
+// in target_timestamp for earliest, latest and max.
+const (
+	TimestampLatest   int64 = -1
+	TimestampEarliest int64 = -2
+	TimestampMax      int64 = -3
+)
+
+// TimeHit is the time-index slot a time lookup used.
+type TimeHit struct {
+	Slot      int   `json:"slot"`
+	Timestamp int64 `json:"timestamp"`
+	Offset    int64 `json:"offset"`
+}
+
+// TimeLookup is the answer to ListOffsets by timestamp, as the contract's
+// lookup-time JSON has it.
+type TimeLookup struct {
+	TargetTimestamp   int64
+	Found             bool
+	Reason            string
+	Offset            int64
+	Timestamp         int64
+	Segment           string
+	SegmentBaseOffset int64
+	TimeIndexEntry    *TimeHit
+	Batch             *Batch // nil for "latest"
+	Trace             []TraceStep
+}
+
+// errStopRecords ends a record iteration early.
+var errStopRecords = errors.New("stop")
+
+// LookupTime answers ListOffsets for target the way a broker does
+// (UnifiedLog.fetchOffsetByTimestamp): TimestampEarliest, TimestampLatest,
+// TimestampMax, or a timestamp in ms searched through
+// LogSegment.findOffsetByTimestamp. The log start offset is the first
+// segment's base offset.
+func (p *Partition) LookupTime(target int64, opts LookupOptions) (*TimeLookup, error) {
+	var tr *tracer
+	if opts.Trace {
+		tr = &tracer{}
+	}
+	var (
+		res *TimeLookup
+		err error
+	)
+	switch target {
+	case TimestampEarliest:
+		res, err = p.lookupEarliest(tr)
+	case TimestampLatest:
+		res, err = p.lookupLatest(tr)
+	case TimestampMax:
+		res, err = p.lookupMaxTimestamp(tr)
+	default:
+		if target < 0 {
+			return nil, fmt.Errorf("timestamp %d: negative timestamps other than the special values are not searchable", target)
+		}
+		res, err = p.lookupTimestamp(target, tr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.TargetTimestamp = target
+	res.Trace = tr.result()
+	return res, nil
+}
+
+func (p *Partition) lookupEarliest(tr *tracer) (*TimeLookup, error) {
+	start := p.Segments[0].BaseOffset
+	tr.notef("earliest: the log start offset, the first segment's base offset %d", start)
+	res := &TimeLookup{Found: true, Offset: start, Timestamp: -1, Segment: p.Segments[0].Name(), SegmentBaseOffset: start}
+	ol, err := p.LookupOffset(start, LookupOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if ol.Found {
+		res.Batch = &ol.Batch
+		res.Segment, res.SegmentBaseOffset = ol.Segment, ol.SegmentBaseOffset
+	}
+	return res, nil
+}
+
+func (p *Partition) lookupLatest(tr *tracer) (*TimeLookup, error) {
+	last := p.Segments[len(p.Segments)-1]
+	seg, err := OpenSegment(last)
+	if err != nil {
+		return nil, err
+	}
+	defer seg.Close()
+	leo, err := seg.NextOffset()
+	if err != nil {
+		return nil, err
+	}
+	tr.notef("latest: the log end offset %d, after the last batch of %s", leo, last.Name())
+	return &TimeLookup{Found: true, Offset: leo, Timestamp: -1, Segment: last.Name(), SegmentBaseOffset: last.BaseOffset}, nil
+}
+
+// segmentMaxTimestamp is maxTimestampAndOffsetSoFar as a broker holds it
+// after loading the segment: the time index's last entry, or (-1, base)
+// for an empty one. When the time index is missing or zero-padded (an
+// unclean shutdown, after which the broker recovers the segment) it is
+// recomputed from the batch headers as LogSegment.recover does: the first
+// batch reaching the maximum, by strict '>'. hit is the slot used, or nil.
+func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeHit, err error) {
+	if seg.TimeIndex != nil {
+		valid, err := seg.TimeIndex.ValidEntries()
+		if err != nil {
+			return 0, 0, nil, fmt.Errorf("%s: %w", seg.TimeIndexName, err)
+		}
+		if valid == seg.TimeIndex.Slots() && seg.TimeIndex.TrailingBytes() == 0 {
+			e, err := seg.TimeIndex.LastEntry()
+			if err != nil {
+				return 0, 0, nil, fmt.Errorf("%s: %w", seg.TimeIndexName, err)
+			}
+			if valid > 0 {
+				hit = &TimeHit{Slot: valid - 1, Timestamp: e.Timestamp, Offset: e.Offset}
+			}
+			return e.Timestamp, e.Offset, hit, nil
+		}
+		tr.notef("time index %s is padded or torn: max timestamp recomputed from the log, as broker recovery would", seg.TimeIndexName)
+	} else {
+		tr.notef("%s has no time index: max timestamp recomputed from the log", seg.LogName)
+	}
+	ts, offset = -1, seg.BaseOffset
+	sc := seg.Scan(0)
+	for sc.Next() {
+		if b := sc.Batch(); b.MaxTimestamp > ts {
+			ts, offset = b.MaxTimestamp, b.LastOffset
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
+		return 0, 0, nil, err
+	}
+	return ts, offset, nil, nil
+}
+
+// lookupTimestamp: the first segment whose largest timestamp is >= target
+// (LogSegment.largestTimestamp: maxTimestampSoFar, or the .log's mtime when
+// there is no timestamp), then findOffsetByTimestamp in that segment only.
+func (p *Partition) lookupTimestamp(target int64, tr *tracer) (*TimeLookup, error) {
+	startingOffset := p.Segments[0].BaseOffset
+	for i, sf := range p.Segments {
+		seg, err := OpenSegment(sf)
+		if err != nil {
+			return nil, err
+		}
+		largest, _, _, err := segmentMaxTimestamp(seg, tr)
+		if err != nil {
+			seg.Close()
+			return nil, err
+		}
+		how := "max timestamp"
+		if largest < 0 {
+			largest = seg.LogModTime.UnixMilli()
+			how = "no timestamps: .log last-modified time"
+		}
+		if largest < target {
+			tr.notef("segment %s: largest timestamp %d (%s) < %d: skip", sf.Name(), largest, how, target)
+			seg.Close()
+			continue
+		}
+		tr.add(TraceStep{Step: "segment", Segment: sf.Name(), Candidates: len(p.Segments),
+			Message: fmt.Sprintf("segment %s chosen (#%d of %d): the first whose largest timestamp %d (%s) >= %d", sf.Name(), i+1, len(p.Segments), largest, how, target)})
+		res, err := findOffsetByTimestamp(seg, target, startingOffset, tr)
+		seg.Close()
+		if err != nil {
+			return nil, err
+		}
+		if !res.Found {
+			res.Reason = fmt.Sprintf("no record with timestamp >= %d in segment %s (a broker does not search later segments)", target, sf.Name())
+		}
+		return res, nil
+	}
+	return &TimeLookup{Reason: fmt.Sprintf("no segment has a timestamp >= %d", target)}, nil
+}
+
+// findOffsetByTimestamp is LogSegment.findOffsetByTimestamp +
+// FileRecords.searchForTimestamp.
+func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *tracer) (*TimeLookup, error) {
+	res := &TimeLookup{Segment: SegmentName(seg.BaseOffset) + LogSuffix, SegmentBaseOffset: seg.BaseOffset}
+	from := seg.BaseOffset
+	if seg.TimeIndex != nil {
+		e, slot, err := seg.TimeIndex.Lookup(target, tr.probes("time"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", seg.TimeIndexName, err)
+		}
+		if slot >= 0 {
+			res.TimeIndexEntry = &TimeHit{Slot: slot, Timestamp: e.Timestamp, Offset: e.Offset}
+			s := slot
+			tr.add(TraceStep{Step: "index_entry", Index: "time", Slot: &s,
+				Message: fmt.Sprintf("time index slot %d: timestamp %d first reached by offset %d", slot, e.Timestamp, e.Offset)})
+			from = e.Offset
+		} else {
+			tr.notef("no time index entry <= %d: starting from the base offset %d", target, seg.BaseOffset)
+		}
+	}
+	from = max(from, startingOffset)
+	pos, err := offsetPosition(seg, from, tr)
+	if err != nil {
+		return nil, err
+	}
+	var dec RecordDecoder
+	var buf []byte
+	sc := seg.Scan(pos)
+	for sc.Next() {
+		b := sc.Batch()
+		if b.MaxTimestamp < target {
+			tr.batch(b, fmt.Sprintf("max timestamp %d < %d: skip", b.MaxTimestamp, target))
+			continue
+		}
+		entry, err := seg.ReadEntry(b, buf)
+		if err != nil {
+			return nil, err
+		}
+		buf = entry
+		found := false
+		err = dec.Records(seg.LogName, entry, b, func(r *Record) error {
+			if r.Timestamp >= target && r.Offset >= startingOffset {
+				res.Offset, res.Timestamp, found = r.Offset, r.Timestamp, true
+				return errStopRecords
+			}
+			return nil
+		})
+		if err != nil && err != errStopRecords {
+			return nil, err
+		}
+		if found {
+			tr.batch(b, fmt.Sprintf("record at offset %d has timestamp %d >= %d: the answer", res.Offset, res.Timestamp, target))
+			res.Found = true
+			bc := *b
+			res.Batch = &bc
+			return res, nil
+		}
+		tr.batch(b, fmt.Sprintf("max timestamp %d >= %d but no record qualifies: next batch", b.MaxTimestamp, target))
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
+		return nil, err
+	}
+	return res, nil
+}
+
+// offsetPosition is OffsetIndex.lookup(offset).position, 0 without an index.
+func offsetPosition(seg *Segment, offset int64, tr *tracer) (int64, error) {
+	if seg.Index == nil {
+		return 0, nil
+	}
+	e, slot, err := seg.Index.Lookup(offset, tr.probes("offset"))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", seg.IndexName, err)
+	}
+	if slot >= 0 {
+		s := slot
+		tr.add(TraceStep{Step: "index_entry", Index: "offset", Slot: &s,
+			Message: fmt.Sprintf("offset index slot %d: offset %d at position %d", slot, e.Offset, e.Position)})
+	}
+	if e.Position < 0 || int64(e.Position) > seg.LogSize {
+		tr.notef("offset index entry points past the end of the log: nothing to scan")
+		return seg.LogSize, nil
+	}
+	return int64(e.Position), nil
+}
+
+// lookupMaxTimestamp is ListOffsets MAX_TIMESTAMP as Kafka 3.8+ answers it
+// (UnifiedLog.fetchOffsetByTimestamp, RecordBatch.offsetOfMaxTimestamp):
+// the first segment with the greatest max timestamp, the first batch from
+// its (max timestamp, offset) index position whose max timestamp equals it,
+// and in that batch the first record carrying it.
+func (p *Partition) lookupMaxTimestamp(tr *tracer) (*TimeLookup, error) {
+	best := -1
+	var bestTS, bestOffset int64 = -1, -1
+	var bestHit *TimeHit
+	for i, sf := range p.Segments {
+		seg, err := OpenSegment(sf)
+		if err != nil {
+			return nil, err
+		}
+		ts, off, hit, err := segmentMaxTimestamp(seg, tr)
+		seg.Close()
+		if err != nil {
+			return nil, err
+		}
+		if best < 0 || ts > bestTS {
+			best, bestTS, bestOffset, bestHit = i, ts, off, hit
+		}
+	}
+	sf := p.Segments[best]
+	tr.add(TraceStep{Step: "segment", Segment: sf.Name(), Candidates: len(p.Segments),
+		Message: fmt.Sprintf("segment %s chosen: the first with the greatest max timestamp %d (offset %d)", sf.Name(), bestTS, bestOffset)})
+	seg, err := OpenSegment(sf)
+	if err != nil {
+		return nil, err
+	}
+	defer seg.Close()
+	res := &TimeLookup{Segment: sf.Name(), SegmentBaseOffset: sf.BaseOffset, TimeIndexEntry: bestHit}
+	pos, err := offsetPosition(seg, bestOffset, tr)
+	if err != nil {
+		return nil, err
+	}
+	var dec RecordDecoder
+	sc := seg.Scan(pos)
+	for sc.Next() {
+		b := sc.Batch()
+		if b.MaxTimestamp != bestTS {
+			tr.batch(b, fmt.Sprintf("max timestamp %d != %d: skip", b.MaxTimestamp, bestTS))
+			continue
+		}
+		if b.Magic == 0 {
+			tr.batch(b, "magic 0 has no timestamps: no answer")
+			break
+		}
+		entry, err := seg.ReadEntry(b, nil)
+		if err != nil {
+			return nil, err
+		}
+		err = dec.Records(seg.LogName, entry, b, func(r *Record) error {
+			if r.Timestamp == b.MaxTimestamp {
+				res.Offset, res.Timestamp, res.Found = r.Offset, r.Timestamp, true
+				return errStopRecords
+			}
+			return nil
+		})
+		if err != nil && err != errStopRecords {
+			return nil, err
+		}
+		if res.Found {
+			tr.batch(b, fmt.Sprintf("first record with the max timestamp: offset %d", res.Offset))
+			bc := *b
+			res.Batch = &bc
+			return res, nil
+		}
+		break
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
+		return nil, err
+	}
+	res.Reason = fmt.Sprintf("no batch with the max timestamp %d holds a record carrying it", bestTS)
+	return res, nil
+}
