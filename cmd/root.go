@@ -100,6 +100,10 @@ Exit codes:
 	})
 
 	root.AddCommand(
+		newDumpIndexCommand(ios),
+		newLookupCommand(ios),
+		newLookupTimeCommand(ios),
+		newGenCommand(ios),
 		newCoordinatorCommand(ios),
 	)
 	guardCommands(root)

@@ -1,0 +1,45 @@
+package cmd
+
+import (
+	"time"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// batchJSON is the contract's "batch" object of lookup and lookup-time.
+type batchJSON struct {
+	BaseOffset   int64  `json:"base_offset"`
+	LastOffset   int64  `json:"last_offset"`
+	Position     int64  `json:"position"`
+	Size         int64  `json:"size"`
+	Magic        int8   `json:"magic"`
+	MaxTimestamp int64  `json:"max_timestamp"`
+	RecordCount  int64  `json:"record_count"`
+	Compression  string `json:"compression"`
+}
+
+// newBatchJSON renders a batch whose legacy details (first offset and
+// record count of a compressed wrapper) were filled in by
+// inspect.Describe.
+func newBatchJSON(d inspect.BatchDetail) *batchJSON {
+	b := d.Batch
+	return &batchJSON{
+		BaseOffset:   d.FirstOffset,
+		LastOffset:   b.LastOffset,
+		Position:     b.Position,
+		Size:         b.Size,
+		Magic:        b.Magic,
+		MaxTimestamp: b.MaxTimestamp,
+		RecordCount:  d.RecordCount,
+		Compression:  b.Compression().String(),
+	}
+}
+
+// formatMillis shows a ms timestamp as RFC 3339 UTC for people (tables
+// only; JSON keeps the raw number). Negative values (no timestamp) are "-".
+func formatMillis(ms int64) string {
+	if ms < 0 {
+		return "-"
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

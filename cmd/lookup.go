@@ -1,0 +1,194 @@
+package cmd
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+type lookupOptions struct {
+	path   string
+	offset int64
+	trace  bool
+}
+
+func newLookupCommand(ios *IOStreams) *cobra.Command {
+	var opts lookupOptions
+	c := &cobra.Command{
+		Use:   "lookup PATH OFFSET",
+		Short: "Find the batch a broker returns for a fetch from OFFSET",
+		Long: `Resolve OFFSET the way a broker serving a fetch does: pick the segment with
+the largest base offset <= OFFSET, binary-search its offset index for the
+largest entry <= OFFSET (the broker's warm/cold search, probe for probe), then
+scan batch headers from that position to the first batch whose last offset
+is >= OFFSET. That batch is the answer, also when OFFSET itself was removed by
+compaction (the answer is then the next batch).
+
+Fields: target_offset found segment segment_base_offset index_entry
+(slot, offset, position; null when no entry <= OFFSET) batch (base_offset,
+last_offset, position, size incl. the 12-byte prefix, magic, max_timestamp,
+record_count, compression) scanned_batches scanned_bytes, and with --trace
+the steps taken.
+
+Exit codes: 0 found; 1 not in the log (below the first segment's base
+offset, or at/after the log end offset: {"found":false,"reason":...});
+2 could not look (bad PATH, unreadable or corrupt files).`,
+		Example: `  kseg lookup data/orders-0 1234
+  kseg lookup --trace data/orders-0 1234
+  kseg lookup -o json data/orders-0 1234 | jq .batch.position`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			off, err := strconv.ParseInt(args[1], 10, 64)
+			if err != nil {
+				return usageErrorf("OFFSET must be an integer offset, not %q", args[1])
+			}
+			opts.path, opts.offset = args[0], off
+			return runLookup(ios, opts)
+		},
+	}
+	c.Flags().BoolVar(&opts.trace, "trace", false, "show each step: segment chosen, index probes, batches scanned")
+	return c
+}
+
+type indexEntryJSON struct {
+	Slot     int   `json:"slot"`
+	Offset   int64 `json:"offset"`
+	Position int64 `json:"position"`
+}
+
+// lookupJSON is the contract's lookup line for a found offset.
+type lookupJSON struct {
+	TargetOffset      int64               `json:"target_offset"`
+	Found             bool                `json:"found"`
+	Segment           string              `json:"segment"`
+	SegmentBaseOffset int64               `json:"segment_base_offset"`
+	IndexEntry        *indexEntryJSON     `json:"index_entry"`
+	Batch             *batchJSON          `json:"batch"`
+	ScannedBatches    int                 `json:"scanned_batches"`
+	ScannedBytes      int64               `json:"scanned_bytes"`
+	Trace             []inspect.TraceStep `json:"trace,omitempty"`
+}
+
+// offsetNotFoundJSON is the contract's line for an offset not in the log.
+type offsetNotFoundJSON struct {
+	TargetOffset int64               `json:"target_offset"`
+	Found        bool                `json:"found"`
+	Reason       string              `json:"reason"`
+	Trace        []inspect.TraceStep `json:"trace,omitempty"`
+}
+
+func runLookup(ios *IOStreams, opts lookupOptions) error {
+	p, err := resolvePartition(opts.path)
+	if err != nil {
+		return err
+	}
+	res, err := p.LookupOffset(opts.offset, inspect.LookupOptions{Trace: opts.trace})
+	if err != nil {
+		return err
+	}
+	if !res.Found {
+		out := offsetNotFoundJSON{res.TargetOffset, false, res.Reason, res.Trace}
+		if err := printObject(ios, out, offsetNotFoundColumns, traceFooter(ios, out.Trace)...); err != nil {
+			return err
+		}
+		return errNegative(res.Reason)
+	}
+	d, err := p.Describe(res.SegmentBaseOffset, res.Batch)
+	if err != nil {
+		return err
+	}
+	out := lookupJSON{TargetOffset: res.TargetOffset, Found: true, Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset,
+		Batch: newBatchJSON(d), ScannedBatches: res.ScannedBatches, ScannedBytes: res.ScannedBytes, Trace: res.Trace}
+	if e := res.IndexEntry; e != nil {
+		out.IndexEntry = &indexEntryJSON{e.Slot, e.Offset, e.Position}
+	}
+	return printObject(ios, out, lookupColumns, traceFooter(ios, out.Trace)...)
+}
+
+var offsetNotFoundColumns = []column[offsetNotFoundJSON]{
+	intColumn("target_offset", func(l offsetNotFoundJSON) int64 { return l.TargetOffset }),
+	boolColumn("found", func(l offsetNotFoundJSON) bool { return l.Found }),
+	textColumn("reason", func(l offsetNotFoundJSON) string { return l.Reason }),
+}
+
+var lookupColumns = func() []column[lookupJSON] {
+	cols := []column[lookupJSON]{
+		intColumn("target_offset", func(l lookupJSON) int64 { return l.TargetOffset }),
+		boolColumn("found", func(l lookupJSON) bool { return l.Found }),
+		textColumn("segment", func(l lookupJSON) string { return l.Segment }),
+		intColumn("segment_base_offset", func(l lookupJSON) int64 { return l.SegmentBaseOffset }),
+		nullableIntColumn("index_entry.slot", func(l lookupJSON) *int {
+			if l.IndexEntry == nil {
+				return nil
+			}
+			return &l.IndexEntry.Slot
+		}),
+		nullableIntColumn("index_entry.offset", func(l lookupJSON) *int64 {
+			if l.IndexEntry == nil {
+				return nil
+			}
+			return &l.IndexEntry.Offset
+		}),
+		nullableIntColumn("index_entry.position", func(l lookupJSON) *int64 {
+			if l.IndexEntry == nil {
+				return nil
+			}
+			return &l.IndexEntry.Position
+		}),
+	}
+	cols = append(cols, batchColumns(func(l lookupJSON) *batchJSON { return l.Batch })...)
+	return append(cols,
+		intColumn("scanned_batches", func(l lookupJSON) int { return l.ScannedBatches }),
+		intColumn("scanned_bytes", func(l lookupJSON) int64 { return l.ScannedBytes }),
+	)
+}()
+
+// batchColumns are the batch object's fields, dotted, for table and CSV.
+func batchColumns[T any](get func(T) *batchJSON) []column[T] {
+	f := func(name string, v func(*batchJSON) int64) column[T] {
+		return nullableIntColumn(name, func(t T) *int64 {
+			b := get(t)
+			if b == nil {
+				return nil
+			}
+			x := v(b)
+			return &x
+		})
+	}
+	return []column[T]{
+		f("batch.base_offset", func(b *batchJSON) int64 { return b.BaseOffset }),
+		f("batch.last_offset", func(b *batchJSON) int64 { return b.LastOffset }),
+		f("batch.position", func(b *batchJSON) int64 { return b.Position }),
+		f("batch.size", func(b *batchJSON) int64 { return b.Size }),
+		f("batch.magic", func(b *batchJSON) int64 { return int64(b.Magic) }),
+		f("batch.max_timestamp", func(b *batchJSON) int64 { return b.MaxTimestamp }),
+		f("batch.record_count", func(b *batchJSON) int64 { return b.RecordCount }),
+		textColumn("batch.compression", func(t T) string {
+			if b := get(t); b != nil {
+				return b.Compression
+			}
+			return ""
+		}),
+	}
+}
+
+// traceFooter renders --trace steps as numbered lines under the table (in
+// JSON they are the "trace" array; CSV has no room for them).
+func traceFooter(ios *IOStreams, steps []inspect.TraceStep) []string {
+	if len(steps) == 0 || ios.Format() != FormatTable {
+		return nil
+	}
+	lines := []string{"", "trace:"}
+	for i, s := range steps {
+		indent := "  "
+		if s.Step == "probe" || s.Step == "batch" {
+			indent = "      "
+		}
+		lines = append(lines, fmt.Sprintf("%3d.%s%s", i+1, indent, strings.TrimSpace(s.Message)))
+	}
+	return lines
+}

@@ -1,0 +1,46 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// resolveTarget resolves a PATH argument, turning "does not exist" and
+// "not a Kafka path" into one clear line naming the path.
+func resolveTarget(path string) (*inspect.Target, error) {
+	t, err := inspect.Resolve(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file or directory", path)
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+// resolvePartition resolves PATH to exactly one partition (lookups answer
+// for one partition; a data dir of several is ambiguous).
+func resolvePartition(path string) (*inspect.Partition, error) {
+	t, err := resolveTarget(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Partitions) != 1 {
+		names := ""
+		for i, p := range t.Partitions {
+			if i == 3 {
+				names += ", ..."
+				break
+			}
+			if i > 0 {
+				names += ", "
+			}
+			names += p.Name()
+		}
+		return nil, fmt.Errorf("%s holds %d partitions (%s): name one partition directory", path, len(t.Partitions), names)
+	}
+	return t.Partitions[0], nil
+}
