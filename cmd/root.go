@@ -103,6 +103,7 @@ Exit codes:
 		newDumpIndexCommand(ios),
 		newLookupCommand(ios),
 		newLookupTimeCommand(ios),
+		newDumpLogCommand(ios),
 		newGenCommand(ios),
 		newCoordinatorCommand(ios),
 	)
