@@ -268,12 +268,19 @@ func writeTable(ios *IOStreams, header []string, right []bool, rows [][]string, 
 	}
 	var buf bytes.Buffer
 	t := tablewriter.NewTable(&buf,
+		// Columns are separated by one blank of padding plus a one-blank
+		// column separator. (A two-blank padding string would make
+		// tablewriter over-pad and then truncate each cell, which closes
+		// a coloured cell only after its padding.)
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbolCustom("kseg").WithColumn(" "),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.On, BetweenRows: tw.Off, ShowHeader: tw.Off, ShowFooter: tw.Off},
+				Lines:      tw.LinesNone,
+			},
 		})),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: " ", Overwrite: true}),
 		tablewriter.WithHeaderAutoFormat(tw.Off), // "base_offset", not "BASE OFFSET"
 		tablewriter.WithTrimSpace(tw.Off),        // cells exactly as given
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),

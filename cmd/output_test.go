@@ -1,0 +1,309 @@
+package cmd
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fatih/color"
+)
+
+// testRow stands for a command's row type: explicit snake_case json tags,
+// a nullable field.
+type testRow struct {
+	Segment  string `json:"segment"`
+	Position int64  `json:"position"`
+	Size     int32  `json:"size"`
+	CRCValid bool   `json:"crc_valid"`
+	Offset   *int64 `json:"offset"`
+}
+
+var testColumns = []column[testRow]{
+	textColumn("segment", func(r testRow) string { return r.Segment }),
+	intColumn("position", func(r testRow) int64 { return r.Position }),
+	intColumn("size", func(r testRow) int32 { return r.Size }),
+	{
+		name: "crc_valid",
+		cell: func(r testRow) string {
+			if r.CRCValid {
+				return "true"
+			}
+			return "false"
+		},
+		style: func(r testRow) []color.Attribute {
+			if !r.CRCValid {
+				return []color.Attribute{color.FgRed, color.Bold}
+			}
+			return nil
+		},
+	},
+	nullableIntColumn("offset", func(r testRow) *int64 { return r.Offset }),
+}
+
+func int64Ptr(n int64) *int64 { return &n }
+
+var testRows = []testRow{
+	{Segment: "00000000000000000000.log", Position: 0, Size: 78, CRCValid: true, Offset: int64Ptr(5)},
+	{Segment: "00000000000000000368.log", Position: 123456, Size: 1048588, CRCValid: false},
+}
+
+func renderList(t *testing.T, format OutputFormat, setup func(*IOStreams), rows []testRow, footer ...string) (string, string) {
+	t.Helper()
+	ios, _, out, errOut := Test()
+	ios.SetFormat(format)
+	if setup != nil {
+		setup(ios)
+	}
+	l := newLister(ios, testColumns)
+	for _, r := range rows {
+		l.Add(r)
+	}
+	for _, f := range footer {
+		l.Footer("%s", f)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return out.String(), errOut.String()
+}
+
+func TestListerTable(t *testing.T) {
+	got, stderr := renderList(t, FormatTable, nil, testRows, "padding: 3 slots", "2 segments")
+	want := "" +
+		"segment                   position     size  crc_valid  offset\n" +
+		"00000000000000000000.log         0       78  true            5\n" +
+		"00000000000000000368.log    123456  1048588  false\n" +
+		"padding: 3 slots\n" +
+		"2 segments\n"
+	if got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+	if stderr != "" {
+		t.Errorf("stderr: %q", stderr)
+	}
+}
+
+func TestListerTableEmpty(t *testing.T) {
+	got, _ := renderList(t, FormatTable, nil, nil)
+	if want := "segment  position  size  crc_valid  offset\n"; got != want {
+		t.Errorf("empty table %q, want %q", got, want)
+	}
+}
+
+func TestListerJSON(t *testing.T) {
+	rows := append(testRows, testRow{Segment: `a<b>&"c"` + "\n", Position: -1, Offset: int64Ptr(-1)})
+	got, _ := renderList(t, FormatJSON, nil, rows, "footers are for tables only")
+	want := `{"segment":"00000000000000000000.log","position":0,"size":78,"crc_valid":true,"offset":5}
+{"segment":"00000000000000000368.log","position":123456,"size":1048588,"crc_valid":false,"offset":null}
+{"segment":"a<b>&\"c\"\n","position":-1,"size":0,"crc_valid":false,"offset":-1}
+`
+	if got != want {
+		t.Errorf("json:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestListerJSONEmpty(t *testing.T) {
+	if got, _ := renderList(t, FormatJSON, nil, nil); got != "" {
+		t.Errorf("empty json list wrote %q", got)
+	}
+}
+
+func TestListerCSV(t *testing.T) {
+	rows := append(testRows, testRow{Segment: "comma,quote\"newline\n", Position: 7, Offset: int64Ptr(0)})
+	got, _ := renderList(t, FormatCSV, nil, rows, "footers are for tables only")
+	want := "segment,position,size,crc_valid,offset\n" +
+		"00000000000000000000.log,0,78,true,5\n" +
+		"00000000000000000368.log,123456,1048588,false,\n" +
+		"\"comma,quote\"\"newline\n\",7,0,false,0\n"
+	if got != want {
+		t.Errorf("csv:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+func TestListerCSVEmptyHasHeader(t *testing.T) {
+	if got, _ := renderList(t, FormatCSV, nil, nil); got != "segment,position,size,crc_valid,offset\n" {
+		t.Errorf("empty csv %q", got)
+	}
+}
+
+// JSON and CSV stream: a row is on Out as soon as Add returns.
+func TestListerStreams(t *testing.T) {
+	for _, format := range []OutputFormat{FormatJSON, FormatCSV} {
+		ios, _, out, _ := Test()
+		ios.SetFormat(format)
+		l := newLister(ios, testColumns)
+		l.Add(testRows[0])
+		first := out.Len()
+		if first == 0 || !strings.Contains(out.String(), "00000000000000000000.log") {
+			t.Errorf("%s: first row not written by Add: %q", format, out.String())
+		}
+		l.Add(testRows[1])
+		if out.Len() <= first {
+			t.Errorf("%s: second row not written by Add", format)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Colour decorates table cells only, only when stdout takes colour; the
+// columns and the text are the same either way.
+func TestListerColour(t *testing.T) {
+	tty := func(ios *IOStreams) { ios.SetStdoutTTY(true) }
+	ttyNoColor := func(ios *IOStreams) { ios.SetStdoutTTY(true); ios.SetNoColor(true) }
+	red := "\x1b[31;1mfalse\x1b[0;22m"
+
+	coloured, _ := renderList(t, FormatTable, tty, testRows)
+	if !strings.Contains(coloured, red) {
+		t.Errorf("no colour on a terminal:\n%q", coloured)
+	}
+	if strings.Count(coloured, "\x1b[") != 2 { // start and reset, around the bad CRC only
+		t.Errorf("colour beyond the styled cell:\n%q", coloured)
+	}
+	plain, _ := renderList(t, FormatTable, nil, testRows)
+	if got := strings.ReplaceAll(coloured, red, "false"); got != plain {
+		t.Errorf("coloured table differs beyond its colour:\n%s\nplain:\n%s", got, plain)
+	}
+	if off, _ := renderList(t, FormatTable, ttyNoColor, testRows); off != plain {
+		t.Errorf("--no-color on a terminal:\n%q", off)
+	}
+	for _, format := range []OutputFormat{FormatJSON, FormatCSV} {
+		onTTY, _ := renderList(t, format, tty, testRows)
+		piped, _ := renderList(t, format, nil, testRows)
+		if onTTY != piped || strings.Contains(onTTY, "\x1b") {
+			t.Errorf("%s depends on the terminal:\n%q\n%q", format, onTTY, piped)
+		}
+	}
+}
+
+// A cell cannot break the table's lines or drive the terminal.
+func TestListerTableEscapesControl(t *testing.T) {
+	got, _ := renderList(t, FormatTable, nil, []testRow{{Segment: "a\nb\x1b[2Jc\td\xff", Position: 1}})
+	want := "segment              position  size  crc_valid  offset\n" +
+		`a\nb\x1b[2Jc\td\xff` + "         1     0  false\n"
+	if got != want {
+		t.Errorf("table:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+func TestEscapeControl(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"plain text", "plain text"},
+		{"日本語 🚀 \ufffd", "日本語 🚀 \ufffd"}, // a real U+FFFD is text
+		{"a\nb", `a\nb`},
+		{"\r\t\x00\x7f", `\r\t\x00\x7f`},
+		{"\x1b[31m", `\x1b[31m`},
+		{"\u0085\u2028\u2029", `\u0085\u2028\u2029`},
+		{"bad\xc3", `bad\xc3`},
+		{"\xe2\x82x", `\xe2\x82x`},
+	} {
+		if got := escapeControl(tc.in); got != tc.want {
+			t.Errorf("escapeControl(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// failingWriter accepts n bytes, then fails every write.
+type failingWriter struct {
+	n      int
+	writes int
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errDiskFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// The first write error stops the output and comes back from Close.
+func TestListerWriteErrorIsSticky(t *testing.T) {
+	for _, format := range outputFormats {
+		ios, _, _, _ := Test()
+		w := &failingWriter{n: 10}
+		ios.Out = w
+		ios.SetFormat(format)
+		l := newLister(ios, testColumns)
+		for range 100 {
+			l.Add(testRows[0])
+		}
+		err := l.Close()
+		if !errors.Is(err, errDiskFull) {
+			t.Errorf("%s: Close = %v, want the write error", format, err)
+		}
+		if w.writes > 2 {
+			t.Errorf("%s: %d writes after the output failed", format, w.writes)
+		}
+	}
+}
+
+func TestPrintObject(t *testing.T) {
+	row := testRows[1]
+	row.Offset = int64Ptr(368)
+	for _, tc := range []struct {
+		format OutputFormat
+		want   string
+	}{
+		{FormatTable, "" +
+			"segment    00000000000000000368.log\n" +
+			"position   123456\n" +
+			"size       1048588\n" +
+			"crc_valid  false\n" +
+			"offset     368\n" +
+			"trace: step 1\n"},
+		{FormatJSON, `{"segment":"00000000000000000368.log","position":123456,"size":1048588,"crc_valid":false,"offset":368}` + "\n"},
+		{FormatCSV, "segment,position,size,crc_valid,offset\n00000000000000000368.log,123456,1048588,false,368\n"},
+	} {
+		ios, _, out, _ := Test()
+		ios.SetFormat(tc.format)
+		if err := printObject(ios, row, testColumns, "trace: step 1"); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tc.want {
+			t.Errorf("%s:\n%q\nwant:\n%q", tc.format, out.String(), tc.want)
+		}
+	}
+}
+
+func TestPrintObjectColour(t *testing.T) {
+	ios, _, out, _ := Test()
+	ios.SetStdoutTTY(true)
+	if err := printObject(ios, testRows[1], testColumns); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "crc_valid  \x1b[31;1mfalse\x1b[0;22m\n") {
+		t.Errorf("no colour in the key/value table on a terminal:\n%q", out.String())
+	}
+}
+
+func TestOutputFormatValue(t *testing.T) {
+	var f OutputFormat
+	for _, v := range []string{"table", "json", "csv"} {
+		if err := f.Set(v); err != nil || f.String() != v {
+			t.Errorf("Set(%q): %v, now %q", v, err, f)
+		}
+	}
+	f = FormatJSON
+	for _, v := range []string{"", "JSON", "yaml", "table "} {
+		err := f.Set(v)
+		if err == nil || err.Error() != "valid values are table, json, csv" {
+			t.Errorf("Set(%q) = %v", v, err)
+		}
+		if f != FormatJSON {
+			t.Errorf("Set(%q) changed the value to %q", v, f)
+		}
+	}
+}
+
+func TestTestColumnsMatchJSON(t *testing.T) {
+	assertColumnsMatchJSON(t, testRows[0], testColumns)
+	assertColumnsMatchJSON(t, testRows[1], testColumns) // null offset: empty cell
+}
