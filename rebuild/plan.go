@@ -1,0 +1,486 @@
+package rebuild
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect"
+)
+
+// DefaultIndexIntervalBytes is the broker's index.interval.bytes default
+// (ServerLogConfigs.LOG_INDEX_INTERVAL_BYTES_DEFAULT).
+const DefaultIndexIntervalBytes = 4096
+
+// IndexEveryBatch asks for index.interval.bytes = 0 in
+// Options.IndexIntervalBytes, whose zero value means the default: every
+// batch except the first of a segment then gets an index entry.
+const IndexEveryBatch = -1
+
+// Options are the broker settings recovery depends on.
+type Options struct {
+	// IndexIntervalBytes is the broker's index.interval.bytes: 0 means the
+	// default 4096, IndexEveryBatch means 0; other negative values are
+	// invalid.
+	IndexIntervalBytes int64
+}
+
+// interval returns the effective index.interval.bytes.
+func (o Options) interval() (int64, error) {
+	switch {
+	case o.IndexIntervalBytes == 0:
+		return DefaultIndexIntervalBytes, nil
+	case o.IndexIntervalBytes == IndexEveryBatch:
+		return 0, nil
+	case o.IndexIntervalBytes < 0:
+		return 0, fmt.Errorf("index interval bytes %d: want >= 0", o.IndexIntervalBytes)
+	}
+	return o.IndexIntervalBytes, nil
+}
+
+// SegmentPlan is what broker recovery (LogSegment.recover) leaves for one
+// segment.
+type SegmentPlan struct {
+	Segment inspect.SegmentFiles
+
+	Index, TimeIndex []byte // exactly the bytes recovery leaves (trimmed); never nil
+	TxnIndex         []byte // nil: no aborted transaction in this segment
+
+	IndexEntries, TimeIndexEntries, TxnEntries int
+
+	Batches        int   // batches in the valid prefix
+	ValidBytes     int64 // end of the valid prefix (recovery's validBytes)
+	TruncatedBytes int64 // log size - ValidBytes
+	// StopErr says why recovery stopped before the end of the log (a
+	// *inspect.CorruptError naming the .log and the byte position), nil when
+	// the whole log is valid. See PlanPartition for the kinds.
+	StopErr error
+}
+
+// LogSize is the size of the .log when it was planned.
+func (p *SegmentPlan) LogSize() int64 { return p.ValidBytes + p.TruncatedBytes }
+
+// ErrUnrecoverable marks a segment broker recovery cannot rebuild: the
+// broker throws an exception recovery does not catch (a batch whose last
+// offset does not fit relative to the base offset,
+// LogSegmentOffsetOverflowException; a producer-state replay failure). It is
+// wrapped in a *inspect.CorruptError naming the file and position.
+var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
+
+// PlanPartition runs broker recovery over every segment of p, in base-offset
+// order, and returns one plan per segment. Nothing is written.
+//
+// Each segment is recovered as LogSegment.recover does (kafka-on-disk.md
+// section 9.1), from empty indexes:
+//
+//   - batches are read with the file iterator's stop rules
+//     (FileLogInputStream.nextBatch) and validated as ensureValid does (v2:
+//     size >= 61 and CRC-32C; v0/v1: the outer CRC-32);
+//   - a batch at position p gets an offset-index entry (lastOffset, p) when
+//     p - (position of the last indexed batch, or 0) > index.interval.bytes,
+//     strictly, so the first batch never does; the time index gets the
+//     running maximum batch timestamp (strict '>', with the last offset of
+//     the first batch reaching it) at the same points, only when it grew
+//     (TimeIndex.maybeAppend), and once more at the end;
+//   - records are not decoded, except the first record of a v2 control batch
+//     with a producer id (the transaction marker).
+//
+// Transactions are tracked from the first segment of p (producer snapshots
+// are not read), so an aborted transaction's entry lands in the .txnindex of
+// the segment holding its ABORT marker.
+//
+// Where recovery stops early, StopErr says why and ValidBytes where:
+//   - inspect.ErrTorn: the log ends inside a batch or its header (the broker
+//     stops silently there);
+//   - inspect.ErrCorruptHeader: a length field below 14, or a v2 batch
+//     shorter than 61 bytes (CorruptRecordException);
+//   - inspect.ErrCRC: a stored CRC that does not match;
+//   - inspect.ErrCorruptRecords: a malformed control record
+//     (InvalidRecordException); the broker has already counted that batch, so
+//     the cut is after it.
+//
+// A non-increasing offset at an index point makes the broker's index append
+// throw InvalidOffsetException; LogLoader.recoverLog then empties the whole
+// segment (truncateTo(baseOffset)). kseg plans exactly that: ValidBytes 0,
+// empty indexes, the whole log counted as TruncatedBytes, and StopErr a
+// CorruptError (kinds inspect.ErrCorruptHeader and indexfmt.ErrInvalidOffset)
+// at the batch where it happened. The producer state is rolled back to the
+// start of that segment. (The broker would also delete every later unflushed
+// segment; kseg plans each of them as if it stayed.)
+//
+// PlanPartition returns an error, with the plans of the segments before the
+// failing one, when a segment cannot be read, or when recovery itself would
+// fail (ErrUnrecoverable).
+func PlanPartition(p *inspect.Partition, opts Options) ([]SegmentPlan, error) {
+	interval, err := opts.interval()
+	if err != nil {
+		return nil, err
+	}
+	r := recoverer{interval: interval, txns: newTxnState()}
+	plans := make([]SegmentPlan, 0, len(p.Segments))
+	for _, seg := range p.Segments {
+		plan, err := r.segment(seg)
+		if err != nil {
+			return plans, err
+		}
+		plans = append(plans, plan)
+	}
+	return plans, nil
+}
+
+// recoverer carries what lives across segments: the producer state and the
+// record decoder's buffers.
+type recoverer struct {
+	interval int64
+	txns     *txnState
+	dec      inspect.RecordDecoder
+	scratch  []byte // for the rare batch the entry scanner refuses (negativeDelta)
+}
+
+// segmentRun is the state of LogSegment.recover for one segment.
+type segmentRun struct {
+	name     string
+	base     int64
+	interval int64
+
+	oi  *indexfmt.OffsetIndexBuilder
+	ti  *indexfmt.TimeIndexBuilder
+	txn []byte
+
+	validBytes, lastIndexEntry int64
+	// maxTimestampAndOffsetSoFar: starts as the empty time index's last
+	// entry, (-1, base offset). maxTsPos is the position of that batch (for
+	// error messages only).
+	maxTs, maxTsOffset, maxTsPos int64
+	lastTxnOffset                int64 // TransactionIndex.lastOffset; -1: none appended
+	batches                      int
+}
+
+func (r *recoverer) segment(seg inspect.SegmentFiles) (SegmentPlan, error) {
+	plan := SegmentPlan{Segment: seg}
+	if seg.Log == "" {
+		return plan, fmt.Errorf("segment %s: %w: no .log file to rebuild from", inspect.SegmentName(seg.BaseOffset), inspect.ErrNotKafka)
+	}
+	f, err := inspect.OpenPread(seg.Log)
+	if err != nil {
+		return plan, err
+	}
+	defer f.Close()
+	size := f.Size()
+	if size > math.MaxInt32 {
+		// FileRecords refuses such a file; positions would not fit an entry.
+		return plan, &inspect.CorruptError{File: seg.Log, Position: -1, Offset: -1,
+			Err: fmt.Errorf("%w: %w: the log is %d bytes, more than the broker can open (%d)", inspect.ErrCorruptHeader, ErrUnrecoverable, size, math.MaxInt32)}
+	}
+
+	start := r.txns.clone()
+	run := &segmentRun{
+		name: seg.Log, base: seg.BaseOffset, interval: r.interval,
+		oi:    indexfmt.NewOffsetIndexBuilder(seg.BaseOffset),
+		ti:    indexfmt.NewTimeIndexBuilder(seg.BaseOffset),
+		maxTs: -1, maxTsOffset: seg.BaseOffset, maxTsPos: 0,
+		lastTxnOffset: -1,
+	}
+	stop, err := r.scan(f, size, run)
+	if err != nil {
+		return plan, err
+	}
+	if !errors.Is(stop, indexfmt.ErrInvalidOffset) {
+		// After the loop, however it ended: the entry a closed segment gets
+		// (timeIndex.maybeAppend(max, offset, skipFullCheck = true)). An
+		// InvalidOffsetException here empties the segment as well.
+		if aerr := run.ti.MaybeAppend(run.maxTs, run.maxTsOffset); aerr != nil {
+			if stop, err = run.indexAppendFailed(aerr, run.maxTsPos, run.maxTsOffset); err != nil {
+				return plan, err
+			}
+		}
+	}
+	plan.StopErr = stop
+	if errors.Is(stop, indexfmt.ErrInvalidOffset) {
+		// LogLoader.recoverLog: the segment is truncated to its base offset.
+		r.txns = start
+		plan.Index, plan.TimeIndex = []byte{}, []byte{}
+		plan.ValidBytes, plan.TruncatedBytes = 0, size
+		return plan, nil
+	}
+	plan.Index = nonNil(run.oi.Bytes())
+	plan.TimeIndex = nonNil(run.ti.Bytes())
+	plan.TxnIndex = run.txn
+	plan.IndexEntries = run.oi.Entries()
+	plan.TimeIndexEntries = run.ti.Entries()
+	plan.TxnEntries = len(run.txn) / indexfmt.TxnEntrySize
+	plan.Batches = run.batches
+	plan.ValidBytes = run.validBytes
+	plan.TruncatedBytes = size - run.validBytes
+	return plan, nil
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// scan is the batch loop of LogSegment.recover. It returns the reason the
+// loop stopped early (nil at the clean end of the log), or an error when
+// the segment cannot be planned at all.
+func (r *recoverer) scan(f *inspect.File, size int64, run *segmentRun) (stop, err error) {
+	pos := int64(0)
+	for {
+		s := inspect.NewEntryScanner(f, f.Name, size, pos, window(size-pos))
+		for s.Next() {
+			b := s.Batch()
+			// batch.ensureValid(): the size was checked by ParseBatch.
+			computed, ok, err := s.CheckCRC()
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return crcError(run.name, b, computed), nil
+			}
+			if stop, err := r.batch(run, b, s.Entry); stop != nil || err != nil {
+				return stop, err
+			}
+		}
+		serr := s.Err()
+		if serr == nil {
+			return nil, nil
+		}
+		var ce *inspect.CorruptError
+		if !errors.As(serr, &ce) || !(errors.Is(serr, inspect.ErrTorn) || errors.Is(serr, inspect.ErrCorruptHeader)) {
+			return nil, serr // a read error, the file changed: not a recovery outcome
+		}
+		// ParseBatch refuses a v2 batch with a negative lastOffsetDelta,
+		// which ensureValid accepts when its CRC (which covers the delta)
+		// matches. Give such a batch the broker's treatment and go on after it.
+		next, stop, err := r.negativeDelta(f, size, run, ce.Position)
+		if err != nil || stop != nil {
+			return stop, err
+		}
+		if next < 0 {
+			return serr, nil
+		}
+		pos = next
+	}
+}
+
+// window is the scanner's read size for bytes left to scan: whole small
+// logs in one read, at most inspect.DefaultWindow.
+func window(left int64) int {
+	return int(min(max(left, 4096), inspect.DefaultWindow))
+}
+
+func crcError(file string, b *inspect.Batch, computed uint32) error {
+	return &inspect.CorruptError{File: file, Position: b.Position, Offset: b.LastOffset,
+		Err: fmt.Errorf("%w: stored crc = %d, computed crc = %d (magic %d batch of %d bytes)", inspect.ErrCRC, b.CRC, computed, b.Magic, b.Size)}
+}
+
+// batch is the body of the recovery loop for one batch that passed
+// ensureValid. entry returns the whole batch (only control batches need it).
+func (r *recoverer) batch(run *segmentRun, b *inspect.Batch, entry func() ([]byte, error)) (stop, err error) {
+	// ensureOffsetInRange: LogSegmentOffsetOverflowException is not caught
+	// by recovery (the loader splits legacy segments, or fails).
+	if _, err := indexfmt.RelativeOffset(run.base, b.LastOffset); err != nil {
+		return nil, &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.LastOffset,
+			Err: fmt.Errorf("%w: %w: batch last offset %d does not fit relative to base offset %d (broker: LogSegmentOffsetOverflowException): %w", inspect.ErrCorruptHeader, ErrUnrecoverable, b.LastOffset, run.base, err)}
+	}
+	// The max timestamp comes from the batch header; strict '>' keeps the
+	// first batch reaching it.
+	if b.MaxTimestamp > run.maxTs {
+		run.maxTs, run.maxTsOffset, run.maxTsPos = b.MaxTimestamp, b.LastOffset, b.Position
+	}
+	// Index point: strict '>' on the bytes since the last indexed batch.
+	if run.validBytes-run.lastIndexEntry > run.interval {
+		if err := run.oi.Append(b.LastOffset, int32(run.validBytes)); err != nil {
+			return run.indexAppendFailed(err, b.Position, b.LastOffset)
+		}
+		if err := run.ti.MaybeAppend(run.maxTs, run.maxTsOffset); err != nil {
+			return run.indexAppendFailed(err, b.Position, run.maxTsOffset)
+		}
+		run.lastIndexEntry = run.validBytes
+	}
+	run.validBytes += b.Size
+	run.batches++
+	if b.Magic < 2 || b.ProducerID <= -1 { // RecordBatch.hasProducerId
+		return nil, nil
+	}
+	return r.producerState(run, b, entry)
+}
+
+// indexAppendFailed classifies an index append error: InvalidOffsetException
+// empties the segment (a stop reason); anything else cannot happen after the
+// range check and is reported as an error.
+func (run *segmentRun) indexAppendFailed(err error, pos, offset int64) (stop, ferr error) {
+	if errors.Is(err, indexfmt.ErrInvalidOffset) {
+		return &inspect.CorruptError{File: run.name, Position: pos, Offset: offset,
+			Err: fmt.Errorf("%w: non-increasing offset at an index point; broker recovery empties this segment (InvalidOffsetException): %w", inspect.ErrCorruptHeader, err)}, nil
+	}
+	return nil, &inspect.CorruptError{File: run.name, Position: pos, Offset: offset, Err: fmt.Errorf("%w: %w", ErrUnrecoverable, err)}
+}
+
+// producerState replays a v2 batch with a producer id
+// (LogSegment.updateProducerState).
+func (r *recoverer) producerState(run *segmentRun, b *inspect.Batch, entry func() ([]byte, error)) (stop, err error) {
+	unrecoverable := func(format string, args ...any) error {
+		return &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.BaseOffset,
+			Err: fmt.Errorf("%w: %w: "+format, append([]any{inspect.ErrCorruptRecords, ErrUnrecoverable}, args...)...)}
+	}
+	if !b.IsControl() {
+		if err := r.txns.dataBatch(b.ProducerID, b.BaseOffset, b.IsTransactional()); err != nil {
+			return nil, unrecoverable("%v", err)
+		}
+		return nil, nil
+	}
+	// The coordinator epoch and the producer epoch are only logged on the
+	// replication path (checkCoordinatorEpoch, checkProducerEpoch).
+	typ, ok, stop, err := r.firstControlRecord(run, b, entry)
+	if stop != nil || err != nil || !ok {
+		return stop, err
+	}
+	if typ != inspect.ControlAbort && typ != inspect.ControlCommit {
+		// EndTransactionMarker.deserialize: IllegalArgumentException.
+		return nil, unrecoverable("control batch of producer %d holds a %s record, not a transaction marker (broker: IllegalArgumentException)", b.ProducerID, typ)
+	}
+	txn, aborted, err := r.txns.endMarker(b.ProducerID, b.BaseOffset, typ == inspect.ControlAbort)
+	if err != nil {
+		return nil, unrecoverable("%v", err)
+	}
+	if !aborted {
+		return nil, nil
+	}
+	// TransactionIndex.append: last offsets strictly increase within the
+	// (reset) index.
+	if run.lastTxnOffset >= 0 && txn.LastOffset <= run.lastTxnOffset {
+		return nil, unrecoverable("aborted transaction ending at %d is not after the previous one at %d (broker: IllegalArgumentException in TransactionIndex.append)", txn.LastOffset, run.lastTxnOffset)
+	}
+	run.lastTxnOffset = txn.LastOffset
+	run.txn = indexfmt.AppendTxnEntry(run.txn, txn)
+	return nil, nil
+}
+
+// errFirstRecord stops record decoding after the first record.
+var errFirstRecord = errors.New("first record read")
+
+// firstControlRecord reads a control batch's first record the way
+// ProducerAppendInfo.append does: batch.iterator() decodes only the first
+// record of an uncompressed batch (checking that nothing follows it when
+// the count is 1) and every record of a compressed one; a record count of 0
+// means an empty batch (the transaction was cleaned away), ok false.
+// Malformed records are InvalidRecordException: a stop reason, after this
+// batch. A null key or value makes the broker fail (NullPointerException);
+// kseg reports that as ErrUnrecoverable too.
+func (r *recoverer) firstControlRecord(run *segmentRun, b *inspect.Batch, entry func() ([]byte, error)) (typ inspect.ControlType, ok bool, stop, err error) {
+	e, err := entry()
+	if err != nil {
+		return 0, false, nil, err
+	}
+	var keyErr, valErr error
+	var nullKey, nullValue bool
+	first := true
+	derr := r.dec.Records(run.name, e, b, func(rec *inspect.Record) error {
+		if !first {
+			return nil
+		}
+		first, ok = false, true
+		nullKey, nullValue = rec.Key == nil, rec.Value == nil
+		if !nullKey {
+			_, typ, keyErr = inspect.ParseControlKey(rec.Key)
+		}
+		if !nullKey && keyErr == nil && (typ == inspect.ControlAbort || typ == inspect.ControlCommit) && !nullValue {
+			_, _, valErr = inspect.ParseEndTxnMarker(rec.Value)
+		}
+		if b.Compression() == inspect.CompressionNone {
+			return errFirstRecord
+		}
+		return nil // compressed: the broker decodes every record first
+	})
+	if derr != nil && !errors.Is(derr, errFirstRecord) {
+		if errors.Is(derr, inspect.ErrCorruptRecords) {
+			return 0, false, derr, nil
+		}
+		return 0, false, nil, derr
+	}
+	if !ok {
+		return 0, false, nil, nil
+	}
+	corrupt := func(err error) error {
+		return &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.BaseOffset, Err: err}
+	}
+	switch {
+	case nullKey:
+		return 0, false, nil, corrupt(fmt.Errorf("%w: %w: control record with a null key (broker: NullPointerException)", inspect.ErrCorruptRecords, ErrUnrecoverable))
+	case keyErr != nil:
+		return 0, false, corrupt(keyErr), nil
+	case typ != inspect.ControlAbort && typ != inspect.ControlCommit:
+		return typ, true, nil, nil
+	case nullValue:
+		return 0, false, nil, corrupt(fmt.Errorf("%w: %w: end transaction marker with a null value (broker: NullPointerException)", inspect.ErrCorruptRecords, ErrUnrecoverable))
+	case valErr != nil:
+		return 0, false, corrupt(valErr), nil
+	}
+	return typ, true, nil, nil
+}
+
+// negativeDelta handles the one batch ParseBatch refuses that the broker's
+// ensureValid accepts: a v2 batch of a valid size with a negative
+// lastOffsetDelta and a matching CRC. It returns the position after that
+// batch (-1 when the entry at pos is not such a batch: the scanner's error
+// stands), or why recovery stops.
+func (r *recoverer) negativeDelta(f *inspect.File, size int64, run *segmentRun, pos int64) (next int64, stop, err error) {
+	if pos < 0 || pos != run.validBytes || size-pos < inspect.V2HeaderSize {
+		return -1, nil, nil
+	}
+	var hdr [inspect.HeaderReadSize]byte
+	if _, err := f.ReadAt(hdr[:], pos); err != nil {
+		return -1, nil, err
+	}
+	b, perr := inspect.ParseBatch(hdr[:], pos, f.Name)
+	if perr == nil || b.Magic < 2 || b.Size < inspect.V2HeaderSize || b.Size > size-pos || b.LastOffsetDelta >= 0 {
+		return -1, nil, nil
+	}
+	computed, err := crcAt(f, &b, r.scratchBuf())
+	if err != nil {
+		return -1, nil, err
+	}
+	if computed != b.CRC {
+		return -1, crcError(run.name, &b, computed), nil
+	}
+	entry := func() ([]byte, error) {
+		if b.Size > inspect.MaxEntryBytes {
+			return nil, &inspect.CorruptError{File: f.Name, Position: b.Position, Offset: -1, Err: fmt.Errorf("%w: batch of %d bytes is larger than %d", inspect.ErrTooLarge, b.Size, inspect.MaxEntryBytes)}
+		}
+		buf := make([]byte, b.Size)
+		if _, err := f.ReadAt(buf, b.Position); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	if stop, err := r.batch(run, &b, entry); stop != nil || err != nil {
+		return -1, stop, err
+	}
+	return b.End(), nil, nil
+}
+
+func (r *recoverer) scratchBuf() []byte {
+	if r.scratch == nil {
+		r.scratch = make([]byte, 64<<10)
+	}
+	return r.scratch
+}
+
+// crcAt computes an entry's checksum by streaming it through buf.
+func crcAt(f io.ReaderAt, b *inspect.Batch, buf []byte) (uint32, error) {
+	var crc uint32
+	for at := b.Position + inspect.CRCStart(b.Magic); at < b.End(); {
+		n := min(int64(len(buf)), b.End()-at)
+		if _, err := f.ReadAt(buf[:n], at); err != nil {
+			return 0, err
+		}
+		crc = inspect.UpdateCRC(b.Magic, crc, buf[:n])
+		at += n
+	}
+	return crc, nil
+}
