@@ -195,3 +195,62 @@ func jsonField(obj map[string]any, name string) (any, error) {
 	}
 	return v, nil
 }
+
+// tbRecorder captures a helper's failures instead of failing the test.
+type tbRecorder struct {
+	testing.TB
+	failures []string
+}
+
+func (r *tbRecorder) Errorf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+func TestHashTreeSeesEveryChange(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("orders-0/00000000000000000000.log", "log bytes")
+	write("orders-0/00000000000000000000.index", "")
+	write("orders-1/00000000000000000000.log", "other")
+	if err := os.Symlink("00000000000000000000.log", filepath.Join(dir, "orders-1", "link")); err != nil {
+		t.Fatal(err)
+	}
+	before := hashTree(t, dir)
+	if len(before) != 7 { // 3 dirs (the root included), 3 files, 1 link
+		t.Fatalf("hashTree found %d entries: %v", len(before), before)
+	}
+	check := func(what string, want ...string) {
+		t.Helper()
+		r := &tbRecorder{TB: t}
+		assertTreeUnchanged(r, dir, before)
+		if strings.Join(r.failures, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: failures %q, want %q", what, r.failures, want)
+		}
+		before = hashTree(t, dir)
+	}
+	check("nothing done")
+	write("orders-0/00000000000000000000.log", "log bytez")
+	check("one byte changed", filepath.FromSlash("orders-0/00000000000000000000.log")+": changed")
+	write("orders-0/00000000000000000000.index.bak", "")
+	check("file added", filepath.FromSlash("orders-0/00000000000000000000.index.bak")+": added")
+	if err := os.Remove(filepath.Join(dir, "orders-1", "00000000000000000000.log")); err != nil {
+		t.Fatal(err)
+	}
+	check("file removed", filepath.FromSlash("orders-1/00000000000000000000.log")+": removed")
+	if err := os.Remove(filepath.Join(dir, "orders-1", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("elsewhere", filepath.Join(dir, "orders-1", "link")); err != nil {
+		t.Fatal(err)
+	}
+	check("link retargeted", filepath.FromSlash("orders-1/link")+": changed")
+}
