@@ -1,0 +1,81 @@
+package inspect
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// ControlType is the type id in a control record's key (broker: ControlRecordType).
+// Ids the broker does not know keep their value here and print as "unknown"
+// (the broker maps them to ControlRecordType.UNKNOWN).
+type ControlType int16
+
+// Control record types (ControlRecordType). 0 and 1 are transaction markers; 2-6
+// appear in the KRaft metadata log and its snapshots.
+const (
+	ControlAbort          ControlType = 0
+	ControlCommit         ControlType = 1
+	ControlLeaderChange   ControlType = 2
+	ControlSnapshotHeader ControlType = 3
+	ControlSnapshotFooter ControlType = 4
+	ControlKRaftVersion   ControlType = 5
+	ControlKRaftVoters    ControlType = 6
+)
+
+func (t ControlType) String() string {
+	switch t {
+	case ControlAbort:
+		return "abort"
+	case ControlCommit:
+		return "commit"
+	case ControlLeaderChange:
+		return "leader_change"
+	case ControlSnapshotHeader:
+		return "snapshot_header"
+	case ControlSnapshotFooter:
+		return "snapshot_footer"
+	case ControlKRaftVersion:
+		return "kraft_version"
+	case ControlKRaftVoters:
+		return "kraft_voters"
+	}
+	return "unknown"
+}
+
+// Known reports whether the broker has a name for the type id.
+func (t ControlType) Known() bool { return t >= ControlAbort && t <= ControlKRaftVoters }
+
+const (
+	controlKeySize   = 4 // ControlRecordType.CURRENT_CONTROL_RECORD_KEY_SIZE: version i16, type i16
+	endTxnMarkerSize = 6 // EndTransactionMarker.CURRENT_END_TXN_MARKER_VALUE_SIZE: version i16, coordinator epoch i32
+)
+
+// ParseControlKey decodes the key of a record in a control batch
+// (broker: ControlRecordType.parseTypeId): i16 version, i16 type. A key shorter than
+// 4 bytes or a negative version is invalid; any other version is read as version 0,
+// and bytes after the first 4 are ignored, as the broker does.
+func ParseControlKey(key []byte) (version int16, typ ControlType, err error) {
+	if len(key) < controlKeySize {
+		return 0, 0, fmt.Errorf("%w: control record key has %d bytes, it needs at least %d", ErrCorruptRecords, len(key), controlKeySize)
+	}
+	version = int16(binary.BigEndian.Uint16(key[0:]))
+	if version < 0 {
+		return version, 0, fmt.Errorf("%w: invalid control record key version %d", ErrCorruptRecords, version)
+	}
+	return version, ControlType(binary.BigEndian.Uint16(key[2:])), nil
+}
+
+// ParseEndTxnMarker decodes the value of an ABORT or COMMIT control record
+// (broker: EndTransactionMarker.deserializeValue): i16 version, i32 coordinator
+// epoch. A value shorter than 6 bytes or a negative version is invalid; higher
+// versions are read as version 0 and trailing bytes are ignored.
+func ParseEndTxnMarker(value []byte) (version int16, coordinatorEpoch int32, err error) {
+	if len(value) < endTxnMarkerSize {
+		return 0, 0, fmt.Errorf("%w: end transaction marker value has %d bytes, it needs at least %d", ErrCorruptRecords, len(value), endTxnMarkerSize)
+	}
+	version = int16(binary.BigEndian.Uint16(value[0:]))
+	if version < 0 {
+		return version, 0, fmt.Errorf("%w: invalid end transaction marker version %d", ErrCorruptRecords, version)
+	}
+	return version, int32(binary.BigEndian.Uint32(value[2:])), nil
+}
