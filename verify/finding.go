@@ -1,0 +1,161 @@
+package verify
+
+import (
+	"encoding/json"
+)
+
+// Severities of a finding (the contract's "severity" field).
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// Check ids, the contract's stable "check" values, each next to its
+// severity. A finding uses the most specific id that fits; ids are never
+// renamed.
+const (
+	// LogCRC (error): a batch's stored CRC does not match its bytes
+	// (DefaultRecordBatch.ensureValid, LegacyRecord.ensureValid).
+	LogCRC = "log.crc"
+	// LogCorruptHeader (error): an impossible batch length, magic, offset
+	// delta or record count; or a length that runs past the end of the file
+	// although a valid batch follows.
+	LogCorruptHeader = "log.corrupt-header"
+	// LogTruncated (error): the segment ends inside a batch, or in a
+	// zero-filled tail; broker recovery truncates it there.
+	LogTruncated = "log.truncated"
+	// LogOffsetOrder (error): a batch's offsets do not follow the previous
+	// batch's.
+	LogOffsetOrder = "log.offset-order"
+	// LogOffsetRange (error): offsets below the segment's base offset, not
+	// representable relative to it, or reaching the next segment's base.
+	LogOffsetRange = "log.offset-range"
+	// LogRecords (error): a batch's records do not decode, or disagree
+	// with its header (count, offset deltas).
+	LogRecords = "log.records"
+
+	// IndexSize, TimeIndexSize (error): file size not a multiple of the
+	// entry size.
+	IndexSize     = "index.size"
+	TimeIndexSize = "timeindex.size"
+	// IndexOrder, TimeIndexOrder (error): entries not increasing as the
+	// broker requires (OffsetIndex.append, TimeIndex.maybeAppend), or
+	// below the segment's base offset.
+	IndexOrder     = "index.order"
+	TimeIndexOrder = "timeindex.order"
+	// IndexPosition (error): an entry points past the log, or not at a
+	// batch boundary.
+	IndexPosition = "index.position"
+	// IndexMismatch, TimeIndexMismatch (error): an entry disagrees with the
+	// log in a way that makes a broker's lookup answer wrongly.
+	IndexMismatch     = "index.mismatch"
+	TimeIndexMismatch = "timeindex.mismatch"
+	// IndexPadding, TimeIndexPadding (warning): zero-filled preallocated
+	// tail left by an unclean shutdown.
+	IndexPadding     = "index.padding"
+	TimeIndexPadding = "timeindex.padding"
+	// IndexMissing, TimeIndexMissing (warning): index file absent.
+	IndexMissing     = "index.missing"
+	TimeIndexMissing = "timeindex.missing"
+	// IndexStale, TimeIndexStale (warning): valid, but different from what
+	// broker recovery would rebuild.
+	IndexStale     = "index.stale"
+	TimeIndexStale = "timeindex.stale"
+
+	// TxnIndexSize (error): .txnindex size not a multiple of 34.
+	TxnIndexSize = "txnindex.size"
+	// TxnIndexVersion (error): an entry whose version byte is not 0 (the
+	// broker's load fails with KafkaException).
+	TxnIndexVersion = "txnindex.version"
+	// TxnIndexOrder (error): last offsets not strictly increasing.
+	TxnIndexOrder = "txnindex.order"
+	// TxnIndexRange (error): an entry's last offset is below the segment's
+	// base offset or beyond its last batch, or its first offset is above
+	// its last offset.
+	TxnIndexRange = "txnindex.range"
+
+	// SegmentOverlap (error): a segment's first offset is not above the
+	// previous segment's last offset.
+	SegmentOverlap = "segment.overlap"
+	// SegmentLeftover (warning): a .deleted, .cleaned or .swap file, or an
+	// index file without its .log, which the broker resolves at load.
+	SegmentLeftover = "segment.leftover"
+)
+
+// severityOf maps each check id to its fixed severity.
+var severityOf = map[string]string{
+	LogCRC: SeverityError, LogCorruptHeader: SeverityError, LogTruncated: SeverityError,
+	LogOffsetOrder: SeverityError, LogOffsetRange: SeverityError, LogRecords: SeverityError,
+	IndexSize: SeverityError, TimeIndexSize: SeverityError,
+	IndexOrder: SeverityError, TimeIndexOrder: SeverityError,
+	IndexPosition: SeverityError, IndexMismatch: SeverityError, TimeIndexMismatch: SeverityError,
+	IndexPadding: SeverityWarning, TimeIndexPadding: SeverityWarning,
+	IndexMissing: SeverityWarning, TimeIndexMissing: SeverityWarning,
+	IndexStale: SeverityWarning, TimeIndexStale: SeverityWarning,
+	TxnIndexSize: SeverityError, TxnIndexVersion: SeverityError, TxnIndexOrder: SeverityError,
+	TxnIndexRange: SeverityError,
+	SegmentOverlap: SeverityError, SegmentLeftover: SeverityWarning,
+}
+
+// Severity returns the severity of a check id ("" for an unknown id).
+func Severity(check string) string { return severityOf[check] }
+
+// Checks lists every check id, in the order of the contract's table
+// followed by the ids this package added.
+func Checks() []string {
+	return []string{
+		LogCRC, LogCorruptHeader, LogTruncated, LogOffsetOrder, LogOffsetRange, LogRecords,
+		IndexSize, TimeIndexSize, IndexOrder, TimeIndexOrder, IndexPosition,
+		IndexMismatch, TimeIndexMismatch, IndexPadding, TimeIndexPadding,
+		IndexMissing, TimeIndexMissing, IndexStale, TimeIndexStale,
+		TxnIndexSize, TxnIndexVersion, TxnIndexOrder, TxnIndexRange,
+		SegmentOverlap, SegmentLeftover,
+	}
+}
+
+// Finding is one problem found. Position is a byte position inside File;
+// Offset is the Kafka offset involved; either is nil when it does not
+// apply. SegmentBaseOffset is nil for files that belong to no segment.
+type Finding struct {
+	Severity          string `json:"severity"`
+	Check             string `json:"check"`
+	File              string `json:"file"`
+	SegmentBaseOffset *int64 `json:"segment_base_offset"`
+	Position          *int64 `json:"position"`
+	Offset            *int64 `json:"offset"`
+	Message           string `json:"message"`
+}
+
+// MarshalJSON writes the contract's finding line, "kind":"finding" first.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{"finding", plain(f)})
+}
+
+// IsError reports whether the finding has error severity.
+func (f *Finding) IsError() bool { return f.Severity == SeverityError }
+
+// Summary counts what Run looked at and found. Errors and Warnings count
+// the findings emitted, by severity.
+type Summary struct {
+	Partitions int   `json:"partitions"`
+	Segments   int   `json:"segments"`
+	Batches    int64 `json:"batches"` // valid batches (length, magic and CRC agree)
+	Bytes      int64 `json:"bytes"`   // total size of the .log files
+	Errors     int   `json:"errors"`
+	Warnings   int   `json:"warnings"`
+}
+
+// MarshalJSON writes the contract's summary line, "kind":"summary" first.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{"summary", plain(s)})
+}
+
+func ptr(v int64) *int64 { return &v }

@@ -1,0 +1,308 @@
+package verify
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+
+	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect"
+)
+
+// entriesBeforePadding counts the slots before the zero-filled tail of an
+// index: the longest run of all-zero slots at the end of the file, from a
+// slot i > 0, or from slot 0 when every one of two or more slots is zero
+// (a preallocated file never written). A broker counts those slots as
+// entries (AbstractIndex: entries = floor(size / entry size)); only
+// DumpLogSegments stops at them (the first slot i > 0 whose relative
+// offset is 0). Unlike DumpLogSegments this requires the slots to be zero
+// to the end: a zero slot followed by written ones is an entry out of
+// order, not padding.
+func entriesBeforePadding(r io.ReaderAt, slots int, entrySize int, buf []byte) (int, error) {
+	chunk := len(buf) / entrySize * entrySize
+	end := int64(slots) * int64(entrySize) // bytes of whole slots
+	for end > 0 {
+		n := min(int64(chunk), end)
+		at := end - n
+		p := buf[:n]
+		k, err := r.ReadAt(p, at)
+		if int64(k) < n {
+			return 0, readError("index", at, err)
+		}
+		for i := n - 1; i >= 0; i-- {
+			if p[i] != 0 {
+				last := (at + i) / int64(entrySize) // slot holding the last non-zero byte
+				return int(last) + 1, nil
+			}
+		}
+		end = at
+	}
+	if slots == 1 {
+		return 1, nil // one zero slot: (base offset, 0), which DumpLogSegments lists
+	}
+	return 0, nil
+}
+
+// checkpoint remembers, at a batch boundary, what the offset-index check
+// needs there, so that an entry whose position goes back can be judged by
+// rescanning a few batch headers instead of the whole log.
+type checkpoint struct {
+	pos        int64
+	maxLast    int64
+	maxLastPos int64
+}
+
+const maxCheckpoints = 1024
+
+// offsetIndexCheck checks a .index against the log, entry by entry, as the
+// log pass delivers regions (a merge on position: entries normally point
+// at increasing positions). An entry (O, P) is harmless to every broker
+// lookup (OffsetIndex.lookup, then a scan from P to the first batch whose
+// last offset >= target) exactly when P is a batch boundary and every
+// batch before P has a last offset < O; so per-append entries of 2.0-4.0
+// brokers, whose position is the start of a multi-batch append and whose
+// offset its last offset, are fine, and so are first-offset entries of
+// brokers <= 1.1 (kafka-on-disk.md 5.8, Appendix A).
+type offsetIndexCheck struct {
+	c       *segChecker
+	x       *indexfmt.OffsetIndex
+	name    string
+	n       int // entries before the zero padding
+	hasLog  bool
+	logSize int64
+
+	next    int
+	prevOff int64
+	hasPrev bool
+
+	cur     indexfmt.OffsetEntry
+	curSlot int
+	hasCur  bool
+	lastPos int64 // position of the last entry judged in the merge
+
+	maxLast    int64 // largest last offset of trusted batches before the merge position
+	maxLastPos int64
+
+	cps      []checkpoint
+	stride   int64
+	nBatches int64
+
+	// How entries at a batch boundary relate to that batch (index.stale's
+	// message): at its last offset (recovery, 4.1+), beyond it (2.0-4.0
+	// per-append), at its first offset (<= 1.1), or elsewhere inside.
+	atLast, beyond, atFirst, inside int
+}
+
+func newOffsetIndexCheck(c *segChecker, x *indexfmt.OffsetIndex, r io.ReaderAt, name string, hasLog bool) (*offsetIndexCheck, error) {
+	n, err := entriesBeforePadding(r, x.Slots(), indexfmt.OffsetEntrySize, c.scan)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	o := &offsetIndexCheck{c: c, x: x, name: name, n: n, hasLog: hasLog, logSize: c.logSize,
+		maxLast: math.MinInt64, maxLastPos: -1, stride: 1}
+	o.cps = append(o.cps, checkpoint{pos: 0, maxLast: math.MinInt64, maxLastPos: -1})
+	if t := x.TrailingBytes(); t != 0 {
+		at := x.Size() - int64(t)
+		c.add(IndexSize, name, ptr(at), nil,
+			"%d bytes after the last whole entry (size %d is not a multiple of %d): a broker ignores them for lookups, and its sanity check rejects the file (OffsetIndex.sanityCheck)",
+			t, x.Size(), indexfmt.OffsetEntrySize)
+	}
+	if slots := x.Slots(); n < slots {
+		c.add(IndexPadding, name, ptr(int64(n)*indexfmt.OffsetEntrySize), nil,
+			"zero-filled tail: slots %d..%d (%d of %d, %d bytes) are preallocated space never written, left by an unclean shutdown while this was the active segment; "+
+				"a broker counts each as an entry (base offset %d, position 0) and its sanity check lets the file through: lookups stay correct but scan from the segment start, "+
+				"an active segment rolls at once because its index looks full, and broker recovery rebuilds the index",
+			n, slots-1, slots-n, slots, int64(slots-n)*indexfmt.OffsetEntrySize, c.base)
+	}
+	return o, nil
+}
+
+// load reads the next entry the merge needs, checking order on the way
+// and judging at once the entries that need no log position.
+func (o *offsetIndexCheck) load() bool {
+	for o.next < o.n {
+		slot := o.next
+		o.next++
+		e, err := o.x.Entry(slot)
+		if err != nil {
+			o.c.fail(err)
+			return false
+		}
+		at := int64(slot) * indexfmt.OffsetEntrySize
+		if e.RelativeOffset < 0 {
+			o.c.add(IndexOrder, o.name, ptr(at), ptr(e.Offset),
+				"slot %d: relative offset %d puts offset %d below the segment's base offset %d (AbstractIndex.relativeOffset; the broker's sanity check rejects it)",
+				slot, e.RelativeOffset, e.Offset, o.c.base)
+			continue
+		}
+		if o.hasPrev && e.Offset <= o.prevOff {
+			o.c.add(IndexOrder, o.name, ptr(at), ptr(e.Offset),
+				"slot %d: offset %d is not greater than the previous entry's offset %d: OffsetIndex.append requires strictly increasing offsets, and the broker's binary search relies on them",
+				slot, e.Offset, o.prevOff)
+			// Keep the previous offset as the reference unless it is the
+			// odd one out (the entry after this one is not above it).
+			if slot+1 < o.n {
+				if e2, err := o.x.Entry(slot + 1); err == nil && e2.Offset <= o.prevOff {
+					o.prevOff = e.Offset
+				}
+			}
+			continue
+		}
+		o.prevOff, o.hasPrev = e.Offset, true
+		if !o.hasLog {
+			continue
+		}
+		if e.Position < 0 || int64(e.Position) > o.logSize {
+			o.c.add(IndexPosition, o.name, ptr(at), ptr(e.Offset),
+				"slot %d: position %d is past the end of the log (%d bytes): a lookup for offsets from %d on finds nothing in this segment",
+				slot, e.Position, o.logSize, e.Offset)
+			continue
+		}
+		if int64(e.Position) < o.lastPos {
+			o.rescan(e, slot)
+			continue
+		}
+		o.cur, o.curSlot, o.hasCur = e, slot, true
+		return true
+	}
+	return false
+}
+
+// region judges the entries whose position lies in r.
+func (o *offsetIndexCheck) region(r region) {
+	for o.hasCur || o.load() {
+		p := int64(o.cur.Position)
+		if p >= r.end {
+			break
+		}
+		o.hasCur = false
+		if p < r.pos {
+			o.rescan(o.cur, o.curSlot)
+			continue
+		}
+		o.lastPos = p
+		if r.damaged {
+			continue // the log's finding covers entries into damaged bytes
+		}
+		if p != r.pos {
+			o.insideBatch(o.cur, o.curSlot, r.pos, r.end)
+			continue
+		}
+		o.judge(o.cur, o.curSlot, o.maxLast, o.maxLastPos, &r)
+	}
+	if r.trusted() && r.last > o.maxLast {
+		o.maxLast, o.maxLastPos = r.last, r.pos
+	}
+	if !r.damaged {
+		o.nBatches++
+		if o.nBatches%o.stride == 0 {
+			o.cps = append(o.cps, checkpoint{pos: r.end, maxLast: o.maxLast, maxLastPos: o.maxLastPos})
+			if len(o.cps) == maxCheckpoints {
+				k := 0
+				for i := 0; i < len(o.cps); i += 2 {
+					o.cps[k] = o.cps[i]
+					k++
+				}
+				o.cps = o.cps[:k]
+				o.stride *= 2
+			}
+		}
+	}
+}
+
+func (o *offsetIndexCheck) insideBatch(e indexfmt.OffsetEntry, slot int, pos, end int64) {
+	o.c.add(IndexPosition, o.name, ptr(int64(slot)*indexfmt.OffsetEntrySize), ptr(e.Offset),
+		"slot %d: position %d is not at a batch boundary but inside the batch at position %d (%d bytes): a lookup would parse bytes from the middle of a batch",
+		slot, e.Position, pos, end-pos)
+}
+
+// judge decides about an entry at a batch boundary (r nil: the end of the
+// log), given the largest last offset of the batches before it.
+func (o *offsetIndexCheck) judge(e indexfmt.OffsetEntry, slot int, maxLast, maxLastPos int64, r *region) {
+	if maxLast >= e.Offset {
+		o.c.add(IndexMismatch, o.name, ptr(int64(slot)*indexfmt.OffsetEntrySize), ptr(e.Offset),
+			"slot %d: entry (offset %d, position %d) points past the batch at position %d, which holds offsets up to %d: a lookup for offsets %d..%d starts at %d and skips that batch (an entry's position must not be beyond the batch holding its offset)",
+			slot, e.Offset, e.Position, maxLastPos, maxLast, e.Offset, maxLast, e.Position)
+		return
+	}
+	if r == nil || !r.trusted() {
+		return
+	}
+	switch {
+	case e.Offset == r.last:
+		o.atLast++
+	case e.Offset > r.last:
+		o.beyond++
+	case e.Offset == r.base:
+		o.atFirst++
+	default:
+		o.inside++
+	}
+}
+
+// rescan judges an entry whose position is behind the merge, by scanning
+// batch headers from the nearest checkpoint before it.
+func (o *offsetIndexCheck) rescan(e indexfmt.OffsetEntry, slot int) {
+	p := int64(e.Position)
+	i := sort.Search(len(o.cps), func(i int) bool { return o.cps[i].pos > p }) - 1
+	if i < 0 {
+		return
+	}
+	cp := o.cps[i]
+	maxLast, maxLastPos := cp.maxLast, cp.maxLastPos
+	sc := inspect.NewScanner(o.c.w.r, o.c.logName, o.logSize, cp.pos)
+	prev, prevEnd := int64(-1), int64(-1)
+	for sc.Next() {
+		b := sc.Batch()
+		if b.Position == p {
+			r := region{pos: b.Position, end: b.End(), base: b.BaseOffset, last: b.LastOffset}
+			o.judge(e, slot, maxLast, maxLastPos, &r)
+			return
+		}
+		if b.Position > p {
+			break
+		}
+		if b.LastOffset > maxLast {
+			maxLast, maxLastPos = b.LastOffset, b.Position
+		}
+		prev, prevEnd = b.Position, b.End()
+	}
+	if prev >= 0 && p > prev && p < prevEnd {
+		o.insideBatch(e, slot, prev, prevEnd)
+		return
+	}
+	if p == o.logSize && sc.Err() == nil {
+		o.judge(e, slot, maxLast, maxLastPos, nil)
+	}
+	// Otherwise the position is in damaged bytes, which the log's findings
+	// cover.
+}
+
+// finish judges the entries left after the last region: those pointing at
+// the very end of the log.
+func (o *offsetIndexCheck) finish() {
+	for o.hasCur || o.load() {
+		o.hasCur = false
+		if int64(o.cur.Position) == o.logSize {
+			o.judge(o.cur, o.curSlot, o.maxLast, o.maxLastPos, nil)
+		}
+	}
+}
+
+// meaning describes the entries for index.stale's message.
+func (o *offsetIndexCheck) meaning() string {
+	total := o.atLast + o.beyond + o.atFirst + o.inside
+	if total == 0 {
+		return ""
+	}
+	switch {
+	case o.beyond > 0:
+		return fmt.Sprintf("%d of %d entries name the last offset of a multi-batch append at the position of its first batch (broker appends of 2.0-4.0, before KAFKA-806; follower fetches, the log cleaner)", o.beyond, total)
+	case o.atFirst > 0:
+		return fmt.Sprintf("%d of %d entries name the first offset of their batch (brokers up to 1.1)", o.atFirst, total)
+	case o.inside > 0:
+		return fmt.Sprintf("%d of %d entries name an offset inside their batch", o.inside, total)
+	}
+	return "every entry names the last offset of the batch it points at, as recovery writes them, but the spacing differs: a broker restarts it after every restart or truncation (bytesSinceLastIndexEntry is not persisted), or the topic uses another index.interval.bytes"
+}

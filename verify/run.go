@@ -1,0 +1,390 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect"
+)
+
+// Defaults of Options.
+const (
+	// DefaultIndexIntervalBytes is the broker's index.interval.bytes
+	// default (ServerLogConfigs.LOG_INDEX_INTERVAL_BYTES_DEFAULT).
+	DefaultIndexIntervalBytes = 4096
+	// IndexEveryBatch selects index.interval.bytes = 0 in
+	// Options.IndexIntervalBytes (0 there means the default).
+	IndexEveryBatch = -1
+	// DefaultMaxFindingsPerCheck bounds the findings of one check in one
+	// file (Options.MaxFindingsPerCheck).
+	DefaultMaxFindingsPerCheck = 100
+)
+
+// Options say how to verify. The zero value is the usual choice.
+type Options struct {
+	// Jobs is how many segments (of one or several partitions) are checked
+	// at once; <= 0 means runtime.NumCPU(). Findings come out in the same
+	// order whatever the value.
+	Jobs int
+	// IndexIntervalBytes is the index.interval.bytes the *.stale checks
+	// assume when they rebuild indexes as broker recovery would: 0 means
+	// DefaultIndexIntervalBytes, IndexEveryBatch means 0.
+	IndexIntervalBytes int
+	// MaxFindingsPerCheck bounds the findings of one check in one file:
+	// past it they are counted in one closing finding. 0 means
+	// DefaultMaxFindingsPerCheck; < 0 means no limit.
+	MaxFindingsPerCheck int
+	// Window is the read size for .log files; 0 means inspect.DefaultWindow.
+	Window int
+}
+
+func (o Options) resolved() Options {
+	if o.Jobs <= 0 {
+		o.Jobs = runtime.NumCPU()
+	}
+	switch o.IndexIntervalBytes {
+	case 0:
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	case IndexEveryBatch:
+		o.IndexIntervalBytes = 0
+	}
+	if o.IndexIntervalBytes < 0 {
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if o.MaxFindingsPerCheck == 0 {
+		o.MaxFindingsPerCheck = DefaultMaxFindingsPerCheck
+	}
+	if o.Window <= 0 {
+		o.Window = inspect.DefaultWindow
+	}
+	o.Window = max(o.Window, resyncWindow)
+	return o
+}
+
+// Run checks every segment of every partition of t and calls emit for each
+// finding, in a stable order: partition by partition as t lists them,
+// within a partition segment by segment (leftover files among them by base
+// offset), within a segment the .log, .index, .timeindex and .txnindex
+// findings, each by byte position. The order does not depend on
+// Options.Jobs. emit is called from Run's goroutine only.
+//
+// Damage is never an error: it is a finding. Run returns an error only
+// when it cannot do the job (a file that cannot be opened or read, or
+// that shrank while it was read); the findings emitted before it stand.
+func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
+	var sum Summary
+	if t == nil {
+		return sum, errors.New("verify: no target")
+	}
+	o := opts.resolved()
+	var jobs []*segmentJob
+	for pi, p := range t.Partitions {
+		for si := range p.Segments {
+			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir, done: make(chan struct{})}
+			if si+1 < len(p.Segments) && !p.Only {
+				j.hasNext, j.next = true, p.Segments[si+1]
+			}
+			jobs = append(jobs, j)
+		}
+	}
+	sum.Partitions, sum.Segments = len(t.Partitions), len(jobs)
+
+	// At most 2*Jobs results wait to be emitted: memory stays bounded
+	// when an early segment is slow.
+	tickets := make(chan struct{}, 2*o.Jobs)
+	work := make(chan *segmentJob)
+	var stop atomic.Bool
+	go func() {
+		for _, j := range jobs {
+			tickets <- struct{}{}
+			work <- j
+		}
+		close(work)
+	}()
+	var wg sync.WaitGroup
+	for range min(o.Jobs, max(len(jobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bufs := &buffers{win: make([]byte, o.Window), scan: make([]byte, resyncWindow)}
+			for j := range work {
+				if !stop.Load() {
+					j.res = runJob(&o, j, bufs)
+				}
+				close(j.done)
+			}
+		}()
+	}
+
+	var err error
+	count := func(f Finding) {
+		if f.Severity == SeverityError {
+			sum.Errors++
+		} else {
+			sum.Warnings++
+		}
+		emit(f)
+	}
+	part := -1
+	var left []Finding // leftover files of the current partition, by base offset
+	var carried []Finding
+	for _, j := range jobs {
+		<-j.done
+		if err == nil && j.res != nil && j.res.err != nil {
+			err = j.res.err
+			stop.Store(true)
+		}
+		if err != nil || j.res == nil {
+			<-tickets
+			continue
+		}
+		if j.part != part {
+			for _, f := range left {
+				count(f)
+			}
+			part = j.part
+			left, carried = leftovers(t.Partitions[part]), nil
+		}
+		for len(left) > 0 && left[0].SegmentBaseOffset != nil && *left[0].SegmentBaseOffset < j.files.BaseOffset {
+			count(left[0])
+			left = left[1:]
+		}
+		fs := append(carried, j.res.findings...)
+		sortFindings(fs)
+		for _, f := range fs {
+			count(f)
+		}
+		carried = j.res.next
+		sum.Batches += j.res.batches
+		sum.Bytes += j.res.bytes
+		<-tickets
+	}
+	if err == nil {
+		for _, f := range left {
+			count(f)
+		}
+	}
+	wg.Wait()
+	return sum, err
+}
+
+// segmentJob is one segment to check and, when it has one, the segment
+// after it in the partition.
+type segmentJob struct {
+	part    int
+	files   inspect.SegmentFiles
+	dir     string
+	hasNext bool
+	next    inspect.SegmentFiles
+
+	// Filled by the worker.
+	nextFirst    int64 // first offset of the next segment (its base when unknown)
+	nextFirstPos int64 // position of its first batch, -1 when unknown
+	res          *segmentResult
+	done         chan struct{}
+}
+
+type segmentResult struct {
+	findings []Finding
+	next     []Finding // findings about the next segment
+	batches  int64
+	bytes    int64
+	err      error
+}
+
+// buffers are a worker's reusable read buffers.
+type buffers struct {
+	win  []byte
+	scan []byte
+}
+
+// runJob checks one segment, turning a panic (a bug, never an answer) into
+// an error naming the segment.
+func runJob(o *Options, j *segmentJob, b *buffers) (res *segmentResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = &segmentResult{err: fmt.Errorf("internal error checking segment %s in %s: %v", inspect.SegmentName(j.files.BaseOffset), j.dir, r)}
+		}
+	}()
+	return checkSegment(o, j, b)
+}
+
+func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
+	sf := j.files
+	base := sf.BaseOffset
+	c := &segChecker{
+		opts: o, job: j, base: base,
+		sink:    newSink(o.MaxFindingsPerCheck),
+		scan:    b.scan,
+		lastOff: math.MinInt64, maxTs: -1, maxTsOff: base,
+		emu:     newRecoveryEmu(base, int64(o.IndexIntervalBytes)),
+		track:   offsetTracker{base: base, limit: math.MaxInt64},
+	}
+	res := &segmentResult{}
+	var closers []io.Closer
+	defer func() {
+		for _, f := range closers {
+			f.Close()
+		}
+	}()
+	if j.hasNext {
+		c.track.limit = j.next.BaseOffset
+		j.nextFirst, j.nextFirstPos = readFirstOffset(j.next.Log, j.next.BaseOffset)
+	}
+	hasLog := sf.Log != ""
+	if hasLog {
+		f, err := inspect.OpenPread(sf.Log)
+		if err != nil {
+			res.err = err
+			return res
+		}
+		closers = append(closers, f)
+		c.logName, c.logSize = sf.Log, f.Size()
+		c.w = newWindow(f, sf.Log, f.Size(), b.win)
+		res.bytes = f.Size()
+	} else {
+		c.logName = c.segFile(inspect.LogSuffix)
+		c.w = newWindow(emptyReader{}, c.logName, 0, b.win)
+		for _, f := range []string{sf.Index, sf.TimeIndex, sf.TxnIndex} {
+			if f != "" {
+				c.add(SegmentLeftover, f, nil, nil, "index file without its .log (orphaned): the broker deletes it at load (LogLoader)")
+			}
+		}
+	}
+
+	open := func(path string) (*inspect.File, error) {
+		f, err := inspect.OpenMapped(path)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, f)
+		return f, nil
+	}
+	if sf.Index != "" {
+		f, err := open(sf.Index)
+		if err != nil {
+			res.err = err
+			return res
+		}
+		x := indexfmt.NewOffsetIndex(f, f.Size(), base)
+		if c.oidx, err = newOffsetIndexCheck(c, x, f, sf.Index, hasLog); err != nil {
+			res.err = err
+			return res
+		}
+		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: x.Entry, have: c.oidx.n}
+	} else if hasLog {
+		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
+			"no offset index: a broker rebuilds it from the log at load (LogSegment.sanityCheck: NoSuchFileException, then recoverSegment)")
+	}
+	if sf.TimeIndex != "" {
+		f, err := open(sf.TimeIndex)
+		if err != nil {
+			res.err = err
+			return res
+		}
+		x := indexfmt.NewTimeIndex(f, f.Size(), base)
+		if c.tidx, err = newTimeIndexCheck(c, x, f, sf.TimeIndex, hasLog); err != nil {
+			res.err = err
+			return res
+		}
+		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: x.Entry, have: c.tidx.n}
+	} else if hasLog {
+		c.add(TimeIndexMissing, c.segFile(inspect.TimeIndexSuffix), nil, nil,
+			"no time index: a broker creates an empty one at load and does not rebuild it (unless the segment is recovered), so the segment's largest timestamp falls back to the .log's modification time (time retention, timestamp lookups)")
+	}
+
+	if hasLog {
+		if err := c.checkLog(); err != nil {
+			res.err = err
+			return res
+		}
+		c.track.finish(c)
+	}
+	if c.oidx != nil {
+		c.oidx.finish()
+	}
+	if c.tidx != nil {
+		c.tidx.finish()
+	}
+	if hasLog {
+		c.emu.finish()
+		c.stale()
+	}
+	if sf.TxnIndex != "" {
+		f, err := open(sf.TxnIndex)
+		if err != nil {
+			res.err = err
+			return res
+		}
+		c.checkTxnIndex(indexfmt.NewTxnIndex(f, f.Size()), f.Size(), sf.TxnIndex)
+	}
+	if c.err != nil {
+		res.err = c.err
+		return res
+	}
+	res.findings, res.next, res.batches = c.sink.findings(), c.sink.next, c.batches
+	return res
+}
+
+type emptyReader struct{}
+
+func (emptyReader) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+
+// leftovers turns the files discovery set aside in a partition directory
+// into segment.leftover findings, ordered by base offset (files without
+// one last).
+func leftovers(p *inspect.Partition) []Finding {
+	var out []Finding
+	for _, s := range p.Skipped {
+		name := filepath.Base(s.Path)
+		if strings.HasSuffix(name, ".checkpoint.deleted") {
+			// A KRaft snapshot scheduled for deletion: not a segment file,
+			// and LogLoader leaves it to the raft layer.
+			continue
+		}
+		f := Finding{Severity: SeverityWarning, Check: SegmentLeftover, File: s.Path, Message: leftoverMessage(name, s.Reason)}
+		if b, err := inspect.ParseBaseOffset(name); err == nil {
+			f.SegmentBaseOffset = ptr(b)
+		}
+		out = append(out, f)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].SegmentBaseOffset, out[j].SegmentBaseOffset
+		switch {
+		case a == nil || b == nil:
+			return a != nil && b == nil
+		case *a != *b:
+			return *a < *b
+		}
+		return out[i].File < out[j].File
+	})
+	return out
+}
+
+func leftoverMessage(name, reason string) string {
+	switch {
+	case strings.HasSuffix(name, ".deleted"):
+		return "file renamed for asynchronous deletion (.deleted): the broker deletes it at load (LogLoader.removeTempFilesAndCollectSwapFiles)"
+	case strings.HasSuffix(name, ".cleaned"):
+		return "log cleaner or segment split output not yet swapped in (.cleaned): the broker deletes it at load, and any .swap file at or above its base offset with it"
+	case strings.HasSuffix(name, ".swap"):
+		return "interrupted segment swap of the log cleaner or a split (.swap): at load the broker deletes the segment files its offsets cover (producer snapshots included) and renames it into place"
+	}
+	return reason + ": the broker deletes such files at load, or fails on a name it cannot parse"
+}
+
+// fail records the first I/O error met by a check.
+func (c *segChecker) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}

@@ -1,0 +1,500 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// region is one stretch of a .log as the pass walked it: a batch whose
+// header parsed (its CRC may be bad), or a damaged byte range that holds no
+// batch the pass could read. Regions tile the file from 0 to its end.
+type region struct {
+	pos, end int64
+	damaged  bool
+
+	// Batch fields (damaged == false).
+	base    int64 // -1: not known without decompressing (legacy compressed wrapper)
+	last    int64
+	maxTs   int64
+	crcOK   bool
+	outlier bool // offsets out of line with the segment (log.offset-*): not trusted by index checks
+}
+
+// lowest is the smallest offset the batch is known to hold.
+func (r *region) lowest() int64 {
+	if r.base >= 0 {
+		return r.base
+	}
+	return r.last
+}
+
+// trusted reports whether the region is a batch whose offsets index checks
+// may rely on.
+func (r *region) trusted() bool { return !r.damaged && !r.outlier }
+
+// segChecker checks one segment: its .log in one pass, feeding the regions
+// it finds to the offset-, time- and transaction-index checks and to the
+// recovery emulation behind the *.stale checks. Memory does not depend on
+// the segment's size: one read window, a resync buffer and a fixed number
+// of index checkpoints.
+type segChecker struct {
+	opts *Options
+	job  *segmentJob
+	base int64
+
+	logName string
+	logSize int64
+	w       *window
+	scan    []byte
+	sink    *sink
+
+	track offsetTracker
+	oidx  *offsetIndexCheck
+	tidx  *timeIndexCheck
+	emu   *recoveryEmu
+
+	batches    int64 // valid batches
+	logDamaged bool  // a log.* finding was made
+	hasBatch   bool  // a trusted batch was seen
+	firstOff   int64 // trusted batches' offsets
+	lastOff    int64
+	tailDamage bool // damage or an outlier after the last trusted batch
+	maxTs      int64
+	maxTsOff   int64
+
+	err error // the first I/O error met by a check
+}
+
+// segFile builds the path of a segment file with the given suffix next to
+// the segment's other files.
+func (c *segChecker) segFile(suffix string) string {
+	return filepath.Join(c.job.dir, inspect.SegmentName(c.base)+suffix)
+}
+
+func (c *segChecker) add(check, file string, pos, off *int64, format string, args ...any) {
+	c.sink.add(Finding{
+		Severity:          Severity(check),
+		Check:             check,
+		File:              file,
+		SegmentBaseOffset: ptr(c.base),
+		Position:          pos,
+		Offset:            off,
+		Message:           fmt.Sprintf(format, args...),
+	})
+}
+
+func (c *segChecker) logFinding(check string, pos int64, off *int64, format string, args ...any) {
+	c.logDamaged = true
+	c.add(check, c.logName, ptr(pos), off, format, args...)
+}
+
+// checkLog walks the .log from position 0 to its end. It stops only at the
+// end of the file: past a corrupt batch it resynchronises on the next
+// position where a valid batch starts (Resync) and reports the damaged
+// range.
+func (c *segChecker) checkLog() error {
+	size := c.logSize
+	for pos := int64(0); pos < size; {
+		left := size - pos
+		if left < inspect.HeaderSizeUpToMagic+1 {
+			// FileLogInputStream.nextBatch: fewer than 18 bytes left ends
+			// the iteration; recovery truncates them.
+			return c.tail(pos, fmt.Sprintf("%d bytes after the last batch, too few for a batch header", left))
+		}
+		hdr, err := c.w.bytes(pos, min(int64(inspect.HeaderReadSize), left))
+		if err != nil {
+			return err
+		}
+		b, perr := inspect.ParseBatch(hdr, pos, c.logName)
+		var next int64
+		switch {
+		case perr != nil && errors.Is(perr, inspect.ErrTorn), perr == nil && b.Size > left:
+			next, err = c.runsPast(&b)
+		case perr != nil:
+			next, err = c.corrupt(pos, detail(perr))
+		default:
+			if p := headerProblem(&b); p != "" {
+				next, err = c.corrupt(pos, p)
+				break
+			}
+			var crc uint32
+			if crc, err = c.w.crc(b.Magic, b.Position, b.Size); err != nil {
+				return err
+			}
+			if crc != b.CRC {
+				next, err = c.crcMismatch(&b, crc)
+				break
+			}
+			c.batches++
+			c.batch(&b, true)
+			next = b.End()
+		}
+		if err != nil {
+			return err
+		}
+		pos = next
+	}
+	return nil
+}
+
+// detail is a CorruptError's message without the file and position.
+func detail(err error) string {
+	var ce *inspect.CorruptError
+	if errors.As(err, &ce) {
+		return ce.Err.Error()
+	}
+	return err.Error()
+}
+
+// batch hands a batch whose header parsed to the offset tracker.
+func (c *segChecker) batch(b *inspect.Batch, crcOK bool) {
+	r := region{pos: b.Position, end: b.End(), base: b.BaseOffset, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK}
+	if b.Magic >= 2 || b.Compression() == inspect.CompressionNone {
+		r.base = b.BaseOffset
+	} else {
+		r.base = -1
+	}
+	c.track.push(c, r)
+}
+
+// damage records the damaged range [pos, end).
+func (c *segChecker) damage(pos, end int64) {
+	c.track.flush(c)
+	c.deliver(region{pos: pos, end: end, damaged: true})
+}
+
+// deliver passes a region, in file order, to everything that follows the
+// log: segment statistics, the index checks and the recovery emulation.
+func (c *segChecker) deliver(r region) {
+	if r.trusted() {
+		if !c.hasBatch {
+			c.hasBatch, c.firstOff = true, r.lowest()
+		}
+		c.lastOff = max(c.lastOff, r.last)
+		if r.maxTs > c.maxTs {
+			c.maxTs, c.maxTsOff = r.maxTs, r.last
+		}
+		c.tailDamage = false
+	} else {
+		c.tailDamage = true
+	}
+	if c.oidx != nil {
+		c.oidx.region(r)
+	}
+	if c.tidx != nil {
+		c.tidx.region(r)
+	}
+	c.emu.region(r)
+}
+
+// skipped describes a damaged range for messages.
+func skipped(pos, next int64) string {
+	return fmt.Sprintf("bytes %d..%d (%d bytes) skipped, the next valid batch starts at position %d", pos, next-1, next-pos, next)
+}
+
+// corrupt handles a header that cannot be a batch: resynchronise after it.
+func (c *segChecker) corrupt(pos int64, why string) (int64, error) {
+	next, ok, err := resync(c.w, c.scan, pos+1)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		zero, err := c.w.allZero(pos)
+		if err != nil {
+			return 0, err
+		}
+		if zero {
+			return c.logSize, c.tail(pos, "zero-filled tail (a preallocated .log, or blocks never written before an unclean shutdown)")
+		}
+		c.logFinding(LogCorruptHeader, pos, nil, "%s; no valid batch follows: broker recovery truncates the segment here, dropping %d bytes", why, c.logSize-pos)
+		c.damage(pos, c.logSize)
+		return c.logSize, nil
+	}
+	c.logFinding(LogCorruptHeader, pos, nil, "%s; %s", why, skipped(pos, next))
+	c.damage(pos, next)
+	return next, nil
+}
+
+// runsPast handles an entry whose length runs past the end of the file:
+// a torn tail, unless a valid batch follows (then the length is damaged).
+func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
+	pos := b.Position
+	next, ok, err := resync(c.w, c.scan, pos+1)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
+		c.logFinding(LogCorruptHeader, pos, nil, "length field %d: the batch would end at position %d, past the end of the file (%d bytes), yet a valid batch follows; %s",
+			b.Size-inspect.LogOverhead, b.Position+b.Size, c.logSize, skipped(pos, next))
+		c.damage(pos, next)
+		return next, nil
+	}
+	zero, err := c.w.allZero(pos)
+	if err != nil {
+		return 0, err
+	}
+	if zero {
+		return c.logSize, c.tail(pos, "zero-filled tail (a preallocated .log, or blocks never written before an unclean shutdown)")
+	}
+	return c.logSize, c.tail(pos, fmt.Sprintf("the last batch is incomplete: it needs %d bytes, %d are left (a torn write)", b.Size, c.logSize-pos))
+}
+
+// tail reports bytes at the end of the file that hold no complete batch:
+// FileLogInputStream stops before them and LogSegment.recover truncates
+// the segment there.
+func (c *segChecker) tail(pos int64, why string) error {
+	c.logFinding(LogTruncated, pos, nil, "%s; broker recovery truncates the segment to %d bytes, dropping %d", why, pos, c.logSize-pos)
+	c.damage(pos, c.logSize)
+	return nil
+}
+
+// crcMismatch handles a batch whose header is sound but whose CRC does not
+// match. When a valid batch starts where it claims to end (or it ends the
+// file), only its contents are damaged; when a valid batch starts inside
+// it, its length is wrong too and the bytes up to there are skipped.
+func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, error) {
+	pos, end := b.Position, b.End()
+	what := fmt.Sprintf("stored CRC %d does not match the computed %d (%s over %d bytes)", b.CRC, computed, crcName(b.Magic), end-pos-inspect.CRCStart(b.Magic))
+	if end < c.logSize {
+		_, ok, err := validAt(c.w, end)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			next, found, err := resync(c.w, c.scan, pos+1)
+			if err != nil {
+				return 0, err
+			}
+			if found && next < end {
+				c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s, and a valid batch starts inside it: its length field is damaged too; %s", what, skipped(pos, next))
+				c.damage(pos, next)
+				return next, nil
+			}
+		}
+	}
+	c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s: the batch (offsets %s) is damaged; broker recovery truncates the segment here, dropping %d bytes", what, offsetsText(b), c.logSize-pos)
+	c.batch(b, false)
+	return end, nil
+}
+
+func crcName(magic int8) string {
+	if magic >= 2 {
+		return "CRC-32C"
+	}
+	return "CRC-32"
+}
+
+func offsetsText(b *inspect.Batch) string {
+	if b.BaseOffset < 0 || b.BaseOffset == b.LastOffset {
+		return fmt.Sprint(b.LastOffset)
+	}
+	return fmt.Sprintf("%d..%d", b.BaseOffset, b.LastOffset)
+}
+
+// offsetTracker checks that batch offsets increase and stay inside the
+// segment. It holds back the latest batch by one step, so that when a
+// batch's offsets run ahead of both neighbours (a damaged base offset,
+// which the v2 CRC does not cover) that batch, not its successor, is blamed
+// and kept out of the index checks.
+type offsetTracker struct {
+	base  int64 // segment base offset
+	limit int64 // next segment's base offset; MaxInt64 when there is none
+
+	pending    region
+	hasPending bool
+
+	ref     region // the last batch whose offsets were in line
+	hasRef  bool
+	ref2    int64 // last offset of the in-line batch before ref
+	hasRef2 bool
+
+	// Batches reaching the next segment's base offset, reported at the end
+	// as log.offset-range or segment.overlap.
+	reachCount int
+	reachPos   int64
+	reachOff   int64
+
+	// A run of batches below the base or not representable, reported once.
+	runKind  string
+	runCount int
+	runPos   int64
+	runFirst int64
+	runLast  int64
+}
+
+func (t *offsetTracker) push(c *segChecker, r region) {
+	low := r.lowest()
+	kind := ""
+	switch {
+	case low < t.base:
+		kind = "below"
+	case r.last-t.base > math.MaxInt32:
+		kind = "overflow"
+	}
+	if kind != t.runKind {
+		t.flushRun(c)
+	}
+	if kind != "" {
+		if t.runCount == 0 {
+			t.runKind, t.runPos, t.runFirst = kind, r.pos, low
+		}
+		t.runCount++
+		t.runLast = r.last
+		r.outlier = true
+	} else {
+		t.order(c, &r)
+		if r.last >= t.limit && !r.outlier {
+			if t.reachCount == 0 {
+				t.reachPos, t.reachOff = r.pos, low
+			}
+			t.reachCount++
+		}
+	}
+	if t.hasPending {
+		c.deliver(t.pending)
+	}
+	t.pending, t.hasPending = r, true
+}
+
+// order checks r against the last in-line batch: its base offset must be
+// above that batch's last offset (for a legacy compressed wrapper, whose
+// first offset is not in its header, its last offset must be).
+func (t *offsetTracker) order(c *segChecker, r *region) {
+	after := func(last int64) bool {
+		if r.base < 0 {
+			return r.last > last
+		}
+		return r.base > last
+	}
+	if !t.hasRef || after(t.ref.last) {
+		if t.hasRef {
+			t.ref2, t.hasRef2 = t.ref.last, true
+		}
+		t.ref, t.hasRef = *r, true
+		return
+	}
+	prev := t.ref
+	if t.hasRef2 && after(t.ref2) && r.last < prev.lowest() && t.hasPending && t.pending.pos == prev.pos {
+		// The previous batch runs ahead of both neighbours: blame it.
+		c.logFinding(LogOffsetOrder, prev.pos, ptr(prev.lowest()),
+			"batch offsets %s run ahead of the next batch (position %d, offsets %s) and follow the one before it (last offset %d): its base offset field is likely damaged (the v2 CRC does not cover it)",
+			rangeText(prev), r.pos, rangeText(*r), t.ref2)
+		t.pending.outlier = true
+		if prev.last >= t.limit && t.reachCount > 0 {
+			t.reachCount-- // no longer counted as reaching the next segment
+		}
+		t.ref = *r
+		return
+	}
+	c.logFinding(LogOffsetOrder, r.pos, ptr(r.lowest()),
+		"batch offsets %s do not follow the previous batch at position %d, whose last offset is %d",
+		rangeText(*r), prev.pos, prev.last)
+	if r.last > prev.last {
+		t.ref2, t.hasRef2 = prev.last, true
+		t.ref = *r
+		return
+	}
+	r.outlier = true
+}
+
+func rangeText(r region) string {
+	if r.base < 0 || r.base == r.last {
+		return fmt.Sprint(r.last)
+	}
+	return fmt.Sprintf("%d..%d", r.base, r.last)
+}
+
+func (t *offsetTracker) flushRun(c *segChecker) {
+	if t.runCount == 0 {
+		return
+	}
+	what := fmt.Sprintf("holds offsets %d..%d, below the segment's base offset %d (LogSegment requires base offset <= every offset in it)", t.runFirst, t.runLast, t.base)
+	if t.runKind == "overflow" {
+		what = fmt.Sprintf("holds offsets up to %d, which cannot be stored relative to the base offset %d (more than 2^31-1 above it; LogSegmentOffsetOverflowException)", t.runLast, t.base)
+	}
+	if t.runCount == 1 {
+		c.logFinding(LogOffsetRange, t.runPos, ptr(t.runFirst), "the batch %s", what)
+	} else {
+		c.logFinding(LogOffsetRange, t.runPos, ptr(t.runFirst), "%d batches from this position on: the first %s", t.runCount, what)
+	}
+	t.runKind, t.runCount = "", 0
+}
+
+// flush delivers the batch held back.
+func (t *offsetTracker) flush(c *segChecker) {
+	t.flushRun(c)
+	if t.hasPending {
+		c.deliver(t.pending)
+		t.hasPending = false
+	}
+}
+
+// finish reports batches reaching the next segment's base offset: as
+// segment.overlap when the next segment's first batch starts at or below
+// this segment's last offset (the same offsets are in both), else as
+// log.offset-range.
+func (t *offsetTracker) finish(c *segChecker) {
+	t.flush(c)
+	if t.reachCount == 0 {
+		return
+	}
+	j := c.job
+	if j.nextFirst <= c.lastOff {
+		f := Finding{
+			Severity: SeverityError, Check: SegmentOverlap, File: j.next.Log,
+			SegmentBaseOffset: ptr(j.next.BaseOffset), Offset: ptr(j.nextFirst),
+			Message: fmt.Sprintf("this segment starts at offset %d but the previous segment %s holds offsets up to %d (from position %d on): offsets %d..%d are in both, and a broker reads them only here (LogSegments.floorSegment)",
+				j.nextFirst, filepath.Base(c.logName), c.lastOff, t.reachPos, j.nextFirst, c.lastOff),
+		}
+		if j.nextFirstPos >= 0 {
+			f.Position = ptr(j.nextFirstPos)
+		}
+		c.sink.addNext(f)
+		c.logDamaged = true
+		return
+	}
+	n := ""
+	if t.reachCount > 1 {
+		n = fmt.Sprintf(" (and %d later batches)", t.reachCount-1)
+	}
+	c.logFinding(LogOffsetRange, t.reachPos, ptr(t.reachOff),
+		"the batch%s reaches offset %d, at or above the next segment's base offset %d: a broker looks those offsets up in the next segment (LogSegments.floorSegment)", n, c.lastOff, t.limit)
+}
+
+// readFirstOffset reads the first batch header of a segment's .log: its
+// position is 0 unless the file is empty or starts with damage (then -1).
+func readFirstOffset(path string, base int64) (off, pos int64) {
+	if path == "" {
+		return base, -1
+	}
+	f, err := inspect.OpenPread(path)
+	if err != nil {
+		return base, -1
+	}
+	defer f.Close()
+	var hdr [inspect.HeaderReadSize]byte
+	n := min(int64(len(hdr)), f.Size())
+	if n < inspect.HeaderSizeUpToMagic+1 {
+		return base, -1
+	}
+	if k, _ := f.ReadAt(hdr[:n], 0); int64(k) < n {
+		return base, -1
+	}
+	b, err := inspect.ParseBatch(hdr[:n], 0, path)
+	if err != nil || headerProblem(&b) != "" {
+		return base, -1
+	}
+	off = b.LastOffset
+	if b.BaseOffset >= 0 {
+		off = b.BaseOffset
+	}
+	if off < base {
+		// The next segment reports its own log.offset-range.
+		return base, -1
+	}
+	return off, 0
+}

@@ -1,0 +1,222 @@
+package verify
+
+import (
+	"fmt"
+
+	"github.com/kseg/kseg/indexfmt"
+)
+
+// recoveryEmu follows LogSegment.recover (kafka-on-disk.md 9.1) batch by
+// batch as the log pass delivers them, and compares the index entries it
+// would write with the files on disk, one entry at a time, so memory does
+// not grow with the segment:
+//
+//	for each batch at position p (validBytes):
+//	    if batch.maxTimestamp > maxTs: maxTs = (batch.maxTimestamp, batch.lastOffset)   (strict)
+//	    if p - lastIndexEntry > index.interval.bytes:                                   (strict)
+//	        offsetIndex.append(batch.lastOffset, p)
+//	        timeIndex.maybeAppend(maxTs)              (only a strictly greater timestamp)
+//	        lastIndexEntry = p
+//	timeIndex.maybeAppend(maxTs, skipFullCheck = true)   (the final entry)
+//
+// Recovery stops at the first invalid batch, so the comparison is only
+// meaningful for a log without damage; verify reports *.stale only then.
+type recoveryEmu struct {
+	interval       int64
+	base           int64
+	lastIndexEntry int64
+	maxTs, maxOff  int64
+	broken         bool // a region recovery would not pass
+
+	off  *indexCompare[indexfmt.OffsetEntry]
+	time *indexCompare[indexfmt.TimeEntry]
+
+	lastTime     indexfmt.TimeEntry // TimeIndex.lastEntry of the rebuilt index
+	timeEntries  int
+	finalSlot    int // slot of the final entry, -1 when none is added
+	finalEntry   indexfmt.TimeEntry
+	lastOffEntry int64
+	offEntries   int
+}
+
+// indexCompare compares the entries a rebuild writes with an index file's,
+// slot by slot.
+type indexCompare[E comparable] struct {
+	entry     func(int) (E, error)
+	have      int // entries in the file (before padding)
+	want      int // entries the rebuild wrote so far
+	diffs     int
+	firstDiff int
+	firstHave *E
+	firstWant *E
+	err       error
+}
+
+func (ic *indexCompare[E]) add(want E) {
+	k := ic.want
+	ic.want++
+	var have *E
+	if k < ic.have {
+		e, err := ic.entry(k)
+		if err != nil {
+			ic.err = err
+			return
+		}
+		if e == want {
+			return
+		}
+		have = &e
+	}
+	ic.diff(k, have, &want)
+}
+
+func (ic *indexCompare[E]) diff(slot int, have, want *E) {
+	if ic.diffs == 0 {
+		ic.firstDiff, ic.firstHave, ic.firstWant = slot, have, want
+	}
+	ic.diffs++
+}
+
+// finish counts the file's entries beyond what the rebuild wrote.
+func (ic *indexCompare[E]) finish() {
+	for k := ic.want; k < ic.have; k++ {
+		e, err := ic.entry(k)
+		if err != nil {
+			ic.err = err
+			return
+		}
+		ic.diff(k, &e, nil)
+	}
+}
+
+func newRecoveryEmu(base int64, interval int64) *recoveryEmu {
+	return &recoveryEmu{interval: interval, base: base, maxTs: -1, maxOff: base,
+		lastTime: indexfmt.TimeEntry{Timestamp: -1, Offset: base}, finalSlot: -1}
+}
+
+func (m *recoveryEmu) region(r region) {
+	if m.broken {
+		return
+	}
+	if r.damaged || !r.crcOK || r.outlier {
+		m.broken = true
+		return
+	}
+	if r.maxTs > m.maxTs {
+		m.maxTs, m.maxOff = r.maxTs, r.last
+	}
+	if r.pos-m.lastIndexEntry > m.interval {
+		if m.offEntries > 0 && r.last <= m.lastOffEntry {
+			// OffsetIndex.append throws InvalidOffsetException and recovery
+			// empties the segment; the log check reports the offsets.
+			m.broken = true
+			return
+		}
+		m.offEntries++
+		m.lastOffEntry = r.last
+		if m.off != nil {
+			m.off.add(indexfmt.OffsetEntry{Offset: r.last, RelativeOffset: int32(r.last - m.base), Position: int32(r.pos)})
+		}
+		m.maybeAppendTime()
+		m.lastIndexEntry = r.pos
+	}
+}
+
+// maybeAppendTime is TimeIndex.maybeAppend with the running maximum.
+func (m *recoveryEmu) maybeAppendTime() bool {
+	if m.maxTs <= m.lastTime.Timestamp {
+		return false
+	}
+	e := indexfmt.TimeEntry{Timestamp: m.maxTs, Offset: m.maxOff, RelativeOffset: int32(m.maxOff - m.base)}
+	m.lastTime = e
+	m.timeEntries++
+	if m.time != nil {
+		m.time.add(e)
+	}
+	return true
+}
+
+func (m *recoveryEmu) finish() {
+	if m.broken {
+		return
+	}
+	if m.maybeAppendTime() {
+		m.finalSlot, m.finalEntry = m.timeEntries-1, m.lastTime
+	}
+	if m.off != nil {
+		m.off.finish()
+	}
+	if m.time != nil {
+		m.time.finish()
+	}
+}
+
+// stale reports index.stale and timeindex.stale: an index without errors
+// or padding that differs from what recovery would rebuild from an
+// undamaged log.
+func (c *segChecker) stale() {
+	m := c.emu
+	if m.broken || c.logDamaged {
+		return
+	}
+	interval := fmt.Sprintf("index.interval.bytes %d", m.interval)
+	if o := c.oidx; o != nil && m.off != nil && m.off.err == nil && m.off.diffs > 0 &&
+		!c.sink.hasError(o.name) && !c.sink.has(o.name, IndexPadding) {
+		ic := m.off
+		msg := fmt.Sprintf("valid, but differs from what broker recovery would rebuild (%s): %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
+			interval, ic.have, ic.want, ic.diffs, ic.firstDiff, offEntryText(ic.firstHave), offEntryText(ic.firstWant))
+		if s := o.meaning(); s != "" {
+			msg += "; " + s
+		}
+		var off *int64
+		if ic.firstHave != nil {
+			off = ptr(ic.firstHave.Offset)
+		} else if ic.firstWant != nil {
+			off = ptr(ic.firstWant.Offset)
+		}
+		c.add(IndexStale, o.name, ptr(int64(ic.firstDiff)*indexfmt.OffsetEntrySize), off, "%s", msg)
+	}
+	if t := c.tidx; t != nil && m.time != nil && m.time.err == nil && m.time.diffs > 0 &&
+		!c.sink.hasError(t.name) && !c.sink.has(t.name, TimeIndexPadding) {
+		ic := m.time
+		var msg string
+		if ic.diffs == 1 && ic.firstDiff == m.finalSlot && ic.firstHave == nil {
+			last := "it has no entry"
+			if ic.have > 0 {
+				if e, err := t.x.Entry(ic.have - 1); err == nil {
+					last = fmt.Sprintf("its last entry says %d", e.Timestamp)
+				}
+			}
+			msg = fmt.Sprintf("the final entry %s that a broker adds at roll and clean close is missing (the segment was not closed: an unclean shutdown, or a broker that stopped before closing it): "+
+				"a broker reads the segment's largest timestamp from the last entry (%s; none: the .log's modification time), which drives time retention and picks the segment for timestamp lookups; recovery adds it",
+				timeEntryText(&m.finalEntry), last)
+		} else {
+			msg = fmt.Sprintf("valid, but differs from what broker recovery would rebuild (%s): %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
+				interval, ic.have, ic.want, ic.diffs, ic.firstDiff, timeEntryText(ic.firstHave), timeEntryText(ic.firstWant))
+		}
+		if s := t.meaning(); s != "" {
+			msg += "; " + s
+		}
+		var off *int64
+		if ic.firstHave != nil {
+			off = ptr(ic.firstHave.Offset)
+		} else if ic.firstWant != nil {
+			off = ptr(ic.firstWant.Offset)
+		}
+		c.add(TimeIndexStale, t.name, ptr(int64(ic.firstDiff)*indexfmt.TimeEntrySize), off, "%s", msg)
+	}
+}
+
+func offEntryText(e *indexfmt.OffsetEntry) string {
+	if e == nil {
+		return "no entry"
+	}
+	return fmt.Sprintf("(offset %d, position %d)", e.Offset, e.Position)
+}
+
+func timeEntryText(e *indexfmt.TimeEntry) string {
+	if e == nil {
+		return "no entry"
+	}
+	return fmt.Sprintf("(timestamp %d, offset %d)", e.Timestamp, e.Offset)
+}
