@@ -93,7 +93,7 @@ var severityOf = map[string]string{
 	IndexMissing: SeverityWarning, TimeIndexMissing: SeverityWarning,
 	IndexStale: SeverityWarning, TimeIndexStale: SeverityWarning,
 	TxnIndexSize: SeverityError, TxnIndexVersion: SeverityError, TxnIndexOrder: SeverityError,
-	TxnIndexRange: SeverityError,
+	TxnIndexRange:  SeverityError,
 	SegmentOverlap: SeverityError, SegmentLeftover: SeverityWarning,
 }
 

@@ -226,8 +226,8 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		sink:    newSink(o.MaxFindingsPerCheck),
 		scan:    b.scan,
 		lastOff: math.MinInt64, maxTs: -1, maxTsOff: base,
-		emu:     newRecoveryEmu(base, int64(o.IndexIntervalBytes)),
-		track:   offsetTracker{base: base, limit: math.MaxInt64},
+		emu:   newRecoveryEmu(base, int64(o.IndexIntervalBytes)),
+		track: offsetTracker{base: base, limit: math.MaxInt64},
 	}
 	res := &segmentResult{}
 	var closers []io.Closer
