@@ -317,7 +317,10 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	}
 	if hasLog {
 		c.emu.finish()
-		c.stale()
+		if err := c.stale(); err != nil {
+			res.err = err
+			return res
+		}
 	}
 	if sf.TxnIndex != "" {
 		f, err := open(sf.TxnIndex)

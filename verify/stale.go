@@ -1,9 +1,13 @@
 package verify
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/rebuild"
 )
 
 // recoveryEmu follows LogSegment.recover (kafka-on-disk.md 9.1) batch by
@@ -152,59 +156,128 @@ func (m *recoveryEmu) finish() {
 }
 
 // stale reports index.stale and timeindex.stale: an index without errors
-// or padding that differs from what recovery would rebuild from an
-// undamaged log.
-func (c *segChecker) stale() {
+// or padding that differs from what broker recovery would rebuild from an
+// undamaged log. The streaming emulation above says cheaply whether a file
+// differs; rebuild.PlanPartition, the project's recovery emulation, then
+// confirms it and gives the bytes the message describes.
+func (c *segChecker) stale() error {
 	m := c.emu
 	if m.broken || c.logDamaged {
-		return
+		return nil
 	}
-	interval := fmt.Sprintf("index.interval.bytes %d", m.interval)
-	if o := c.oidx; o != nil && m.off != nil && m.off.err == nil && m.off.diffs > 0 &&
-		!c.sink.hasError(o.name) && !c.sink.has(o.name, IndexPadding) {
-		ic := m.off
-		msg := fmt.Sprintf("valid, but differs from what broker recovery would rebuild (%s): %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
-			interval, ic.have, ic.want, ic.diffs, ic.firstDiff, offEntryText(ic.firstHave), offEntryText(ic.firstWant))
-		if s := o.meaning(); s != "" {
-			msg += "; " + s
-		}
-		var off *int64
-		if ic.firstHave != nil {
-			off = ptr(ic.firstHave.Offset)
-		} else if ic.firstWant != nil {
-			off = ptr(ic.firstWant.Offset)
-		}
-		c.add(IndexStale, o.name, ptr(int64(ic.firstDiff)*indexfmt.OffsetEntrySize), off, "%s", msg)
+	o, t := c.oidx, c.tidx
+	offStale := o != nil && m.off != nil && m.off.err == nil && m.off.diffs > 0 &&
+		!c.sink.hasError(o.name) && !c.sink.has(o.name, IndexPadding)
+	timeStale := t != nil && m.time != nil && m.time.err == nil && m.time.diffs > 0 &&
+		!c.sink.hasError(t.name) && !c.sink.has(t.name, TimeIndexPadding)
+	if !offStale && !timeStale {
+		return nil
 	}
-	if t := c.tidx; t != nil && m.time != nil && m.time.err == nil && m.time.diffs > 0 &&
-		!c.sink.hasError(t.name) && !c.sink.has(t.name, TimeIndexPadding) {
-		ic := m.time
-		var msg string
-		if ic.diffs == 1 && ic.firstDiff == m.finalSlot && ic.firstHave == nil {
-			last := "it has no entry"
-			if ic.have > 0 {
-				if e, err := t.x.Entry(ic.have - 1); err == nil {
-					last = fmt.Sprintf("its last entry says %d", e.Timestamp)
-				}
+	interval := int64(c.opts.IndexIntervalBytes)
+	ropts := rebuild.Options{IndexIntervalBytes: interval}
+	if interval == 0 {
+		ropts.IndexIntervalBytes = rebuild.IndexEveryBatch
+	}
+	one := &inspect.Partition{Dir: c.job.dir, Segments: []inspect.SegmentFiles{c.job.files}, Only: true}
+	plans, err := rebuild.PlanPartition(one, ropts)
+	if err != nil {
+		if errors.Is(err, rebuild.ErrUnrecoverable) {
+			return nil // recovery itself fails: nothing to compare with
+		}
+		return err
+	}
+	if len(plans) != 1 || plans[0].StopErr != nil {
+		return nil
+	}
+	plan := &plans[0]
+	what := fmt.Sprintf("valid, but differs from what broker recovery would rebuild (index.interval.bytes %d)", interval)
+	if offStale {
+		d, err := diffIndex(o.x.Entry, o.n, indexfmt.NewOffsetIndex(bytes.NewReader(plan.Index), int64(len(plan.Index)), c.base).Entry, plan.IndexEntries)
+		if err != nil {
+			return err
+		}
+		if d.diffs > 0 {
+			msg := fmt.Sprintf("%s: %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
+				what, d.have, d.want, d.diffs, d.first, offEntryText(d.firstHave), offEntryText(d.firstWant))
+			if s := o.meaning(); s != "" {
+				msg += "; " + s
 			}
-			msg = fmt.Sprintf("the final entry %s that a broker adds at roll and clean close is missing (the segment was not closed: an unclean shutdown, or a broker that stopped before closing it): "+
-				"a broker reads the segment's largest timestamp from the last entry (%s; none: the .log's modification time), which drives time retention and picks the segment for timestamp lookups; recovery adds it",
-				timeEntryText(&m.finalEntry), last)
-		} else {
-			msg = fmt.Sprintf("valid, but differs from what broker recovery would rebuild (%s): %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
-				interval, ic.have, ic.want, ic.diffs, ic.firstDiff, timeEntryText(ic.firstHave), timeEntryText(ic.firstWant))
+			c.add(IndexStale, o.name, ptr(int64(d.first)*indexfmt.OffsetEntrySize), d.offset(func(e indexfmt.OffsetEntry) int64 { return e.Offset }), "%s", msg)
 		}
-		if s := t.meaning(); s != "" {
-			msg += "; " + s
-		}
-		var off *int64
-		if ic.firstHave != nil {
-			off = ptr(ic.firstHave.Offset)
-		} else if ic.firstWant != nil {
-			off = ptr(ic.firstWant.Offset)
-		}
-		c.add(TimeIndexStale, t.name, ptr(int64(ic.firstDiff)*indexfmt.TimeEntrySize), off, "%s", msg)
 	}
+	if timeStale {
+		d, err := diffIndex(t.x.Entry, t.n, indexfmt.NewTimeIndex(bytes.NewReader(plan.TimeIndex), int64(len(plan.TimeIndex)), c.base).Entry, plan.TimeIndexEntries)
+		if err != nil {
+			return err
+		}
+		if d.diffs > 0 {
+			var msg string
+			if d.diffs == 1 && d.firstHave == nil && d.first == d.want-1 && d.first == m.finalSlot {
+				last := "it has no entry, so the .log's modification time is used"
+				if d.have > 0 {
+					if e, err := t.x.Entry(d.have - 1); err == nil {
+						last = fmt.Sprintf("its last entry says %d", e.Timestamp)
+					}
+				}
+				msg = fmt.Sprintf("the final entry %s that a broker adds at roll and at clean close is missing (the segment was not closed: an unclean shutdown, or a broker stopped before closing it): "+
+					"a broker reads the segment's largest timestamp from the last entry (%s), which drives time retention and picks the segment for timestamp lookups; recovery adds it",
+					timeEntryText(d.firstWant), last)
+			} else {
+				msg = fmt.Sprintf("%s: %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
+					what, d.have, d.want, d.diffs, d.first, timeEntryText(d.firstHave), timeEntryText(d.firstWant))
+			}
+			if s := t.meaning(); s != "" {
+				msg += "; " + s
+			}
+			c.add(TimeIndexStale, t.name, ptr(int64(d.first)*indexfmt.TimeEntrySize), d.offset(func(e indexfmt.TimeEntry) int64 { return e.Offset }), "%s", msg)
+		}
+	}
+	return nil
+}
+
+// indexDiff compares an index file's entries with rebuilt ones.
+type indexDiff[E comparable] struct {
+	have, want, diffs, first int
+	firstHave, firstWant     *E
+}
+
+func (d *indexDiff[E]) offset(of func(E) int64) *int64 {
+	switch {
+	case d.firstHave != nil:
+		return ptr(of(*d.firstHave))
+	case d.firstWant != nil:
+		return ptr(of(*d.firstWant))
+	}
+	return nil
+}
+
+func diffIndex[E comparable](have func(int) (E, error), nHave int, want func(int) (E, error), nWant int) (indexDiff[E], error) {
+	d := indexDiff[E]{have: nHave, want: nWant}
+	for k := 0; k < max(nHave, nWant); k++ {
+		var h, w *E
+		if k < nHave {
+			e, err := have(k)
+			if err != nil {
+				return d, err
+			}
+			h = &e
+		}
+		if k < nWant {
+			e, err := want(k)
+			if err != nil {
+				return d, err
+			}
+			w = &e
+		}
+		if h != nil && w != nil && *h == *w {
+			continue
+		}
+		if d.diffs == 0 {
+			d.first, d.firstHave, d.firstWant = k, h, w
+		}
+		d.diffs++
+	}
+	return d, nil
 }
 
 func offEntryText(e *indexfmt.OffsetEntry) string {
