@@ -43,6 +43,12 @@ type Options struct {
 	// past it they are counted in one closing finding. 0 means
 	// DefaultMaxFindingsPerCheck; < 0 means no limit.
 	MaxFindingsPerCheck int
+	// Records decodes every record of every batch (decompressing), checking
+	// that the records agree with the header: count, offsets inside the
+	// batch and increasing, a legacy wrapper's last inner offset. Without
+	// it only the first record of control batches is decoded, as broker
+	// recovery does.
+	Records bool
 	// Window is the read size for .log files; 0 means inspect.DefaultWindow.
 	Window int
 }
@@ -201,10 +207,12 @@ type segmentResult struct {
 	err      error
 }
 
-// buffers are a worker's reusable read buffers.
+// buffers are a worker's reusable read buffers and record decoder.
 type buffers struct {
 	win  []byte
 	scan []byte
+	big  []byte // whole batches larger than win, for record decoding
+	dec  inspect.RecordDecoder
 }
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
@@ -225,6 +233,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		opts: o, job: j, base: base,
 		sink:    newSink(o.MaxFindingsPerCheck),
 		scan:    b.scan,
+		bufs:    b,
 		lastOff: math.MinInt64, maxTs: -1, maxTsOff: base,
 		emu:   newRecoveryEmu(base, int64(o.IndexIntervalBytes)),
 		track: offsetTracker{base: base, limit: math.MaxInt64},

@@ -50,6 +50,7 @@ type segChecker struct {
 	logSize int64
 	w       *window
 	scan    []byte
+	bufs    *buffers
 	sink    *sink
 
 	track offsetTracker
@@ -130,6 +131,13 @@ func (c *segChecker) checkLog() error {
 				break
 			}
 			c.batches++
+			first, err := c.checkRecords(&b, c.bufs)
+			if err != nil {
+				return err
+			}
+			if b.BaseOffset < 0 && first >= 0 {
+				b.BaseOffset = first // a legacy wrapper's first inner offset
+			}
 			c.batch(&b, true)
 			next = b.End()
 		}
@@ -152,13 +160,7 @@ func detail(err error) string {
 
 // batch hands a batch whose header parsed to the offset tracker.
 func (c *segChecker) batch(b *inspect.Batch, crcOK bool) {
-	r := region{pos: b.Position, end: b.End(), base: b.BaseOffset, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK}
-	if b.Magic >= 2 || b.Compression() == inspect.CompressionNone {
-		r.base = b.BaseOffset
-	} else {
-		r.base = -1
-	}
-	c.track.push(c, r)
+	c.track.push(c, region{pos: b.Position, end: b.End(), base: b.BaseOffset, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK})
 }
 
 // damage records the damaged range [pos, end).
@@ -393,12 +395,11 @@ func (t *offsetTracker) order(c *segChecker, r *region) {
 	c.logFinding(LogOffsetOrder, r.pos, ptr(r.lowest()),
 		"batch offsets %s do not follow the previous batch at position %d, whose last offset is %d",
 		rangeText(*r), prev.pos, prev.last)
+	r.outlier = true // its offsets are in conflict: index checks do not rely on them
 	if r.last > prev.last {
 		t.ref2, t.hasRef2 = prev.last, true
 		t.ref = *r
-		return
 	}
-	r.outlier = true
 }
 
 func rangeText(r region) string {

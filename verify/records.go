@@ -1,0 +1,121 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// maxDeepEntry bounds the batches whose records are decoded (a broker's
+// message.max.bytes defaults to about 1 MiB; larger batches are still
+// checked by header and CRC).
+const maxDeepEntry = 64 << 20
+
+// errStopRecords ends a record walk early without an error.
+var errStopRecords = errors.New("stop")
+
+// checkRecords decodes the records of a batch whose CRC matched: every
+// record when Options.Records is set, else only the first record of a
+// control batch (what broker recovery reads: a malformed one makes it
+// truncate the segment after that batch, InvalidRecordException). It
+// returns the first offset of the batch when the records gave it (-1
+// otherwise), which is how a legacy compressed wrapper's first offset is
+// learnt.
+func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error) {
+	control := b.IsControl()
+	if !c.opts.Records && !control {
+		return -1, nil
+	}
+	if b.Size > maxDeepEntry {
+		return -1, nil
+	}
+	var entry []byte
+	if b.Size <= int64(len(c.w.buf)) {
+		e, err := c.w.bytes(b.Position, b.Size)
+		if err != nil {
+			return -1, err
+		}
+		entry = e
+	} else {
+		if int64(cap(bufs.big)) < b.Size {
+			bufs.big = make([]byte, b.Size)
+		}
+		entry = bufs.big[:b.Size]
+		if k, err := c.w.r.ReadAt(entry, b.Position); int64(k) < b.Size {
+			return -1, readError(c.logName, b.Position, err)
+		}
+	}
+
+	var (
+		n       int64
+		first   = int64(-1)
+		prev    int64
+		problem string
+	)
+	err := bufs.dec.Records(c.logName, entry, b, func(r *inspect.Record) error {
+		if n == 0 {
+			first = r.Offset
+			if control {
+				if p := controlProblem(r); p != "" {
+					problem = p
+					return errStopRecords
+				}
+				if !c.opts.Records {
+					return errStopRecords
+				}
+			}
+		} else if r.Offset <= prev {
+			problem = fmt.Sprintf("record %d has offset %d, not above the previous record's %d", n, r.Offset, prev)
+			return errStopRecords
+		}
+		if b.Magic >= 2 && (r.Offset < b.BaseOffset || r.Offset > b.LastOffset) {
+			problem = fmt.Sprintf("record %d has offset %d, outside the batch's offsets %d..%d", n, r.Offset, b.BaseOffset, b.LastOffset)
+			return errStopRecords
+		}
+		prev = r.Offset
+		n++
+		return nil
+	})
+	switch {
+	case errors.Is(err, inspect.ErrTooLarge):
+		return -1, nil // not judged: the decompression cap is ours, not the broker's
+	case err != nil && !errors.Is(err, errStopRecords):
+		if !errors.Is(err, inspect.ErrCorruptRecords) && !errors.Is(err, inspect.ErrCorruptHeader) && !errors.Is(err, inspect.ErrTorn) {
+			return -1, err
+		}
+		problem = detail(err)
+	case problem == "" && c.opts.Records && b.Magic < 2 && b.Compression() != inspect.CompressionNone && n > 0 && prev != b.LastOffset:
+		problem = fmt.Sprintf("the last inner message has offset %d, but the wrapper's offset (its last offset) is %d", prev, b.LastOffset)
+	}
+	if problem != "" {
+		what := "records"
+		if control && !c.opts.Records {
+			what = "control record"
+		}
+		c.logFinding(LogRecords, b.Position, ptr(b.LastOffset), "batch %s: %s do not decode: %s", offsetsText(b), what, problem)
+		return -1, nil
+	}
+	return first, nil
+}
+
+// controlProblem checks a control record as the broker reads it
+// (ControlRecordType.parse, EndTransactionMarker.deserialize).
+func controlProblem(r *inspect.Record) string {
+	if r.Key == nil {
+		return "the control record has a null key"
+	}
+	_, typ, err := inspect.ParseControlKey(r.Key)
+	if err != nil {
+		return detail(err)
+	}
+	if typ == inspect.ControlAbort || typ == inspect.ControlCommit {
+		if r.Value == nil {
+			return "the transaction marker has a null value"
+		}
+		if _, _, err := inspect.ParseEndTxnMarker(r.Value); err != nil {
+			return detail(err)
+		}
+	}
+	return ""
+}
