@@ -74,8 +74,10 @@ func newCompressor(c codec) (*compressor, error) {
 func (z *compressor) compress(src []byte, magic int8) ([]byte, error) {
 	switch z.c.id {
 	case codecGzip:
-		// An RFC 1952 stream as java.util.zip.GZIPOutputStream writes it
-		// (GzipCompression): MTIME 0, XFL 0, OS 0 (Java's header bytes).
+		// An RFC 1952 stream like java.util.zip.GZIPOutputStream's
+		// (GzipCompression): header MTIME 0, XFL 0, OS 0, as in magic 0
+		// data written by old brokers (JVMs differ in the OS byte;
+		// readers ignore it).
 		z.gbuf.Reset()
 		z.gz.Reset(&z.gbuf)
 		z.gz.Header.OS = 0

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -68,8 +69,6 @@ type state struct {
 	wall       int64 // broker clock: append times, marker times, base of producer times; never decreases
 	skew       int64 // "jumping": current offset of producer clocks from wall
 	producers  []producer
-	firstBatch bool // no batch written yet
-	firstBase  int64
 }
 
 func (s *state) clone() state {
@@ -104,8 +103,9 @@ type generator struct {
 	batch   []byte
 	scratch []byte
 
-	seg *segmentWriter
-	man *Manifest
+	seg   *segmentWriter
+	man   *Manifest
+	epoch int32 // current partition leader epoch
 }
 
 func newGenerator(dir string, o Options) (*generator, error) {
@@ -122,7 +122,8 @@ func newGenerator(dir string, o Options) (*generator, error) {
 		z:   z,
 		man: &Manifest{Dir: dir, Options: o},
 	}
-	g.st = state{nextOffset: o.StartOffset, wall: o.StartTimestamp, firstBatch: true}
+	g.st = state{nextOffset: o.StartOffset, wall: o.StartTimestamp}
+	g.epoch = o.LeaderEpoch
 	if o.Transactions {
 		for i := range numProducers {
 			g.st.producers = append(g.st.producers, producer{
@@ -215,10 +216,14 @@ func (g *generator) runBySize() error {
 				break
 			}
 			// The new segment's base is the log end offset before this
-			// batch (LocalLog.roll: max(expectedNextOffset, logEndOffset)).
+			// batch (LocalLog.roll: max(expectedNextOffset, logEndOffset)),
+			// and the roll's snapshot holds the state before it too.
+			after := g.st
+			g.st = saved
 			if err := g.roll(); err != nil {
 				return err
 			}
+			g.st = after
 			segs++
 		}
 		if err := g.appendBatch(p); err != nil {
@@ -479,7 +484,7 @@ func (g *generator) encodeV2(p *pending, pi int, base int64, lastDelta int32, la
 	}
 	h := v2Header{
 		baseOffset:           base,
-		partitionLeaderEpoch: g.o.LeaderEpoch,
+		partitionLeaderEpoch: g.epoch,
 		attributes:           int16(g.c.id),
 		lastOffsetDelta:      lastDelta,
 		baseTimestamp:        baseTs,
@@ -640,7 +645,7 @@ func (g *generator) marker(pi int, segmentStart bool) (*pending, error) {
 		pr.coordinatorEpoch = int32(g.rng.IntN(4))
 	}
 	var crc uint32
-	g.batch, crc = appendControlBatch(g.batch[:0], offset, g.o.LeaderEpoch, pr.id, pr.epoch, typ, pr.coordinatorEpoch, ts, maxTs, lat, g.scratch)
+	g.batch, crc = appendControlBatch(g.batch[:0], offset, g.epoch, pr.id, pr.epoch, typ, pr.coordinatorEpoch, ts, maxTs, lat, g.scratch)
 	p := &g.p
 	*p = pending{bytes: g.batch, lastOffset: offset}
 	m := &p.man
@@ -649,7 +654,7 @@ func (g *generator) marker(pi int, segmentStart bool) (*pending, error) {
 		BaseOffset: offset, LastOffset: offset, MaxTimestamp: maxTs, BaseTimestamp: ts,
 		LogAppendTime: lat, Transactional: true, Control: true, Compression: "none",
 		Attributes: int16(attrTransactional | attrControl), CRC: crc, RecordCount: 1,
-		PartitionLeaderEpoch: g.o.LeaderEpoch, ProducerID: pr.id, ProducerEpoch: pr.epoch, BaseSequence: -1,
+		PartitionLeaderEpoch: g.epoch, ProducerID: pr.id, ProducerEpoch: pr.epoch, BaseSequence: -1,
 		ControlType: typ, CoordinatorEpoch: pr.coordinatorEpoch,
 	}
 	if lat {
@@ -687,6 +692,20 @@ type segmentWriter struct {
 }
 
 func (g *generator) openSegment(base int64) error {
+	if g.o.Magic == 2 && g.o.LeaderEpoch >= 0 {
+		// The leader-epoch cache (LeaderEpochFileCache.assign): the first
+		// epoch starts at the log start offset (a leader assigns its epoch
+		// at the log end offset when it takes over,
+		// UnifiedLog.maybeAssignEpochStartOffset, and the cache is clamped
+		// to the log start offset); with LeaderEpochBumps each new segment
+		// starts the next epoch at its base offset.
+		if len(g.man.LeaderEpochs) == 0 {
+			g.man.LeaderEpochs = []EpochEntry{{Epoch: g.epoch, StartOffset: base}}
+		} else if g.o.LeaderEpochBumps {
+			g.epoch++
+			g.man.LeaderEpochs = append(g.man.LeaderEpochs, EpochEntry{Epoch: g.epoch, StartOffset: base})
+		}
+	}
 	path := filepath.Join(g.dir, SegmentName(base)+".log")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -694,7 +713,7 @@ func (g *generator) openSegment(base int64) error {
 	}
 	g.seg = &segmentWriter{
 		f:   f,
-		w:   bufio.NewWriterSize(f, 1<<20),
+		w:   bufio.NewWriterSize(f, 256<<10),
 		idx: newSegmentIndexer(base, g.o.IndexIntervalBytes),
 		man: SegmentManifest{BaseOffset: base},
 	}
@@ -704,6 +723,12 @@ func (g *generator) openSegment(base int64) error {
 func (g *generator) appendBatch(p *pending) error {
 	s := g.seg
 	pos := s.idx.size
+	if p.man.Magic == 2 && p.man.PartitionLeaderEpoch != g.epoch {
+		// The leader stamps its epoch at append; the field is outside the
+		// CRC (DefaultRecordBatch.setPartitionLeaderEpoch).
+		binary.BigEndian.PutUint32(p.bytes[12:], uint32(g.epoch))
+		p.man.PartitionLeaderEpoch = g.epoch
+	}
 	if err := s.idx.appendBatch(p.lastOffset, p.man.MaxTimestamp, int64(len(p.bytes))); err != nil {
 		return fmt.Errorf("gen: segment %s: batch at position %d: %w", SegmentName(s.man.BaseOffset), pos, err)
 	}
@@ -716,10 +741,6 @@ func (g *generator) appendBatch(p *pending) error {
 	}
 	p.man.Position = pos
 	s.man.Batches = append(s.man.Batches, p.man)
-	if g.st.firstBatch && p.man.Magic == 2 {
-		g.st.firstBatch = false
-		g.st.firstBase = p.man.BaseOffset
-	}
 	return nil
 }
 
@@ -858,11 +879,7 @@ func (g *generator) finish() error {
 	}
 	if g.o.Magic == 2 {
 		// leader-epoch-checkpoint: version 0, count, "<epoch> <startOffset>"
-		// lines (LeaderEpochCheckpointFile). The epoch starts at the base
-		// offset of its first batch, as recovery assigns it.
-		if g.o.LeaderEpoch >= 0 && !g.st.firstBatch {
-			g.man.LeaderEpochs = []EpochEntry{{Epoch: g.o.LeaderEpoch, StartOffset: g.st.firstBase}}
-		}
+		// lines (LeaderEpochCheckpointFile).
 		var b []byte
 		b = fmt.Appendf(b, "0\n%d\n", len(g.man.LeaderEpochs))
 		for _, e := range g.man.LeaderEpochs {

@@ -97,7 +97,14 @@ type Options struct {
 	EmptyActiveSegment bool
 	StartOffset        int64 // base offset of the first segment (default 0)
 	StartTimestamp     int64 // default DefaultStartTimestamp (ms)
-	LeaderEpoch        int32 // partition leader epoch of every v2 batch (default 0)
+	// LeaderEpoch is the partition leader epoch of the v2 batches (default
+	// 0; -1 writes batches without an epoch and an empty checkpoint).
+	LeaderEpoch int32
+	// LeaderEpochBumps starts a new leader epoch with every segment after
+	// the first (as restarts of a one-broker cluster do): segment i's
+	// batches carry LeaderEpoch+i and leader-epoch-checkpoint lists each
+	// epoch from its segment's base offset.
+	LeaderEpochBumps bool
 
 	// OmitRecords leaves BatchManifest.Records empty (big partitions).
 	OmitRecords bool
