@@ -242,6 +242,13 @@ func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
 	if zero {
 		return c.logSize, c.tail(pos, "zero-filled tail (a preallocated .log, or blocks never written before an unclean shutdown)")
 	}
+	if b.Magic < 0 || b.Magic > 2 {
+		// Not the start of a batch cut short: bytes that are no batch at all.
+		c.logFinding(LogCorruptHeader, pos, nil, "magic %d is not 0, 1 or 2 and the length field %d runs past the end of the file; no valid batch follows: broker recovery truncates the segment here, dropping %d bytes",
+			b.Magic, b.Size-inspect.LogOverhead, c.logSize-pos)
+		c.damage(pos, c.logSize)
+		return c.logSize, nil
+	}
 	return c.logSize, c.tail(pos, fmt.Sprintf("the last batch is incomplete: it needs %d bytes, %d are left (a torn write)", b.Size, c.logSize-pos))
 }
 
@@ -255,14 +262,15 @@ func (c *segChecker) tail(pos int64, why string) error {
 }
 
 // crcMismatch handles a batch whose header is sound but whose CRC does not
-// match. When a valid batch starts where it claims to end (or it ends the
-// file), only its contents are damaged; when a valid batch starts inside
-// it, its length is wrong too and the bytes up to there are skipped.
+// match. When a plausible batch header starts where it claims to end (or it
+// ends the file), only its contents are damaged: it is reported and the
+// walk goes on after it. Otherwise its length field is likely damaged too,
+// and the walk resynchronises on the next valid batch.
 func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, error) {
 	pos, end := b.Position, b.End()
 	what := fmt.Sprintf("stored CRC %d does not match the computed %d (%s over %d bytes)", b.CRC, computed, crcName(b.Magic), end-pos-inspect.CRCStart(b.Magic))
 	if end < c.logSize {
-		_, ok, err := validAt(c.w, end)
+		ok, err := c.plausibleAt(end)
 		if err != nil {
 			return 0, err
 		}
@@ -271,8 +279,9 @@ func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, erro
 			if err != nil {
 				return 0, err
 			}
-			if found && next < end {
-				c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s, and a valid batch starts inside it: its length field is damaged too; %s", what, skipped(pos, next))
+			if found {
+				c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s, and no batch starts where its length field says it ends (position %d): the length field is likely damaged too; %s",
+					what, end, skipped(pos, next))
 				c.damage(pos, next)
 				return next, nil
 			}
@@ -281,6 +290,22 @@ func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, erro
 	c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s: the batch (offsets %s) is damaged; broker recovery truncates the segment here, dropping %d bytes", what, offsetsText(b), c.logSize-pos)
 	c.batch(b, false)
 	return end, nil
+}
+
+// plausibleAt reports whether a batch header that could be genuine starts
+// at pos: it parses, is consistent and fits in the file (its CRC is not
+// checked).
+func (c *segChecker) plausibleAt(pos int64) (bool, error) {
+	left := c.logSize - pos
+	if left < inspect.HeaderSizeUpToMagic+1 {
+		return false, nil
+	}
+	hdr, err := c.w.bytes(pos, min(int64(inspect.HeaderReadSize), left))
+	if err != nil {
+		return false, err
+	}
+	b, perr := inspect.ParseBatch(hdr, pos, c.logName)
+	return perr == nil && b.Size <= left && headerProblem(&b) == "", nil
 }
 
 func crcName(magic int8) string {

@@ -1,0 +1,390 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/rebuild"
+	"github.com/kseg/kseg/rebuild/gen"
+)
+
+// shapes are generated partitions of every kind gen can write. Each is a
+// partition a broker would leave after a clean shutdown, so verify must
+// find nothing (with the same index.interval.bytes).
+var shapes = []struct {
+	name string
+	o    gen.Options
+}{
+	{"v2 none", gen.Options{Seed: 1, Segments: 3, Batches: 80}},
+	{"v2 gzip", gen.Options{Seed: 2, Segments: 2, Batches: 60, Compression: "gzip"}},
+	{"v2 snappy", gen.Options{Seed: 3, Segments: 2, Batches: 60, Compression: "snappy"}},
+	{"v2 snappy-raw", gen.Options{Seed: 4, Batches: 60, Compression: "snappy-raw"}},
+	{"v2 lz4", gen.Options{Seed: 5, Batches: 60, Compression: "lz4"}},
+	{"v2 zstd", gen.Options{Seed: 6, Batches: 60, Compression: "zstd"}},
+	{"v1 none", gen.Options{Seed: 7, Segments: 2, Batches: 120, Magic: 1}},
+	{"v1 gzip", gen.Options{Seed: 8, Batches: 60, Magic: 1, Compression: "gzip"}},
+	{"v1 lz4 log append time", gen.Options{Seed: 9, Batches: 60, Magic: 1, Compression: "lz4", LogAppendTime: 0.5}},
+	{"v0 none", gen.Options{Seed: 10, Segments: 2, Batches: 150, Magic: gen.MagicV0}},
+	{"v0 snappy", gen.Options{Seed: 11, Batches: 60, Magic: gen.MagicV0, Compression: "snappy"}},
+	{"v0 gzip compacted", gen.Options{Seed: 12, Batches: 60, Magic: gen.MagicV0, Compression: "gzip", CompactionGaps: true}},
+	{"v2 compacted", gen.Options{Seed: 13, Segments: 3, Batches: 80, CompactionGaps: true}},
+	{"v2 transactions", gen.Options{Seed: 14, Segments: 3, Batches: 150, Transactions: true}},
+	{"v2 transactions lz4 compacted", gen.Options{Seed: 15, Segments: 2, Batches: 150, Transactions: true, Compression: "lz4", CompactionGaps: true}},
+	{"timestamps jumping", gen.Options{Seed: 16, Segments: 2, Batches: 100, Timestamps: "jumping"}},
+	{"timestamps random", gen.Options{Seed: 17, Segments: 2, Batches: 100, Timestamps: "random"}},
+	{"timestamps equal", gen.Options{Seed: 18, Batches: 100, Timestamps: "equal"}},
+	{"log append time", gen.Options{Seed: 19, Batches: 100, LogAppendTime: 0.5, Timestamps: "random"}},
+	{"index every batch", gen.Options{Seed: 20, Segments: 2, Batches: 100, IndexIntervalBytes: gen.IndexEveryBatch}},
+	{"index interval 1000", gen.Options{Seed: 21, Batches: 100, IndexIntervalBytes: 1000}},
+	{"empty active segment", gen.Options{Seed: 22, Segments: 2, Batches: 50, EmptyActiveSegment: true}},
+	{"high start offset", gen.Options{Seed: 23, Segments: 2, Batches: 50, StartOffset: 1 << 40}},
+	{"big values", gen.Options{Seed: 24, Batches: 30, ValueSize: 200000, RecordsPerBatch: 3}},
+	{"one batch", gen.Options{Seed: 25, Batches: 1}},
+}
+
+// verifyInterval is the Options.IndexIntervalBytes matching a shape.
+func verifyInterval(o gen.Options) int {
+	switch o.IndexIntervalBytes {
+	case gen.IndexEveryBatch:
+		return IndexEveryBatch
+	default:
+		return o.IndexIntervalBytes
+	}
+}
+
+func TestCleanShapes(t *testing.T) {
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			m := generate(t, sh.o)
+			for _, deep := range []bool{false, true} {
+				got, sum := verifyPath(t, m.Dir, Options{IndexIntervalBytes: verifyInterval(sh.o), Records: deep})
+				expect(t, got)
+				if sum.Batches != int64(totalBatches(m)) || sum.Segments != len(m.Segments) || sum.Partitions != 1 {
+					t.Errorf("summary %+v: want %d batches in %d segments", sum, totalBatches(m), len(m.Segments))
+				}
+				var bytes int64
+				for _, s := range m.Segments {
+					bytes += s.LogSize
+				}
+				if sum.Bytes != bytes {
+					t.Errorf("summary bytes %d, want %d", sum.Bytes, bytes)
+				}
+			}
+		})
+	}
+}
+
+// A running broker's active segment after an unclean shutdown:
+// preallocated indexes with zero tails and no final time-index entry.
+// Only the padding is reported (recovery rebuilds both files).
+func TestPreallocatedActiveSegment(t *testing.T) {
+	for _, size := range []int64{4096, 10485760} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			m := generate(t, gen.Options{Seed: 30, Segments: 2, Batches: 100, PreallocatedIndexBytes: size})
+			s, _, idx, tidx := segFiles(m, 1)
+			got, _ := verifyPath(t, m.Dir, Options{})
+			expect(t, got, want{IndexPadding, base(idx), int64(s.IndexEntries) * 8}, want{TimeIndexPadding, base(tidx), int64(s.TimeIndexEntries) * 12})
+		})
+	}
+}
+
+// The *.stale checks agree with rebuild.PlanPartition: whatever interval
+// the files were written with and verify assumes, a segment gets
+// index.stale (timeindex.stale) exactly when its file differs from the
+// planned bytes. This also proves that the cheap streaming comparison in
+// front of PlanPartition never misses a difference.
+func TestStaleAgreesWithPlan(t *testing.T) {
+	intervals := []int{0, IndexEveryBatch, 700, 3000, 1 << 20}
+	for _, sh := range shapes {
+		m := generate(t, sh.o)
+		p, err := inspect.ReadPartition(m.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, iv := range intervals {
+			ropts := rebuild.Options{IndexIntervalBytes: int64(iv)}
+			plans, err := rebuild.PlanPartition(p, ropts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wants []string
+			for i, plan := range plans {
+				s := &m.Segments[i]
+				if !bytes.Equal(plan.Index, readFile(t, m.IndexPath(s))) {
+					wants = append(wants, IndexStale+" "+base(m.IndexPath(s)))
+				}
+				if !bytes.Equal(plan.TimeIndex, readFile(t, m.TimeIndexPath(s))) {
+					wants = append(wants, TimeIndexStale+" "+base(m.TimeIndexPath(s)))
+				}
+			}
+			got, _ := verifyPath(t, m.Dir, Options{IndexIntervalBytes: iv})
+			var gots []string
+			for _, f := range got {
+				gots = append(gots, f.Check+" "+base(f.File))
+			}
+			if !slices.Equal(gots, wants) {
+				t.Errorf("%s, interval %d: findings %v, want %v%s", sh.name, iv, gots, wants, describe(got))
+			}
+		}
+	}
+}
+
+// Every real broker fixture verifies without an error finding; the
+// warnings are the kinds a healthy broker directory can show.
+func TestRealFixtures(t *testing.T) {
+	ents, err := os.ReadDir(realFixtures)
+	if os.IsNotExist(err) {
+		t.Skip("real broker fixtures not present (../shared/fixtures/real beside the module)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{IndexMissing: true, TimeIndexMissing: true, IndexStale: true, TimeIndexStale: true}
+	var checks []string
+	n := 0
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		n++
+		dir := filepath.Join(realFixtures, e.Name())
+		for _, deep := range []bool{false, true} {
+			got, sum := verifyPath(t, dir, Options{Records: deep})
+			if sum.Errors != 0 || sum.Batches == 0 {
+				t.Errorf("%s: summary %+v%s", e.Name(), sum, describe(got))
+			}
+			for _, f := range got {
+				if !allowed[f.Check] {
+					t.Errorf("%s: unexpected %s%s", e.Name(), f.Check, describe([]Finding{f}))
+				}
+				if !deep {
+					checks = append(checks, f.Check+" "+strings.TrimPrefix(f.File, realFixtures+string(filepath.Separator)))
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no fixture directories")
+	}
+	// Facts from the fixtures' provenance notes, each a reason for a
+	// warning: indexes missing where they were preallocated and not
+	// retrievable, the 2.x time index naming records inside batches.
+	for _, w := range []string{
+		"index.missing kafkalite-magic0-none-gzip-snappy/hamlet-gzip-0/00000000000000000000.index",
+		"timeindex.missing cp51-zk-lz4-unclean-noindex/__consumer_offsets-13/00000000000000000000.timeindex",
+		"index.missing zk-kafka26-unclean-noindex/first_topic-0/00000000000000000004.index",
+		"timeindex.stale zk-kafka2x-clean/__consumer_offsets-18/00000000000000000000.timeindex",
+	} {
+		if !slices.Contains(checks, w) {
+			t.Errorf("missing warning %q in %v", w, checks)
+		}
+	}
+	got, _ := verifyPath(t, filepath.Join(realFixtures, "zk-kafka2x-clean", "__consumer_offsets-18"), Options{})
+	for _, f := range got {
+		if f.Check == TimeIndexStale && !strings.Contains(f.Message, "7 of 10 entries name a record inside the batch") {
+			t.Errorf("2.x time index: %s", f.Message)
+		}
+	}
+}
+
+// Output does not depend on the number of jobs.
+func TestJobsDeterministic(t *testing.T) {
+	data := t.TempDir()
+	for i, sh := range shapes[:8] {
+		generateAt(t, filepath.Join(data, fmt.Sprintf("topic%d-%d", i, i)), sh.o)
+	}
+	// Damage some of them.
+	flipByte(t, filepath.Join(data, "topic0-0", "00000000000000000000.log"), 5000)
+	appendBytes(t, filepath.Join(data, "topic1-1", "00000000000000000000.index"), []byte{1})
+	os.Remove(filepath.Join(data, "topic2-2", "00000000000000000000.timeindex"))
+	writeFile(t, filepath.Join(data, "topic3-3", "00000000000000000000.log.cleaned"), []byte("x"))
+	paths := []string{data}
+	if _, err := os.Stat(realFixtures); err == nil {
+		paths = append(paths, filepath.Join(realFixtures, "kafka40-kraft-snappy-retention"), filepath.Join(realFixtures, "cp-kraft-multiseg-compacted"))
+	}
+	for _, path := range paths {
+		var first string
+		for _, jobs := range []int{1, 2, 3, 8} {
+			got, sum := verifyPath(t, path, Options{Jobs: jobs})
+			var b strings.Builder
+			for _, f := range got {
+				line, _ := json.Marshal(f)
+				b.Write(line)
+				b.WriteByte('\n')
+			}
+			line, _ := json.Marshal(sum)
+			b.Write(line)
+			if jobs == 1 {
+				first = b.String()
+				if path == data && sum.Errors == 0 {
+					t.Fatalf("the damaged data dir has no errors:\n%s", first)
+				}
+				continue
+			}
+			if b.String() != first {
+				t.Errorf("%s: -j %d output differs from -j 1:\n%s\nvs\n%s", path, jobs, b.String(), first)
+			}
+		}
+	}
+}
+
+func TestJSON(t *testing.T) {
+	f := Finding{Severity: SeverityError, Check: LogCRC, File: "d/00000000000000000000.log", SegmentBaseOffset: ptr(0), Position: ptr(61)}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"kind":"finding","severity":"error","check":"log.crc","file":"d/00000000000000000000.log","segment_base_offset":0,"position":61,"offset":null,"message":""}`
+	if string(b) != want {
+		t.Errorf("finding:\n%s\nwant\n%s", b, want)
+	}
+	b, _ = json.Marshal(Summary{Partitions: 1, Segments: 2, Batches: 3, Bytes: 4, Errors: 5, Warnings: 6})
+	want = `{"kind":"summary","partitions":1,"segments":2,"batches":3,"bytes":4,"errors":5,"warnings":6}`
+	if string(b) != want {
+		t.Errorf("summary:\n%s\nwant\n%s", b, want)
+	}
+	for _, c := range Checks() {
+		if Severity(c) == "" {
+			t.Errorf("check %s has no severity", c)
+		}
+	}
+}
+
+// The contract's table and the project's copy of it list every check id.
+func TestChecksDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "cli-contract.md"))
+	if err != nil {
+		t.Skip("docs/cli-contract.md not found")
+	}
+	for _, c := range Checks() {
+		if !bytes.Contains(doc, []byte("`"+c+"`")) {
+			t.Errorf("check %s is not in docs/cli-contract.md", c)
+		}
+	}
+}
+
+func TestResync(t *testing.T) {
+	m := generate(t, gen.Options{Seed: 40, Batches: 20})
+	s := &m.Segments[0]
+	log := readFile(t, m.LogPath(s))
+	r := bytes.NewReader(log)
+	size := int64(len(log))
+	for i, b := range s.Batches {
+		// From inside a batch: the next batch.
+		want, wantOK := size, false
+		if i+1 < len(s.Batches) {
+			want, wantOK = s.Batches[i+1].Position, true
+		}
+		pos, ok, err := Resync(r, size, b.Position+1)
+		if err != nil || pos != want || ok != wantOK {
+			t.Errorf("from inside batch %d: %d %v %v, want %d %v", i, pos, ok, err, want, wantOK)
+		}
+		// From its start: itself.
+		if pos, ok, _ := Resync(r, size, b.Position); pos != b.Position || !ok {
+			t.Errorf("from batch %d: %d %v", i, pos, ok)
+		}
+	}
+	// Garbage in front: the first batch after it.
+	garbage := bytes.Repeat([]byte("\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x30\xff\xff\xff\xff\x02garbage"), 50)
+	data := append(slices.Clone(garbage), log...)
+	if pos, ok, _ := Resync(bytes.NewReader(data), int64(len(data)), 0); pos != int64(len(garbage)) || !ok {
+		t.Errorf("after garbage: %d %v, want %d", pos, ok, len(garbage))
+	}
+	// A batch with a bad CRC is skipped.
+	bad := slices.Clone(log)
+	bad[s.Batches[3].Position+17] ^= 1
+	if pos, ok, _ := Resync(bytes.NewReader(bad), size, s.Batches[2].Position+1); pos != s.Batches[4].Position || !ok {
+		t.Errorf("past a bad CRC: %d %v, want %d", pos, ok, s.Batches[4].Position)
+	}
+	// Nothing valid.
+	if pos, ok, err := Resync(bytes.NewReader(garbage), int64(len(garbage)), 0); pos != int64(len(garbage)) || ok || err != nil {
+		t.Errorf("garbage only: %d %v %v", pos, ok, err)
+	}
+	if pos, ok, _ := Resync(r, size, size); pos != size || ok {
+		t.Errorf("at the end: %d %v", pos, ok)
+	}
+}
+
+// Random damage to random files never makes Run fail, hang or panic, and
+// every finding is well formed.
+func TestRandomDamage(t *testing.T) {
+	checks := map[string]bool{}
+	for _, c := range Checks() {
+		checks[c] = true
+	}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		sh := shapes[rng.IntN(len(shapes))]
+		m := generate(t, sh.o)
+		files, _ := filepath.Glob(filepath.Join(m.Dir, "0*"))
+		for range 1 + rng.IntN(4) {
+			path := files[rng.IntN(len(files))]
+			data := readFile(t, path)
+			if len(data) == 0 {
+				continue
+			}
+			switch rng.IntN(4) {
+			case 0:
+				data[rng.IntN(len(data))] ^= byte(1 + rng.IntN(255))
+			case 1:
+				data = data[:rng.IntN(len(data))]
+			case 2:
+				at := rng.IntN(len(data))
+				n := min(len(data)-at, 1+rng.IntN(64))
+				copy(data[at:], make([]byte, n))
+			case 3:
+				at := rng.IntN(len(data))
+				for i := at; i < min(len(data), at+16); i++ {
+					data[i] = byte(rng.Uint32())
+				}
+			}
+			writeFile(t, path, data)
+		}
+		tg, err := inspect.Resolve(m.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Finding
+		sum, err := Run(tg, Options{Jobs: 2, Records: seed%2 == 0}, func(f Finding) { got = append(got, f) })
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if sum.Errors+sum.Warnings != len(got) {
+			t.Errorf("seed %d: summary counts %d findings, %d emitted", seed, sum.Errors+sum.Warnings, len(got))
+		}
+		for _, f := range got {
+			if !checks[f.Check] || f.File == "" || f.Message == "" || f.Severity != Severity(f.Check) {
+				t.Errorf("seed %d: malformed finding %+v", seed, f)
+			}
+		}
+	}
+}
+
+// Memory does not grow with the segment: verifying a segment four times
+// larger allocates about as often.
+func TestAllocationsFlat(t *testing.T) {
+	allocs := func(batches int) float64 {
+		m := generate(t, gen.Options{Seed: 50, Batches: batches, IndexIntervalBytes: gen.IndexEveryBatch})
+		tg, err := inspect.Resolve(m.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return testing.AllocsPerRun(3, func() {
+			if _, err := Run(tg, Options{Jobs: 1, IndexIntervalBytes: IndexEveryBatch}, func(Finding) { t.Fatal("finding") }); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(500), allocs(2000)
+	if large > small+40 {
+		t.Errorf("%.0f allocations for 2000 batches, %.0f for 500: allocation grows with the segment", large, small)
+	}
+}
