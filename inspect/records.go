@@ -35,8 +35,10 @@ type Record struct {
 }
 
 // RecordDecoder decodes the records of one batch at a time, reusing its buffers, so
-// that steady-state decoding does not allocate. It is not safe for concurrent use,
-// and fn must not call back into the same decoder.
+// that steady-state decoding does not allocate. The buffers grow to the largest
+// payload decoded so far (never past MaxDecompressedBytes+1, plus one LZ4 block) and
+// are kept. The zero value is ready to use; it is not safe for concurrent use, and
+// fn must not call back into the same decoder.
 type RecordDecoder struct {
 	// MaxDecompressedBytes caps the size a compressed payload may inflate to
 	// (default 64 MiB when zero); over it -> ErrTooLarge.

@@ -728,3 +728,29 @@ func FuzzRecords(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRecords decodes a 100-record batch per codec.
+func BenchmarkRecords(b *testing.B) {
+	var recs []rdRec
+	for i := 0; i < 100; i++ {
+		recs = append(recs, rdRec{offDelta: int32(i), tsDelta: int64(i), key: []byte(fmt.Sprint("key-", i)), value: rdBytes(200, uint64(i)),
+			headers: []Header{{Key: []byte("trace"), Value: []byte("abc")}}})
+	}
+	payload := rdRecords(recs...)
+	for _, codec := range []Compression{CompressionNone, CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd} {
+		b.Run(codec.String(), func(b *testing.B) {
+			entry := rdBatch(rdSpec{attrs: int16(codec), lastOffsetDelta: 99, count: 100, payload: rdCompress(b, codec, payload)})
+			batch := rdParse(b, entry)
+			var d RecordDecoder
+			n := 0
+			fn := func(*Record) error { n++; return nil }
+			b.SetBytes(int64(len(payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := d.Records("bench.log", entry, &batch, fn); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
