@@ -815,6 +815,7 @@ func (g *generator) closeSegment(active bool) error {
 		}{".txnindex", s.txn, int64(len(s.txn))})
 		s.man.TxnIndexWritten = true
 	}
+	s.man.LastModified = g.st.wall
 	mtime := time.UnixMilli(g.st.wall)
 	for _, f := range files {
 		path := filepath.Join(g.dir, name+f.suffix)

@@ -45,6 +45,11 @@ func checkPartition(t *testing.T, m *Manifest) {
 		if s.Active != (i == len(m.Segments)-1) {
 			t.Errorf("segment %s: Active = %v", name, s.Active)
 		}
+		if fi, err := os.Stat(m.LogPath(s)); err != nil {
+			t.Error(err)
+		} else if fi.ModTime().UnixMilli() != s.LastModified {
+			t.Errorf("segment %s: mtime %v, manifest %d", name, fi.ModTime(), s.LastModified)
+		}
 		checkSegmentLog(t, m, s)
 		checkSegmentIndexes(t, m, s)
 		prevNext = s.NextOffset
@@ -804,5 +809,19 @@ func TestOptionErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(d, "junk"), nil, 0o644)
 	if _, err := Generate(d, Options{}); err == nil {
 		t.Error("Generate into a non-empty directory succeeded")
+	}
+}
+
+// BenchmarkGenerate writes 64 MiB segments (make bench; the same code
+// writes 1 GiB segments with BenchOptions(seed, 1, 1<<30)).
+func BenchmarkGenerate(b *testing.B) {
+	o := BenchOptions(1, 1, 64<<20)
+	b.SetBytes(64 << 20)
+	for i := 0; b.Loop(); i++ {
+		dir := filepath.Join(b.TempDir(), fmt.Sprintf("bench-%d", i))
+		if _, err := Generate(dir, o); err != nil {
+			b.Fatal(err)
+		}
+		os.RemoveAll(dir)
 	}
 }

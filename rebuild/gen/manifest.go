@@ -57,6 +57,11 @@ type SegmentManifest struct {
 	// NextOffset is the last offset of the last batch + 1, or the base
 	// offset of an empty segment (LogSegment.readNextOffset).
 	NextOffset int64
+	// LastModified is the modification time (ms) given to the segment's
+	// files: the broker clock at the segment's last write. A broker uses
+	// the .log's mtime as the segment's largest timestamp when it has no
+	// timestamps (LogSegment.largestTimestamp), e.g. magic 0 data.
+	LastModified int64
 }
 
 // OffsetEntry is one offset-index entry, with the absolute offset.
