@@ -104,6 +104,7 @@ Exit codes:
 		newLookupCommand(ios),
 		newLookupTimeCommand(ios),
 		newDumpLogCommand(ios),
+		newVerifyCommand(ios),
 		newGenCommand(ios),
 		newCoordinatorCommand(ios),
 	)
