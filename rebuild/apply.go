@@ -1,0 +1,468 @@
+package rebuild
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// ApplyOptions say how rebuilt files are written.
+type ApplyOptions struct {
+	Options
+
+	// OutDir, when set, receives the rebuilt files under
+	// OutDir/<partition directory name>/; nothing under the partition is
+	// touched. Otherwise files are replaced in place.
+	OutDir string
+	// NoBackup: in place, do not keep the replaced file as <name>.bak.
+	NoBackup bool
+	// DryRun: plan and compare, write nothing.
+	DryRun bool
+	// TruncateLog also cuts a log at its valid prefix, as recovery does,
+	// after saving the cut bytes as <name>.log.truncated-at-<position>
+	// beside it.
+	TruncateLog bool
+	// Force writes in place even when the data directory's .lock file is
+	// held (by a running broker).
+	Force bool
+}
+
+// Result is what was done for one segment.
+type Result struct {
+	Partition string // the partition directory
+	Segment   string // the .log's base name
+
+	IndexEntries, TimeIndexEntries, TxnEntries int
+
+	ValidBytes, TruncatedBytes int64
+	// Changed: some rebuilt file differs from the one on disk (an absent
+	// file counts as different; with TruncateLog, a log with a corrupt tail
+	// is a changed file).
+	Changed bool
+	// Written lists every file created or modified, in order: rebuilt
+	// files, the .bak kept of each replaced one, the saved tail and the cut
+	// log. Empty (not nil) when nothing was written.
+	Written []string
+	// StopErr is the plan's: why recovery stops before the end of the log.
+	StopErr error
+}
+
+// TruncatedSuffix starts the name of the file holding the bytes cut off a
+// log: <base>.log.truncated-at-<valid bytes>.
+const TruncatedSuffix = ".truncated-at-"
+
+// BackupSuffix is appended to a replaced file's name to keep the old one.
+const BackupSuffix = ".bak"
+
+// Run rebuilds every segment of a resolved PATH: partition by partition it
+// plans (PlanPartition) and applies (Apply). In place and not a dry run, it
+// first refuses to write when the data directory's .lock is held, unless
+// opts.Force. It returns the results of the segments done so far with the
+// first error.
+func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
+	if _, err := opts.interval(); err != nil {
+		return nil, err
+	}
+	if opts.OutDir == "" && !opts.DryRun && !opts.Force {
+		if err := CheckLock(t.DataDir); err != nil {
+			return nil, err
+		}
+	}
+	var results []Result
+	for _, p := range t.Partitions {
+		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
+			// Writing through a symlinked partition directory would write
+			// outside the data directory named.
+			if fi, err := os.Lstat(p.Dir); err != nil {
+				return results, err
+			} else if fi.Mode()&fs.ModeSymlink != 0 {
+				return results, fmt.Errorf("%s: refusing to write through a symbolic link to a partition directory", p.Dir)
+			}
+		}
+		plans, err := PlanPartition(p, opts.Options)
+		if err != nil {
+			return results, err
+		}
+		res, err := Apply(p, plans, opts)
+		results = append(results, res...)
+		if err != nil {
+			return results, err
+		}
+	}
+	return results, nil
+}
+
+// fileAction is one file Apply may write.
+type fileAction struct {
+	final   string // where the rebuilt file goes
+	source  string // the file on disk it replaces or is compared with ("" when absent)
+	data    []byte
+	changed bool
+}
+
+// segmentActions is everything Apply does for one segment.
+type segmentActions struct {
+	plan  *SegmentPlan
+	files []fileAction
+	// cut: the log is to be cut (TruncateLog and a truncated tail).
+	cut      bool
+	logFinal string // the cut log's destination (the .log itself in place)
+	saved    string // where the cut bytes go
+}
+
+// Apply writes plans of partition p (from PlanPartition) as opts say and
+// reports per segment. Everything is checked before the first write
+// (symbolic links, existing .bak or saved-tail files, logs changed since
+// they were planned); then each file is written atomically. In place, the
+// index files of a segment are replaced before its log is cut, so the
+// indexes never point past the end of the log.
+//
+// In place, a file is only rewritten when its content changes; with
+// opts.OutDir every rebuilt file is written. A .txnindex is written when
+// the segment has an aborted transaction, and, empty, when it has none but
+// the segment had a .txnindex (as the broker's reset leaves it).
+func Apply(p *inspect.Partition, plans []SegmentPlan, opts ApplyOptions) ([]Result, error) {
+	dest := p.Dir
+	if opts.OutDir != "" {
+		dest = filepath.Join(opts.OutDir, p.Name())
+		if same, err := sameDir(dest, p.Dir); err != nil {
+			return nil, err
+		} else if same {
+			return nil, fmt.Errorf("%s: --out would write into the partition directory itself (%s)", dest, p.Dir)
+		}
+	}
+	actions := make([]segmentActions, len(plans))
+	for i := range plans {
+		a, err := planActions(&plans[i], dest, opts)
+		if err != nil {
+			return nil, err
+		}
+		actions[i] = a
+	}
+	for i := range actions {
+		if err := checkActions(&actions[i], opts); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]Result, 0, len(plans))
+	if !opts.DryRun && opts.OutDir != "" {
+		if err := os.MkdirAll(dest, 0o755); err != nil {
+			return nil, fmt.Errorf("creating the output directory: %w", err)
+		}
+	}
+	for i := range actions {
+		a := &actions[i]
+		r := Result{
+			Partition: p.Dir, Segment: a.plan.Segment.Name(),
+			IndexEntries: a.plan.IndexEntries, TimeIndexEntries: a.plan.TimeIndexEntries, TxnEntries: a.plan.TxnEntries,
+			ValidBytes: a.plan.ValidBytes, TruncatedBytes: a.plan.TruncatedBytes,
+			Changed: a.cut, Written: []string{}, StopErr: a.plan.StopErr,
+		}
+		for _, f := range a.files {
+			r.Changed = r.Changed || f.changed
+		}
+		if !opts.DryRun {
+			written, err := a.execute(opts)
+			r.Written = append(r.Written, written...)
+			if err != nil {
+				return append(results, r), err
+			}
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// planActions decides which files a plan writes and whether each differs
+// from the one on disk. It only reads.
+func planActions(pl *SegmentPlan, dest string, opts ApplyOptions) (segmentActions, error) {
+	seg := &pl.Segment
+	a := segmentActions{plan: pl}
+	name := inspect.SegmentName(seg.BaseOffset)
+	add := func(suffix, source string, data []byte) error {
+		changed, err := differs(source, data)
+		if err != nil {
+			return err
+		}
+		a.files = append(a.files, fileAction{final: filepath.Join(dest, name+suffix), source: source, data: data, changed: changed})
+		return nil
+	}
+	if err := add(inspect.IndexSuffix, seg.Index, pl.Index); err != nil {
+		return a, err
+	}
+	if err := add(inspect.TimeIndexSuffix, seg.TimeIndex, pl.TimeIndex); err != nil {
+		return a, err
+	}
+	switch {
+	case pl.TxnIndex != nil:
+		if err := add(inspect.TxnIndexSuffix, seg.TxnIndex, pl.TxnIndex); err != nil {
+			return a, err
+		}
+	case seg.TxnIndex != "":
+		if err := add(inspect.TxnIndexSuffix, seg.TxnIndex, []byte{}); err != nil {
+			return a, err
+		}
+	}
+	if opts.TruncateLog && pl.TruncatedBytes > 0 {
+		a.cut = true
+		a.logFinal = filepath.Join(dest, filepath.Base(seg.Log))
+		a.saved = a.logFinal + TruncatedSuffix + strconv.FormatInt(pl.ValidBytes, 10)
+	}
+	if opts.OutDir == "" {
+		// In place, files already right are left alone.
+		kept := a.files[:0]
+		for _, f := range a.files {
+			if f.changed {
+				kept = append(kept, f)
+			}
+		}
+		a.files = kept
+	}
+	return a, nil
+}
+
+// differs reports whether the file at path (absent when path is "" or the
+// file does not exist) differs from want, reading it in chunks.
+func differs(path string, want []byte) (bool, error) {
+	if path == "" {
+		return true, nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() != int64(len(want)) {
+		return true, nil
+	}
+	buf := make([]byte, min(len(want), 1<<20)+1)
+	for off := 0; ; {
+		n, err := f.Read(buf)
+		if n > 0 {
+			if off+n > len(want) || !bytes.Equal(buf[:n], want[off:off+n]) {
+				return true, nil
+			}
+			off += n
+		}
+		if err == io.EOF {
+			return off != len(want), nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+}
+
+// checkActions refuses what must not be done, before anything is written:
+// replacing a symbolic link or a non-regular file, losing an existing
+// .bak or saved tail, cutting a log that changed since it was planned.
+func checkActions(a *segmentActions, opts ApplyOptions) error {
+	for _, f := range a.files {
+		exists, err := checkRegular(f.final)
+		if err != nil {
+			return err
+		}
+		if exists && opts.OutDir == "" && !opts.NoBackup {
+			// A .bak holding exactly the current file is the leftover of an
+			// interrupted run and is kept as it is; any other is not lost.
+			if ok, err := backupUsable(f.final, f.final+BackupSuffix); err != nil {
+				return err
+			} else if !ok {
+				return fmt.Errorf("%s%s already exists (from an earlier rebuild?): move it away first, or use --no-backup", f.final, BackupSuffix)
+			}
+		}
+	}
+	if !a.cut {
+		return nil
+	}
+	log := a.plan.Segment.Log
+	fi, err := os.Lstat(log)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 && opts.OutDir == "" {
+		return fmt.Errorf("%s: refusing to cut a log that is a symbolic link", log)
+	}
+	if fi, err = os.Stat(log); err != nil {
+		return err
+	}
+	if fi.Size() != a.plan.LogSize() {
+		return fmt.Errorf("%s: the log is now %d bytes, it was %d when planned (is a broker writing to it?)", log, fi.Size(), a.plan.LogSize())
+	}
+	if opts.OutDir != "" {
+		_, err := checkRegular(a.logFinal)
+		return err
+	}
+	// A saved tail holding exactly the bytes to cut is the leftover of an
+	// interrupted run; any other is not overwritten.
+	if ok, err := savedUsable(a.saved, log, a.plan.ValidBytes, a.plan.TruncatedBytes); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("%s already exists: move it away before cutting the log again", a.saved)
+	}
+	return nil
+}
+
+// backupUsable reports whether bak may be used as final's backup: it does
+// not exist, or it is final's inode or a regular file with final's bytes.
+func backupUsable(final, bak string) (bool, error) {
+	bi, err := os.Lstat(bak)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !bi.Mode().IsRegular() {
+		return false, nil
+	}
+	fi, err := os.Stat(final)
+	if err != nil {
+		return false, err
+	}
+	if os.SameFile(fi, bi) {
+		return true, nil
+	}
+	f, err := os.Open(final)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return sameContent(bak, f, 0, fi.Size())
+}
+
+// savedUsable reports whether saved may hold the cut tail of log: it does
+// not exist, or it is a regular file with exactly those n bytes from off.
+func savedUsable(saved, log string, off, n int64) (bool, error) {
+	si, err := os.Lstat(saved)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !si.Mode().IsRegular() {
+		return false, nil
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return sameContent(saved, f, off, n)
+}
+
+// sameContent reports whether the file at path holds exactly the n bytes of
+// r from off.
+func sameContent(path string, r io.ReaderAt, off, n int64) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() != n {
+		return false, nil
+	}
+	a, b := make([]byte, 64<<10), make([]byte, 64<<10)
+	for done := int64(0); done < n; {
+		k := min(int64(len(a)), n-done)
+		if _, err := io.ReadFull(f, a[:k]); err != nil {
+			return false, err
+		}
+		if _, err := r.ReadAt(b[:k], off+done); err != nil && !(err == io.EOF && done+k == n) {
+			return false, err
+		}
+		if !bytes.Equal(a[:k], b[:k]) {
+			return false, nil
+		}
+		done += k
+	}
+	return true, nil
+}
+
+// checkRegular reports whether path exists, failing when it is a symbolic
+// link or not a regular file.
+func checkRegular(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return true, fmt.Errorf("%s: refusing to replace a symbolic link", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return true, fmt.Errorf("%s: refusing to replace something that is not a regular file", path)
+	}
+	return true, nil
+}
+
+// sameDir reports whether a (which may not exist) is directory b.
+func sameDir(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}
+
+// execute writes one segment's files. It returns what it wrote, also when
+// it fails part way.
+func (a *segmentActions) execute(opts ApplyOptions) ([]string, error) {
+	var written []string
+	logInfo, err := os.Stat(a.plan.Segment.Log)
+	if err != nil {
+		return written, err
+	}
+	for _, f := range a.files {
+		perm, own := logInfo.Mode().Perm(), ownerOf(logInfo)
+		backup := false
+		if opts.OutDir == "" {
+			if fi, err := os.Stat(f.final); err == nil {
+				perm, own = fi.Mode().Perm(), ownerOf(fi)
+				backup = !opts.NoBackup
+			}
+		}
+		w, err := replaceFile(f.final, bytesSource(f.data), perm, own, backup)
+		written = append(written, w...)
+		if err != nil {
+			return written, err
+		}
+	}
+	if !a.cut {
+		return written, nil
+	}
+	if opts.OutDir != "" {
+		w, err := copyCutLog(a, logInfo)
+		return append(written, w...), err
+	}
+	w, err := cutLog(a.plan.Segment.Log, a.saved, a.plan.ValidBytes, a.plan.LogSize(), logInfo)
+	return append(written, w...), err
+}
