@@ -161,7 +161,6 @@ var lookupTimeColumns = func() []column[lookupTimeJSON] {
 		boolColumn("found", func(l lookupTimeJSON) bool { return l.Found }),
 		intColumn("offset", func(l lookupTimeJSON) int64 { return l.Offset }),
 		intColumn("timestamp", func(l lookupTimeJSON) int64 { return l.Timestamp }),
-		textColumn("time", func(l lookupTimeJSON) string { return formatMillis(l.Timestamp) }),
 		textColumn("segment", func(l lookupTimeJSON) string { return l.Segment }),
 		intColumn("segment_base_offset", func(l lookupTimeJSON) int64 { return l.SegmentBaseOffset }),
 		entry("timeindex_entry.slot", func(e *timeIndexEntryJSON) int64 { return int64(e.Slot) }),

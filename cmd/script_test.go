@@ -55,6 +55,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"truncate": cmdTruncate,
 		},
 	})
 }
@@ -85,4 +86,17 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdTruncate implements "truncate FILE SIZE": cut or zero-extend a file,
+// to damage a generated partition the way a crash or a disk would.
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: truncate FILE SIZE")
+	}
+	size, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil {
+		ts.Fatalf("truncate: bad size %q", args[1])
+	}
+	ts.Check(os.Truncate(ts.MkAbs(args[0]), size))
 }
