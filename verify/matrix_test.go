@@ -156,6 +156,23 @@ var damageCases = []damageCase{
 		putU32(t, idx, 2*8+4, uint32(s.Batches[k+1].Position))
 		return []want{{IndexMismatch, base(idx), 16}}, -1
 	}},
+	{name: "index positions going back", damage: func(t *testing.T, m *gen.Manifest) ([]want, int) {
+		s, _, idx, _ := segFiles(m, 0)
+		putU32(t, idx, 1*8+4, uint32(s.OffsetIndex[2].Position))
+		putU32(t, idx, 2*8+4, uint32(s.OffsetIndex[1].Position))
+		return []want{{IndexMismatch, base(idx), 8}}, -1
+	}},
+	{name: "index entry at the end of the log", damage: func(t *testing.T, m *gen.Manifest) ([]want, int) {
+		s, _, idx, _ := segFiles(m, 0)
+		putU32(t, idx, 1*8+4, uint32(s.LogSize))
+		return []want{{IndexMismatch, base(idx), 8}}, -1
+	}},
+	{name: "index entry inside a batch behind the merge", damage: func(t *testing.T, m *gen.Manifest) ([]want, int) {
+		s, _, idx, _ := segFiles(m, 0)
+		putU32(t, idx, 1*8+4, uint32(s.LogSize))
+		putU32(t, idx, 2*8+4, uint32(s.OffsetIndex[1].Position+3))
+		return []want{{IndexMismatch, base(idx), 8}, {IndexPosition, base(idx), 16}}, -1
+	}},
 	{name: "index entry with a negative relative offset", damage: func(t *testing.T, m *gen.Manifest) ([]want, int) {
 		_, _, idx, _ := segFiles(m, 1)
 		putU32(t, idx, 0, 0xfffffff0)

@@ -280,13 +280,16 @@ func (o *offsetIndexCheck) rescan(e indexfmt.OffsetEntry, slot int) {
 }
 
 // finish judges the entries left after the last region: those pointing at
-// the very end of the log.
+// the very end of the log, and those behind it that waited for one of them.
 func (o *offsetIndexCheck) finish() {
 	for o.hasCur || o.load() {
 		o.hasCur = false
 		if int64(o.cur.Position) == o.logSize {
 			o.judge(o.cur, o.curSlot, o.maxLast, o.maxLastPos, nil)
+			o.lastPos = o.logSize
+			continue
 		}
+		o.rescan(o.cur, o.curSlot)
 	}
 }
 
