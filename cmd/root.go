@@ -105,6 +105,7 @@ Exit codes:
 		newLookupTimeCommand(ios),
 		newDumpLogCommand(ios),
 		newVerifyCommand(ios),
+		newRebuildCommand(ios),
 		newGenCommand(ios),
 		newCoordinatorCommand(ios),
 	)

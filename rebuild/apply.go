@@ -75,6 +75,16 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			return nil, err
 		}
 	}
+	if opts.OutDir != "" && t.Kind != "segment" {
+		// "Touch nothing under PATH": not even a new directory.
+		for _, p := range t.Partitions {
+			if in, err := within(filepath.Join(opts.OutDir, p.Name()), t.Path); err != nil {
+				return nil, err
+			} else if in {
+				return nil, fmt.Errorf("%s: the output directory is inside %s, which is being rebuilt", opts.OutDir, t.Path)
+			}
+		}
+	}
 	var results []Result
 	for _, p := range t.Partitions {
 		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
@@ -132,10 +142,10 @@ func Apply(p *inspect.Partition, plans []SegmentPlan, opts ApplyOptions) ([]Resu
 	dest := p.Dir
 	if opts.OutDir != "" {
 		dest = filepath.Join(opts.OutDir, p.Name())
-		if same, err := sameDir(dest, p.Dir); err != nil {
+		if in, err := within(dest, p.Dir); err != nil {
 			return nil, err
-		} else if same {
-			return nil, fmt.Errorf("%s: --out would write into the partition directory itself (%s)", dest, p.Dir)
+		} else if in {
+			return nil, fmt.Errorf("%s: the output directory would be inside the partition directory %s", dest, p.Dir)
 		}
 	}
 	actions := make([]segmentActions, len(plans))
@@ -417,20 +427,26 @@ func checkRegular(path string) (bool, error) {
 	return true, nil
 }
 
-// sameDir reports whether a (which may not exist) is directory b.
-func sameDir(a, b string) (bool, error) {
-	fa, err := os.Stat(a)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
+// within reports whether path (which need not exist yet) is directory dir
+// or lies under it, comparing directories by identity, so that symbolic
+// links and relative spellings do not hide it.
+func within(path, dir string) (bool, error) {
+	di, err := os.Stat(dir)
 	if err != nil {
 		return false, err
 	}
-	fb, err := os.Stat(b)
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false, err
 	}
-	return os.SameFile(fa, fb), nil
+	for p := abs; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && os.SameFile(fi, di) {
+			return true, nil
+		}
+		if p == filepath.Dir(p) {
+			return false, nil
+		}
+	}
 }
 
 // execute writes one segment's files. It returns what it wrote, also when

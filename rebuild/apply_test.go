@@ -271,9 +271,23 @@ func TestApplyOut(t *testing.T) {
 	if !slices.ContainsFunc(res, func(r Result) bool { return r.TxnEntries > 0 }) {
 		t.Errorf("no aborted transaction generated: the .txnindex output is not tested")
 	}
-	// --out pointing at the partition's own data directory is refused.
-	if _, err := Run(resolve(t, dir), ApplyOptions{OutDir: dataDir}); err == nil || !strings.Contains(err.Error(), "partition directory itself") {
-		t.Errorf("--out into the partition itself: %v", err)
+	// An output directory under PATH is refused: the partition itself, a
+	// directory inside it, inside the data directory named, or reached
+	// through a symbolic link.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, out string }{
+		{dir, dataDir}, {dir, dir}, {dir, filepath.Join(dir, "sub")}, {dataDir, filepath.Join(dataDir, "x")}, {dir, link},
+		{filepath.Join(dir, inspect.SegmentName(0)+".log"), dataDir},
+	} {
+		if _, err := Run(resolve(t, c.path), ApplyOptions{OutDir: c.out}); err == nil || !strings.Contains(err.Error(), "inside") {
+			t.Errorf("rebuild %s --out %s: %v, want a refusal", c.path, c.out, err)
+		}
+	}
+	if got := snapshot(t, dataDir); !mapsEqual(got, before) {
+		t.Errorf("a refused --out changed files under PATH")
 	}
 }
 

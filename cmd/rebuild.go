@@ -1,0 +1,181 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/rebuild"
+)
+
+type rebuildOptions struct {
+	path               string
+	out                string
+	noBackup           bool
+	indexIntervalBytes int64
+	dryRun             bool
+	truncateLog        bool
+	force              bool
+}
+
+func newRebuildCommand(ios *IOStreams) *cobra.Command {
+	var opts rebuildOptions
+	c := &cobra.Command{
+		Use:   "rebuild PATH",
+		Short: "Rebuild .index, .timeindex and .txnindex files as broker recovery does",
+		Long: `Rebuild the .index, .timeindex and .txnindex of every segment under PATH
+from its .log, byte for byte as broker recovery (LogSegment.recover) would:
+an offset-index entry (last offset, position) for each batch more than
+--index-interval-bytes after the last indexed one, the running maximum
+timestamp in the time index, and the aborted transactions, tracked from the
+first segment under PATH (producer snapshots are not read), in the
+.txnindex of the segment holding each ABORT marker. A segment with no
+aborted transaction gets no .txnindex if it had none, and an empty one if
+it had one.
+
+Without --out, files are replaced in place, and only those that change:
+each is written to a temporary file, fsynced and renamed over the old one,
+which is kept as <name>.bak (unless --no-backup); at every moment the file
+name holds the whole old or the whole new file. kseg refuses to write in
+place while the data directory's .lock is held by a running broker (unless
+--force), and never replaces a symbolic link.
+
+Recovery stops at the first invalid batch (a torn tail, a bad CRC, an
+impossible length, a zero-filled tail); the indexes cover the valid prefix
+and a warning on stderr says where and why. --truncate-log also cuts the
+.log there, as recovery does, after saving the cut bytes beside it as
+<name>.log.truncated-at-<position> (saved bytes + cut log = the old log).
+A non-increasing offset at an index point makes broker recovery empty the
+whole segment; kseg plans the same and warns.
+
+Fields, one line per segment: segment index_entries timeindex_entries
+txnindex_entries valid_bytes truncated_bytes changed (a rebuilt file
+differs from the one on disk) written (every file created or modified,
+.bak and saved tails included; empty with --dry-run).
+
+Exit codes: 0 done (also when files changed); 2 could not do the job (bad
+PATH or flags, the broker holds the lock, a write failed, recovery itself
+would fail on a segment); segments done before the failure are listed.`,
+		Example: `  kseg rebuild --dry-run data/orders-0
+  kseg rebuild data/orders-0
+  kseg rebuild --out /tmp/rebuilt data
+  kseg rebuild --truncate-log data/orders-0/00000000000000000368.log
+  kseg rebuild -o json --dry-run data | jq 'select(.changed) | .segment'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.path = args[0]
+			if opts.indexIntervalBytes < 0 {
+				return usageErrorf("--index-interval-bytes must be >= 0, not %d", opts.indexIntervalBytes)
+			}
+			if opts.noBackup && opts.out != "" {
+				return usageErrorf("--no-backup applies to in-place rebuilds; --out never replaces files under PATH")
+			}
+			if c.Flags().Changed("out") && opts.out == "" {
+				return usageErrorf("--out needs a directory")
+			}
+			return runRebuild(ios, opts)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.out, "out", "", "write the rebuilt files under `DIR`/<partition>/ and touch nothing under PATH")
+	f.BoolVar(&opts.noBackup, "no-backup", false, "in place: do not keep replaced files as <name>.bak")
+	f.Int64Var(&opts.indexIntervalBytes, "index-interval-bytes", rebuild.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "report what would change, write nothing")
+	f.BoolVar(&opts.truncateLog, "truncate-log", false, "also cut a corrupt tail off each .log as recovery would, saving the cut bytes beside it")
+	f.BoolVar(&opts.force, "force", false, "write in place even when the data directory's .lock is held")
+	return c
+}
+
+// rebuildJSON is the contract's rebuild line.
+type rebuildJSON struct {
+	Segment          string   `json:"segment"`
+	IndexEntries     int      `json:"index_entries"`
+	TimeIndexEntries int      `json:"timeindex_entries"`
+	TxnIndexEntries  int      `json:"txnindex_entries"`
+	ValidBytes       int64    `json:"valid_bytes"`
+	TruncatedBytes   int64    `json:"truncated_bytes"`
+	Changed          bool     `json:"changed"`
+	Written          []string `json:"written"`
+}
+
+var rebuildColumns = []column[rebuildJSON]{
+	textColumn("segment", func(r rebuildJSON) string { return r.Segment }),
+	intColumn("index_entries", func(r rebuildJSON) int { return r.IndexEntries }),
+	intColumn("timeindex_entries", func(r rebuildJSON) int { return r.TimeIndexEntries }),
+	intColumn("txnindex_entries", func(r rebuildJSON) int { return r.TxnIndexEntries }),
+	intColumn("valid_bytes", func(r rebuildJSON) int64 { return r.ValidBytes }),
+	intColumn("truncated_bytes", func(r rebuildJSON) int64 { return r.TruncatedBytes }),
+	boolColumn("changed", func(r rebuildJSON) bool { return r.Changed }),
+	textColumn("written", func(r rebuildJSON) string { return strings.Join(r.Written, " ") }),
+}
+
+func runRebuild(ios *IOStreams, opts rebuildOptions) error {
+	t, err := resolveTarget(opts.path)
+	if err != nil {
+		return err
+	}
+	for _, s := range t.Skipped {
+		ios.Warnf("%s: not rebuilt: %s", s.Path, s.Reason)
+	}
+	interval := opts.indexIntervalBytes
+	if interval == 0 {
+		interval = rebuild.IndexEveryBatch
+	}
+	results, runErr := rebuild.Run(t, rebuild.ApplyOptions{
+		Options:     rebuild.Options{IndexIntervalBytes: interval},
+		OutDir:      opts.out,
+		NoBackup:    opts.noBackup,
+		DryRun:      opts.dryRun,
+		TruncateLog: opts.truncateLog,
+		Force:       opts.force,
+	})
+	if runErr != nil && len(results) == 0 {
+		if errors.Is(runErr, rebuild.ErrLocked) {
+			return fmt.Errorf("%w (nothing written)", runErr)
+		}
+		return runErr
+	}
+	l := newLister(ios, rebuildColumns)
+	changed := 0
+	for _, r := range results {
+		if r.StopErr != nil {
+			warnStop(ios, r, opts.truncateLog)
+		}
+		if r.Changed {
+			changed++
+		}
+		l.Add(rebuildJSON{
+			Segment:          r.Segment,
+			IndexEntries:     r.IndexEntries,
+			TimeIndexEntries: r.TimeIndexEntries,
+			TxnIndexEntries:  r.TxnEntries,
+			ValidBytes:       r.ValidBytes,
+			TruncatedBytes:   r.TruncatedBytes,
+			Changed:          r.Changed,
+			Written:          r.Written,
+		})
+	}
+	if opts.dryRun {
+		l.Footer("dry run: %d of %d segments would change; nothing written", changed, len(results))
+	}
+	if err := l.Close(); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
+}
+
+// warnStop says on stderr where and why recovery stops in a segment.
+func warnStop(ios *IOStreams, r rebuild.Result, truncating bool) {
+	size := r.ValidBytes + r.TruncatedBytes
+	switch {
+	case errors.Is(r.StopErr, indexfmt.ErrInvalidOffset):
+		ios.Warnf("%s: broker recovery would empty this segment (all %d bytes) and delete the later unflushed segments: %v", r.Segment, size, r.StopErr)
+	case truncating:
+		ios.Warnf("%s: %d bytes cut at byte %d: %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
+	default:
+		ios.Warnf("%s: indexes cover the first %d of %d bytes; recovery would cut the rest (--truncate-log): %v", r.Segment, r.ValidBytes, size, r.StopErr)
+	}
+}
