@@ -1,10 +1,6 @@
 package cmd
 
-import (
-	"time"
-
-	"github.com/kseg/kseg/inspect"
-)
+import "github.com/kseg/kseg/inspect"
 
 // batchJSON is the contract's "batch" object of lookup and lookup-time.
 type batchJSON struct {
@@ -33,13 +29,4 @@ func newBatchJSON(d inspect.BatchDetail) *batchJSON {
 		RecordCount:  d.RecordCount,
 		Compression:  b.Compression().String(),
 	}
-}
-
-// formatMillis shows a ms timestamp as RFC 3339 UTC for people (tables
-// only; JSON keeps the raw number). Negative values (no timestamp) are "-".
-func formatMillis(ms int64) string {
-	if ms < 0 {
-		return "-"
-	}
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }

@@ -35,7 +35,7 @@ func fixturesDir(t *testing.T) string {
 
 // decodedBatch is what the oracle reads back from one log entry.
 type decodedBatch struct {
-	pos, size            int64
+	size                 int64
 	magic                int8
 	attrs                int16
 	crc                  uint32
