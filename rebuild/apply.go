@@ -128,7 +128,8 @@ type segmentActions struct {
 }
 
 // Apply writes plans of partition p (from PlanPartition) as opts say and
-// reports per segment. Everything is checked before the first write
+// reports per segment (with opts.DryRun it only reports). Everything is
+// checked before the first write
 // (symbolic links, existing .bak or saved-tail files, logs changed since
 // they were planned); then each file is written atomically. In place, the
 // index files of a segment are replaced before its log is cut, so the
@@ -157,6 +158,9 @@ func Apply(p *inspect.Partition, plans []SegmentPlan, opts ApplyOptions) ([]Resu
 		actions[i] = a
 	}
 	for i := range actions {
+		if opts.DryRun {
+			break // the refusals below are about writing
+		}
 		if err := checkActions(&actions[i], opts); err != nil {
 			return nil, err
 		}
