@@ -481,3 +481,50 @@ func TestApplySymlinks(t *testing.T) {
 		}
 	})
 }
+
+// TestApplyKeepsModeAndOwner: a replaced file keeps the old one's
+// permission bits, and, when kseg runs as root, its owner (so the broker's
+// user can still open it); a new file takes the .log's.
+func TestApplyKeepsModeAndOwner(t *testing.T) {
+	_, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 29, Segments: 3, Batches: 40})
+	damage(t, m)
+	idx := m.IndexPath(&m.Segments[1])      // replaced
+	tidx := m.TimeIndexPath(&m.Segments[1]) // deleted by damage: created anew
+	log := m.LogPath(&m.Segments[1])
+	if err := os.Chmod(idx, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(log, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	root := os.Geteuid() == 0
+	if root {
+		if err := os.Chown(idx, 4321, 4322); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(log, 4323, 4324); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Run(resolve(t, dir), ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(path string, mode os.FileMode, uid, gid uint32) {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != mode {
+			t.Errorf("%s: mode %v, want %v", filepath.Base(path), fi.Mode().Perm(), mode)
+		}
+		if st, ok := fi.Sys().(*unix.Stat_t); root && ok && (st.Uid != uid || st.Gid != gid) {
+			t.Errorf("%s: owner %d:%d, want %d:%d", filepath.Base(path), st.Uid, st.Gid, uid, gid)
+		}
+	}
+	check(idx, 0o600, 4321, 4322)
+	check(tidx, 0o640, 4323, 4324)
+	if !root {
+		t.Log("not root: ownership is not changed, only permission bits were checked")
+	}
+}
