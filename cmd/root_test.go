@@ -31,11 +31,9 @@ func testRoot(ios *IOStreams) *cobra.Command {
 			return usageErrorf("OFFSET must be an integer, not %q", "x")
 		}},
 		{Use: "two A B", Args: cobra.ExactArgs(2), RunE: func(*cobra.Command, []string) error { return nil }},
-		{Use: "boom", RunE: func(*cobra.Command, []string) error {
+		{Use: "boom", RunE: func(_ *cobra.Command, args []string) error {
 			fmt.Fprintln(ios.Out, "before the panic")
-			var m map[string]int
-			m["x"]++ // a bug: assignment to a nil map
-			return nil
+			return errors.New(args[3]) // a bug: there are no arguments
 		}},
 		{Use: "required", RunE: func(*cobra.Command, []string) error { return nil }},
 		{Use: "flags", RunE: func(*cobra.Command, []string) error {
@@ -86,7 +84,7 @@ func TestExecute(t *testing.T) {
 		{args: []string{"required"}, code: 2,
 			stderr: "kseg: required flag(s) \"out\" not set\nRun 'kseg required --help' for usage.\n"},
 		{args: []string{"boom"}, code: 2, stdout: "before the panic\n",
-			stderr: "kseg: internal error: assignment to entry in nil map\n"},
+			stderr: "kseg: internal error: runtime error: index out of range [3] with length 0\n"},
 		{args: []string{"nosuch"}, code: 2,
 			stderr: "kseg: unknown command \"nosuch\" for \"kseg\"\nRun 'kseg --help' for usage.\n"},
 		{args: []string{"ok", "--nosuch"}, code: 2,
