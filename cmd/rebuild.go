@@ -49,7 +49,8 @@ and a warning on stderr says where and why. --truncate-log also cuts the
 .log there, as recovery does, after saving the cut bytes beside it as
 <name>.log.truncated-at-<position> (saved bytes + cut log = the old log).
 A non-increasing offset at an index point makes broker recovery empty the
-whole segment; kseg plans the same and warns.
+whole segment; kseg plans the same and warns. The broker ignores .bak and
+.truncated-at-* files: remove them once the partition is back in service.
 
 Fields, one line per segment: segment index_entries timeindex_entries
 txnindex_entries valid_bytes truncated_bytes changed (a rebuilt file
