@@ -18,6 +18,8 @@ type window struct {
 	buf  []byte // buf[:n] holds the file bytes [at, at+n)
 	at   int64
 	n    int64
+
+	crcBytes int64 // bytes checksummed so far (tests bound resync's work with it)
 }
 
 func newWindow(r io.ReaderAt, name string, size int64, buf []byte) *window {
@@ -48,6 +50,7 @@ func (w *window) bytes(pos, n int64) ([]byte, error) {
 // CRC field should hold it (CRC-32C from byte 21 for v2, CRC-32 from byte
 // 16 for v0/v1), streaming through the window when the entry is larger.
 func (w *window) crc(magic int8, pos, size int64) (uint32, error) {
+	w.crcBytes += size
 	var c uint32
 	for at, end := pos+inspect.CRCStart(magic), pos+size; at < end; {
 		n := min(int64(len(w.buf)), end-at)
@@ -148,6 +151,13 @@ func quickReject(p []byte, pos, size int64) bool {
 // the file, its header is consistent (ParseBatch, headerProblem) and its
 // CRC matches. The batch is returned when it is valid.
 func validAt(w *window, pos int64) (inspect.Batch, bool, error) {
+	return validWithin(w, pos, nil)
+}
+
+// validWithin is validAt with a budget of CRC bytes: a candidate whose CRC
+// would cost more than *budget is not checked (and not valid), and the
+// bytes checked are taken from it. nil means no budget.
+func validWithin(w *window, pos int64, budget *int64) (inspect.Batch, bool, error) {
 	left := w.size - pos
 	if left < inspect.HeaderSizeUpToMagic+1 {
 		return inspect.Batch{}, false, nil
@@ -163,12 +173,54 @@ func validAt(w *window, pos int64) (inspect.Batch, bool, error) {
 	if err != nil || b.Size > left || headerProblem(&b) != "" {
 		return inspect.Batch{}, false, nil
 	}
+	if b.Magic < 2 {
+		if ok, err := legacyFits(w, &b); err != nil || !ok {
+			return inspect.Batch{}, false, err
+		}
+	}
+	if budget != nil {
+		if b.Size > *budget {
+			return inspect.Batch{}, false, nil
+		}
+		*budget -= b.Size
+	}
 	c, err := w.crc(b.Magic, b.Position, b.Size)
 	if err != nil {
 		return inspect.Batch{}, false, err
 	}
 	return b, c == b.CRC, nil
 }
+
+// legacyFits reports whether a v0/v1 message's key and value lengths add
+// up to its size exactly (LegacyRecord: crc, magic, attributes, [timestamp],
+// key length, key, value length, value; a negative length is null).
+func legacyFits(w *window, b *inspect.Batch) (bool, error) {
+	at := b.Position + 18
+	if b.Magic == 1 {
+		at += 8
+	}
+	end := b.End()
+	for i := 0; i < 2; i++ {
+		if at+4 > end {
+			return false, nil
+		}
+		p, err := w.bytes(at, 4)
+		if err != nil {
+			return false, err
+		}
+		n := int64(int32(binary.BigEndian.Uint32(p)))
+		at += 4 + max(n, 0)
+	}
+	return at == end, nil
+}
+
+// Resync's CRC budget: what it may spend on checking candidates, so that
+// garbage full of plausible headers (a repeated small integer is one at
+// every fourth byte) costs time linear in its size.
+const (
+	resyncBudgetBase    = 256 << 20 // the largest entry handed out whole (inspect.MaxEntryBytes)
+	resyncBudgetPerByte = 16        // per byte scanned
+)
 
 // resyncWindow is the read size Resync uses.
 const resyncWindow = 64 << 10
@@ -182,8 +234,11 @@ const resyncWindow = 64 << 10
 //
 // ok is false when no valid batch starts at or after from (pos is then
 // size). err reports read errors only. Every candidate is rejected in O(1)
-// unless its length, magic and offset are plausible, so a scan over
-// garbage costs little more than reading it.
+// unless its length, magic, offset and (for v0/v1) key and value lengths
+// are plausible, and the CRC bytes spent on candidates are bounded by a
+// budget that grows with the bytes scanned, so a scan over garbage costs
+// time linear in its size. In pathological garbage the budget may pass
+// over a valid batch; the damaged range then ends at a later one.
 func Resync(r io.ReaderAt, size, from int64) (pos int64, ok bool, err error) {
 	w := newWindow(r, "", size, make([]byte, resyncWindow))
 	return resync(w, make([]byte, resyncWindow), from)
@@ -193,6 +248,7 @@ func Resync(r io.ReaderAt, size, from int64) (pos int64, ok bool, err error) {
 // separate scan buffer, both reusable.
 func resync(w *window, scan []byte, from int64) (int64, bool, error) {
 	const need = inspect.HeaderSizeUpToMagic
+	budget := int64(resyncBudgetBase)
 	for at := max(from, 0); at+need <= w.size; {
 		n := min(int64(len(scan)), w.size-at)
 		k, err := w.r.ReadAt(scan[:n], at)
@@ -201,11 +257,12 @@ func resync(w *window, scan []byte, from int64) (int64, bool, error) {
 		}
 		p := scan[:n]
 		last := n - need // candidates whose 17 header bytes are in p
+		budget += resyncBudgetPerByte * (last + 1)
 		for i := int64(0); i <= last; i++ {
 			if quickReject(p[i:], at+i, w.size) {
 				continue
 			}
-			if _, ok, err := validAt(w, at+i); err != nil {
+			if _, ok, err := validWithin(w, at+i, &budget); err != nil {
 				return 0, false, err
 			} else if ok {
 				return at + i, true, nil
