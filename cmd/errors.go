@@ -97,7 +97,8 @@ func reportError(w io.Writer, failed *cobra.Command, err error) {
 	}
 	// cobra's "unknown command" message ends with its suggestions and a
 	// newline; keep the text, drop the trailing blank.
-	fmt.Fprintf(w, "kseg: %s\n", strings.TrimRight(err.Error(), "\n"))
+	// Escaped: a file name read from disk must not drive the terminal.
+	fmt.Fprintf(w, "kseg: %s\n", escapeMessage(strings.TrimRight(err.Error(), "\n")))
 	if isUsageError(err) && failed != nil {
 		fmt.Fprintf(w, "Run '%s --help' for usage.\n", failed.CommandPath())
 	}

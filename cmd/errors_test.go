@@ -69,6 +69,8 @@ func TestReportError(t *testing.T) {
 			"kseg: OFFSET must be an integer, not \"x\"\nRun 'kseg lookup --help' for usage.\n"},
 		{"cobra's own error counts as usage", errors.New("required flag(s) \"out\" not set"),
 			"kseg: required flag(s) \"out\" not set\nRun 'kseg lookup --help' for usage.\n"},
+		{"a file name cannot drive the terminal", markRunError(errors.New("open orders-0/\x1b[2Jx.log: no such file")),
+			"kseg: open orders-0/\\x1b[2Jx.log: no such file\n"},
 		{"trailing newlines dropped", errors.New("unknown command \"x\" for \"kseg\"\n\nDid you mean this?\n\ty\n"),
 			"kseg: unknown command \"x\" for \"kseg\"\n\nDid you mean this?\n\ty\nRun 'kseg lookup --help' for usage.\n"},
 	} {

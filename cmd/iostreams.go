@@ -147,10 +147,11 @@ func setColor(c *color.Color, on bool) *color.Color {
 	return c
 }
 
-// Warnf writes "kseg: warning: <message>" on stderr. Warnings are not
-// progress: -q does not silence them.
+// Warnf writes "kseg: warning: <message>" on stderr, on one line (control
+// characters escaped). Warnings are not progress: -q does not silence them.
 func (s *IOStreams) Warnf(format string, args ...any) {
-	fmt.Fprintf(s.ErrOut, "kseg: %s: %s\n", s.errColor(color.FgYellow).Sprint("warning"), fmt.Sprintf(format, args...))
+	msg := escapeControl(fmt.Sprintf(format, args...))
+	fmt.Fprintf(s.ErrOut, "kseg: %s: %s\n", s.errColor(color.FgYellow).Sprint("warning"), msg)
 }
 
 // Flush writes out whatever Out still buffers. Execute calls it once the

@@ -132,4 +132,10 @@ func TestWarnf(t *testing.T) {
 	if strings.Count(errOut.String(), "\n") != 1 {
 		t.Errorf("more than one line: %q", errOut.String())
 	}
+
+	ios, _, _, errOut = Test()
+	ios.Warnf("%s: padding", "bad\nname\x1b[2J")
+	if want := "kseg: warning: bad\\nname\\x1b[2J: padding\n"; errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut.String(), want)
+	}
 }

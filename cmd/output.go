@@ -152,7 +152,8 @@ func (l *lister[T]) Add(row T) {
 }
 
 // Footer adds a line printed under the table (table format only: the same
-// facts must reach scripts through the rows or on stderr).
+// facts must reach scripts through the rows or on stderr). Control
+// characters in it are escaped, newlines included: one call, one line.
 func (l *lister[T]) Footer(format string, args ...any) {
 	if l.format == FormatTable {
 		l.footer = append(l.footer, fmt.Sprintf(format, args...))
@@ -231,7 +232,8 @@ func tableCell[T any](ios *IOStreams, c column[T], row T, text string) string {
 
 // printObject writes a single answer (lookup, coordinator): in json one
 // line, the value itself; in csv a header row and one row; in table a
-// two-column listing of field names and values, then any footer lines.
+// two-column listing of field names and values, then the footer lines (one
+// line each, as lister.Footer).
 func printObject[T any](ios *IOStreams, v T, fields []column[T], footer ...string) error {
 	switch ios.Format() {
 	case FormatJSON:
@@ -303,20 +305,33 @@ func writeTable(ios *IOStreams, header []string, right []bool, rows [][]string, 
 		out.WriteByte('\n')
 	}
 	for _, f := range footer {
-		out.WriteString(f)
+		out.WriteString(escapeControl(f))
 		out.WriteByte('\n')
 	}
 	_, err := io.WriteString(ios.Out, out.String())
 	return err
 }
 
-// escapeControl replaces control characters and invalid UTF-8 with Go
-// escapes (\n, \x1b, \ufeff...), so a table cell is one line and cannot
-// emit terminal sequences. Text without them is returned as is.
-func escapeControl(s string) string {
+// escapeControl replaces control characters, bidirectional-text controls
+// and invalid UTF-8 with Go escapes (\n, \x1b, \u202e, \xff), so that text
+// from disk (a record key, a file name) stays on one line and cannot drive
+// the terminal or reorder what is shown. Clean text is returned as is.
+func escapeControl(s string) string { return escapeText(s, false) }
+
+// escapeMessage is escapeControl for a message that may span lines (cobra's
+// suggestions): newlines and tabs are kept.
+func escapeMessage(s string) string { return escapeText(s, true) }
+
+func escapeText(s string, keepLines bool) string {
+	unsafe := func(r rune) bool {
+		if keepLines && (r == '\n' || r == '\t') {
+			return false
+		}
+		return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
+	}
 	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+	for i, r := range s {
+		if unsafe(r) || (r == utf8.RuneError && !strings.HasPrefix(s[i:], "\ufffd")) {
 			clean = false
 			break
 		}
@@ -330,8 +345,8 @@ func escapeControl(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
-			q := strconv.QuoteRune(r) // '\n', '\x1b', '\u0085'
+		case unsafe(r):
+			q := strconv.QuoteRune(r) // '\n', '\x1b', '\u202e'
 			b.WriteString(q[1 : len(q)-1])
 		default:
 			b.WriteString(s[i : i+size])

@@ -198,10 +198,23 @@ func TestEscapeControl(t *testing.T) {
 		{"\u0085\u2028\u2029", `\u0085\u2028\u2029`},
 		{"bad\xc3", `bad\xc3`},
 		{"\xe2\x82x", `\xe2\x82x`},
+		{"evil\u202egol.txt", `evil\u202egol.txt`}, // right-to-left override
+		{"\u200e\u2066x\u2069", `\u200e\u2066x\u2069`},
 	} {
 		if got := escapeControl(tc.in); got != tc.want {
 			t.Errorf("escapeControl(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+	// A message keeps its lines and tabs, nothing else.
+	if got, want := escapeMessage("a\n\tb\x1b[2J\r\u202e"), "a\n\tb\\x1b[2J\\r\\u202e"; got != want {
+		t.Errorf("escapeMessage = %q, want %q", got, want)
+	}
+}
+
+func TestFooterIsOneLine(t *testing.T) {
+	got, _ := renderList(t, FormatTable, nil, nil, "a\nb\x1b[2J")
+	if want := "segment  position  size  crc_valid  offset\n" + `a\nb\x1b[2J` + "\n"; got != want {
+		t.Errorf("table %q, want %q", got, want)
 	}
 }
 

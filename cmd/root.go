@@ -87,6 +87,9 @@ Exit codes:
 	root.Flags().Bool("version", false, "print kseg's version")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 
+	// The global flags write straight into ios; like pflag's BoolVar,
+	// binding starts each from its default.
+	ios.format = FormatTable
 	pf := root.PersistentFlags()
 	pf.VarP(&ios.format, "output", "o", "output format: "+formatList())
 	pf.BoolVar(&ios.noColor, "no-color", false, "no ANSI colour (also off when NO_COLOR is set or stdout is not a terminal)")

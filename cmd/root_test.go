@@ -195,3 +195,19 @@ func TestEveryCommandIsGuarded(t *testing.T) {
 		}
 	}
 }
+
+// Binding the global flags starts them from their defaults, so a reused
+// IOStreams does not carry the previous run's -o, --no-color or -q.
+func TestNewRootCommandResetsGlobalFlags(t *testing.T) {
+	ios, _, _, _ := Test()
+	ios.SetFormat(FormatJSON)
+	ios.SetNoColor(true)
+	ios.SetQuiet(true)
+	root := NewRootCommand(ios)
+	if ios.Format() != FormatTable || ios.noColor || ios.Quiet() {
+		t.Errorf("after NewRootCommand: format %q, no-color %v, quiet %v", ios.Format(), ios.noColor, ios.Quiet())
+	}
+	if got := root.PersistentFlags().Lookup("output").DefValue; got != "table" {
+		t.Errorf("-o default shown as %q", got)
+	}
+}
