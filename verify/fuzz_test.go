@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
@@ -12,23 +13,39 @@ import (
 )
 
 // seedSegment returns the files of a small generated segment, for seeding
-// the fuzz corpora.
+// the fuzz corpora. Fuzz workers run the setup of a fuzz function again for
+// every batch of inputs, so the bytes are generated once per process.
 func seedSegment(f *testing.F, o gen.Options) (log, idx, tidx []byte) {
 	f.Helper()
-	m, err := gen.Generate(filepath.Join(f.TempDir(), "seed-0"), o)
+	seedMu.Lock()
+	defer seedMu.Unlock()
+	if s, ok := seeds[o.Seed]; ok {
+		return s[0], s[1], s[2]
+	}
+	tmp, err := os.MkdirTemp("", "kseg-verify-seed")
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	m, err := gen.Generate(filepath.Join(tmp, "seed-0"), o)
 	if err != nil {
 		f.Fatal(err)
 	}
 	s := &m.Segments[0]
-	read := func(p string) []byte {
-		b, err := os.ReadFile(p)
-		if err != nil {
+	var out [3][]byte
+	for i, p := range []string{m.LogPath(s), m.IndexPath(s), m.TimeIndexPath(s)} {
+		if out[i], err = os.ReadFile(p); err != nil {
 			f.Fatal(err)
 		}
-		return b
 	}
-	return read(m.LogPath(s)), read(m.IndexPath(s)), read(m.TimeIndexPath(s))
+	seeds[o.Seed] = out
+	return out[0], out[1], out[2]
 }
+
+var (
+	seedMu sync.Mutex
+	seeds  = map[int64][3][]byte{} // by gen seed; the options of one seed never change
+)
 
 // FuzzResync: whatever the bytes, Resync returns a position at or after
 // from where a valid batch starts (a header ParseBatch accepts, whose CRC
