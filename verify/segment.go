@@ -61,9 +61,8 @@ type segChecker struct {
 	batches    int64 // valid batches
 	logDamaged bool  // a log.* finding was made
 	hasBatch   bool  // a trusted batch was seen
-	firstOff   int64 // trusted batches' offsets
-	lastOff    int64
-	tailDamage bool // damage or an outlier after the last trusted batch
+	lastOff    int64 // largest last offset of the trusted batches
+	tailDamage bool  // damage or an outlier after the last trusted batch
 	maxTs      int64
 	maxTsOff   int64
 
@@ -104,7 +103,13 @@ func (c *segChecker) checkLog() error {
 		if left < inspect.HeaderSizeUpToMagic+1 {
 			// FileLogInputStream.nextBatch: fewer than 18 bytes left ends
 			// the iteration; recovery truncates them.
-			return c.tail(pos, fmt.Sprintf("%d bytes after the last batch, too few for a batch header", left))
+			what := fmt.Sprintf("%d bytes after the last batch, too few for a batch header", left)
+			if zero, err := c.w.allZero(pos); err != nil {
+				return err
+			} else if zero {
+				what = fmt.Sprintf("zero-filled tail of %d bytes, too few for a batch header", left)
+			}
+			return c.tail(pos, what)
 		}
 		hdr, err := c.w.bytes(pos, min(int64(inspect.HeaderReadSize), left))
 		if err != nil {
@@ -173,9 +178,7 @@ func (c *segChecker) damage(pos, end int64) {
 // log: segment statistics, the index checks and the recovery emulation.
 func (c *segChecker) deliver(r region) {
 	if r.trusted() {
-		if !c.hasBatch {
-			c.hasBatch, c.firstOff = true, r.lowest()
-		}
+		c.hasBatch = true
 		c.lastOff = max(c.lastOff, r.last)
 		if r.maxTs > c.maxTs {
 			c.maxTs, c.maxTsOff = r.maxTs, r.last
@@ -212,7 +215,7 @@ func (c *segChecker) corrupt(pos int64, why string) (int64, error) {
 		if zero {
 			return c.logSize, c.tail(pos, "zero-filled tail (a preallocated .log, or blocks never written before an unclean shutdown)")
 		}
-		c.logFinding(LogCorruptHeader, pos, nil, "%s; no valid batch follows: broker recovery truncates the segment here, dropping %d bytes", why, c.logSize-pos)
+		c.logFinding(LogCorruptHeader, pos, nil, "%s; no valid batch follows: broker recovery would truncate the segment here, dropping %d bytes", why, c.logSize-pos)
 		c.damage(pos, c.logSize)
 		return c.logSize, nil
 	}
@@ -244,7 +247,7 @@ func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
 	}
 	if b.Magic < 0 || b.Magic > 2 {
 		// Not the start of a batch cut short: bytes that are no batch at all.
-		c.logFinding(LogCorruptHeader, pos, nil, "magic %d is not 0, 1 or 2 and the length field %d runs past the end of the file; no valid batch follows: broker recovery truncates the segment here, dropping %d bytes",
+		c.logFinding(LogCorruptHeader, pos, nil, "magic %d is not 0, 1 or 2 and the length field %d runs past the end of the file; no valid batch follows: broker recovery would truncate the segment here, dropping %d bytes",
 			b.Magic, b.Size-inspect.LogOverhead, c.logSize-pos)
 		c.damage(pos, c.logSize)
 		return c.logSize, nil
@@ -256,7 +259,7 @@ func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
 // FileLogInputStream stops before them and LogSegment.recover truncates
 // the segment there.
 func (c *segChecker) tail(pos int64, why string) error {
-	c.logFinding(LogTruncated, pos, nil, "%s; broker recovery truncates the segment to %d bytes, dropping %d", why, pos, c.logSize-pos)
+	c.logFinding(LogTruncated, pos, nil, "%s; broker recovery would truncate the segment to %d bytes, dropping %d", why, pos, c.logSize-pos)
 	c.damage(pos, c.logSize)
 	return nil
 }
@@ -287,7 +290,7 @@ func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, erro
 			}
 		}
 	}
-	c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s: the batch (offsets %s) is damaged; broker recovery truncates the segment here, dropping %d bytes", what, offsetsText(b), c.logSize-pos)
+	c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s: the batch (offsets %s) is damaged; broker recovery would truncate the segment here, dropping %d bytes", what, offsetsText(b), c.logSize-pos)
 	c.batch(b, false)
 	return end, nil
 }
