@@ -129,9 +129,9 @@ type segmentActions struct {
 
 // Apply writes plans of partition p (from PlanPartition) as opts say and
 // reports per segment (with opts.DryRun it only reports). Everything is
-// checked before the first write
-// (symbolic links, existing .bak or saved-tail files, logs changed since
-// they were planned); then each file is written atomically. In place, the
+// checked before the first write (symbolic links, existing .bak or
+// saved-tail files, logs changed since they were planned); then each file
+// is written atomically. In place, the
 // index files of a segment are replaced before its log is cut, so the
 // indexes never point past the end of the log.
 //
