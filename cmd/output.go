@@ -100,7 +100,9 @@ func boolColumn[T any](name string, value func(T) bool) column[T] {
 //     tags: the contract's fields) as one line, at once;
 //   - csv: a header row of the column names, then a row per Add, at once;
 //   - table: borderless aligned columns headed by the column names, drawn at
-//     Close (widths need every row), then any footer lines.
+//     Close (widths need every row, so the rows are held in memory until
+//     then: a huge listing is better streamed with -o json or csv), then
+//     any footer lines.
 //
 // The columns never depend on whether stdout is a terminal; colour, when on,
 // only decorates table cells. Write errors are sticky: the first one stops
@@ -120,6 +122,7 @@ type lister[T any] struct {
 	header bool       // the CSV header row has been written
 	rows   [][]string // table cells, rendered at Close
 	footer []string
+	closed bool
 	err    error
 }
 
@@ -161,11 +164,12 @@ func (l *lister[T]) Footer(format string, args ...any) {
 }
 
 // Close finishes the output: the CSV header if no row came, the table and
-// its footer. It returns the first write error.
+// its footer. It returns the first write error. Closing again does nothing.
 func (l *lister[T]) Close() error {
-	if l.err != nil {
+	if l.err != nil || l.closed {
 		return l.err
 	}
+	l.closed = true
 	switch l.format {
 	case FormatJSON:
 	case FormatCSV:

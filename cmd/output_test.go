@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,6 +84,19 @@ func TestListerTable(t *testing.T) {
 	}
 }
 
+func TestListerCloseTwice(t *testing.T) {
+	ios, _, out, _ := Test()
+	l := newLister(ios, testColumns)
+	l.Add(testRows[0])
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	once := out.String()
+	if err := l.Close(); err != nil || out.String() != once {
+		t.Errorf("a second Close wrote again (%v):\n%s", err, out.String())
+	}
+}
+
 func TestListerTableEmpty(t *testing.T) {
 	got, _ := renderList(t, FormatTable, nil, nil)
 	if want := "segment  position  size  crc_valid  offset\n"; got != want {
@@ -91,7 +105,7 @@ func TestListerTableEmpty(t *testing.T) {
 }
 
 func TestListerJSON(t *testing.T) {
-	rows := append(testRows, testRow{Segment: `a<b>&"c"` + "\n", Position: -1, Offset: int64Ptr(-1)})
+	rows := slices.Concat(testRows, []testRow{{Segment: `a<b>&"c"` + "\n", Position: -1, Offset: int64Ptr(-1)}})
 	got, _ := renderList(t, FormatJSON, nil, rows, "footers are for tables only")
 	want := `{"segment":"00000000000000000000.log","position":0,"size":78,"crc_valid":true,"offset":5}
 {"segment":"00000000000000000368.log","position":123456,"size":1048588,"crc_valid":false,"offset":null}
@@ -109,7 +123,7 @@ func TestListerJSONEmpty(t *testing.T) {
 }
 
 func TestListerCSV(t *testing.T) {
-	rows := append(testRows, testRow{Segment: "comma,quote\"newline\n", Position: 7, Offset: int64Ptr(0)})
+	rows := slices.Concat(testRows, []testRow{{Segment: "comma,quote\"newline\n", Position: 7, Offset: int64Ptr(0)}})
 	got, _ := renderList(t, FormatCSV, nil, rows, "footers are for tables only")
 	want := "segment,position,size,crc_valid,offset\n" +
 		"00000000000000000000.log,0,78,true,5\n" +
