@@ -46,8 +46,8 @@ import (
 // then add newLookupCommand(ios) to the list in NewRootCommand. Use RunE,
 // never Run. Declare Args (cobra.ExactArgs(n), cobra.MinimumNArgs(1), ...)
 // or leave it nil for a command that takes no arguments; every Args failure
-// is made a usage error (exit 2) for you. Any other error from RunE exits 2 with
-// "kseg: <error>"; wrap it with the file and what was being done.
+// is made a usage error (exit 2) for you. Any other error from RunE exits 2
+// with "kseg: <error>"; wrap it with the file and what was being done.
 
 // NewRootCommand builds the kseg command tree over ios. It keeps no state
 // outside the returned command and ios, so another program can embed it as
@@ -119,7 +119,7 @@ Exit codes:
 // guardCommands walks the tree once every subcommand is added, so that no
 // command has to remember the exit-code rules:
 //
-//   - a leaf command's Args validator (cobra.NoArgs when it declared none)
+//   - a leaf command's Args validator (noArgs when it declared none)
 //     returns a usageError: wrong argument counts exit 2 with the hint;
 //   - a leaf command's RunE has its errors marked as runError, which is how
 //     Execute tells "could not do the job" from cobra's own complaints about
