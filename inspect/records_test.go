@@ -508,7 +508,7 @@ func TestRecordsAllocations(t *testing.T) {
 			}
 		})
 		t.Logf("%s batch: %.1f allocations per Records call", codec, allocs)
-		if allocs != 0 {
+		if allocs != 0 && !(raceEnabled && codec != CompressionNone) {
 			t.Errorf("%s batch: %.1f allocations per Records call after warm-up, want 0", codec, allocs)
 		}
 	}
