@@ -147,16 +147,12 @@ func quickReject(p []byte, pos, size int64) bool {
 	return magic == 2 && length+inspect.LogOverhead < minV2Batch
 }
 
-// validAt reports whether a valid batch starts at pos: the entry fits in
-// the file, its header is consistent (ParseBatch, headerProblem) and its
-// CRC matches. The batch is returned when it is valid.
-func validAt(w *window, pos int64) (inspect.Batch, bool, error) {
-	return validWithin(w, pos, nil)
-}
-
-// validWithin is validAt with a budget of CRC bytes: a candidate whose CRC
-// would cost more than *budget is not checked (and not valid), and the
-// bytes checked are taken from it. nil means no budget.
+// validWithin reports whether a valid batch starts at pos: the entry fits
+// in the file, its header is consistent (ParseBatch, headerProblem) and its
+// CRC matches; the batch is returned when it is valid. budget bounds the
+// CRC bytes spent: a candidate whose CRC would cost more than *budget is not
+// checked (and not valid), and the bytes checked are taken from it. nil
+// means no budget.
 func validWithin(w *window, pos int64, budget *int64) (inspect.Batch, bool, error) {
 	left := w.size - pos
 	if left < inspect.HeaderSizeUpToMagic+1 {
