@@ -12,25 +12,80 @@ import (
 
 // File is one file opened read-only: through a memory mapping
 // (golang.org/x/exp/mmap), as the broker maps its indexes, or through pread
-// (os.File.ReadAt), which measured steadier for long sequential scans (see
-// docs/performance.md). Both are io.ReaderAt, the one reading abstraction
-// the rest of inspect uses.
+// (os.File.ReadAt), which measured faster and steadier for long sequential
+// scans (docs/performance.md). Both are io.ReaderAt, the one reading
+// abstraction the rest of inspect uses, so either can serve any reader.
 //
 // The size is fixed when the file is opened: a log a broker is still
 // appending to is read up to that point. A mapped file that shrinks under
 // the mapping raises SIGBUS on access; ReadAt turns that into a
 // *CorruptError of kind ErrFault naming the file, instead of a crash. This
 // guard is the only recover() on a data path in kseg.
+//
+// A File opened with OpenOptions.CacheNeutral leaves the page cache as it
+// found it: see OpenOptions. A File is not safe for concurrent use when it
+// is cache-neutral (its bookkeeping is unsynchronised); otherwise ReadAt
+// may be called from several goroutines.
 type File struct {
-	Name string // the path as given
-	size int64
-	mm   *mmap.ReaderAt // mapped files
-	f    *os.File       // pread files
+	Name  string // the path as given
+	size  int64
+	mm    *mmap.ReaderAt // mapped files
+	f     *os.File       // pread files
+	cache *pageCache     // nil unless cache-neutral (and supported)
+}
+
+// OpenOptions say how Open reads a file.
+type OpenOptions struct {
+	// Mapped reads through a read-only memory mapping: the choice for
+	// small files read at random (indexes, the few batch headers of a
+	// lookup). Otherwise the file is read with pread, the choice for long
+	// sequential scans.
+	Mapped bool
+	// CacheNeutral releases from the page cache, as the reading goes and
+	// at Close, the pages of the file this File brought in, and only those:
+	// pages that were resident when the reading reached them (a live
+	// broker's hot data) stay. Residency is taken with mincore() before a
+	// range is read (and before the kernel's read-ahead can reach it), and
+	// pages found absent are dropped with posix_fadvise(POSIX_FADV_DONTNEED)
+	// once read. (The motivation is KIP-824's: a whole-segment read must not
+	// evict a broker's hot pages.)
+	//
+	// It does nothing where residency cannot be known: off Linux, and when
+	// the kernel would not report the page cache to this process (mincore
+	// only does for files the caller owns or may write, or for root), kseg
+	// then reads like any other reader rather than guess.
+	CacheNeutral bool
+}
+
+// Open opens path read-only as o says.
+func Open(path string, o OpenOptions) (*File, error) {
+	var (
+		f   *File
+		err error
+	)
+	if o.Mapped {
+		f, err = openMapped(path)
+	} else {
+		f, err = openPread(path)
+	}
+	if err != nil || !o.CacheNeutral || f.size == 0 {
+		return f, err
+	}
+	f.cache = newPageCache(path, f, !o.Mapped)
+	return f, nil
 }
 
 // OpenMapped maps path read-only. An empty file is not mapped (mmap rejects
-// length 0) and reads as empty.
-func OpenMapped(path string) (*File, error) {
+// length 0) and reads as empty. The pages it touches stay cached: lookups
+// touch a few.
+func OpenMapped(path string) (*File, error) { return Open(path, OpenOptions{Mapped: true}) }
+
+// OpenPread opens path read-only for sequential reading with pread,
+// cache-neutral (OpenOptions.CacheNeutral): the reading path of verify,
+// rebuild and dump-log.
+func OpenPread(path string) (*File, error) { return Open(path, OpenOptions{CacheNeutral: true}) }
+
+func openMapped(path string) (*File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -45,8 +100,7 @@ func OpenMapped(path string) (*File, error) {
 	return &File{Name: path, size: int64(m.Len()), mm: m}, nil
 }
 
-// OpenPread opens path read-only for reading with pread.
-func OpenPread(path string) (*File, error) {
+func openPread(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -63,6 +117,10 @@ func OpenPread(path string) (*File, error) {
 
 // Size is the file length when it was opened.
 func (f *File) Size() int64 { return f.size }
+
+// CacheNeutral reports whether the File releases the pages it brings into
+// the page cache (OpenOptions.CacheNeutral, where supported).
+func (f *File) CacheNeutral() bool { return f.cache != nil }
 
 // ReadAt reads len(p) bytes at off. Reading past the size fixed at open
 // returns io.EOF with the bytes that were there.
@@ -81,6 +139,9 @@ func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
 		p = p[:rem]
 		short = true
 	}
+	if f.cache != nil {
+		f.cache.before(off, int64(len(p)))
+	}
 	if f.mm != nil {
 		n, err = f.readMapped(p, off)
 	} else {
@@ -88,6 +149,9 @@ func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
 		if err == io.EOF && n < len(p) {
 			err = &CorruptError{File: f.Name, Position: off + int64(n), Offset: -1, Err: fmt.Errorf("%w: file is shorter than when it was opened (%d bytes)", ErrFault, f.size)}
 		}
+	}
+	if f.cache != nil {
+		f.cache.after(off, int64(len(p)))
 	}
 	if err == nil && short {
 		err = io.EOF
@@ -110,10 +174,19 @@ func (f *File) readMapped(p []byte, off int64) (n int, err error) {
 	return f.mm.ReadAt(p, off)
 }
 
-// Close unmaps or closes the file.
+// Close unmaps or closes the file; a cache-neutral File first releases
+// the pages it brought into the page cache.
 func (f *File) Close() error {
+	var err error
 	if f.mm != nil {
-		return f.mm.Close()
+		err = f.mm.Close()
 	}
-	return f.f.Close()
+	if f.cache != nil {
+		f.cache.close() // after munmap: mapped pages cannot be dropped
+		f.cache = nil
+	}
+	if f.f != nil {
+		err = errors.Join(err, f.f.Close())
+	}
+	return err
 }

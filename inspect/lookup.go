@@ -163,52 +163,107 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 // returns whether a batch was found, and else the next offset after the
 // last batch it saw (the segment's log end offset when the scan reached it).
 func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer) (bool, int64, error) {
-	start := int64(0)
+	var st scanStats
+	b, hit, found, err := seg.lookupOffset(target, tr, &st)
+	res.ScannedBatches += st.batches
+	res.ScannedBytes += st.bytes
 	res.IndexEntry = nil
-	if seg.Index == nil {
-		tr.notef("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", seg.LogName)
-	} else if seg.Index.Slots() == 0 {
-		tr.notef("offset index %s is empty: scanning from position 0", seg.IndexName)
-	} else {
-		e, slot, err := seg.Index.Lookup(target, tr.probes("offset"))
+	if hit.Slot >= 0 {
+		res.IndexEntry = &hit
+	}
+	if err != nil {
+		return false, st.next, err
+	}
+	if found {
+		res.Batch = b
+	}
+	return found, st.next, nil
+}
+
+// scanStats is what a lookup in one segment scanned.
+type scanStats struct {
+	batches int
+	bytes   int64
+	next    int64 // the offset after the last batch seen; the base offset when none
+}
+
+// LookupOffset is the broker's read of offset target in this segment
+// (LogSegment.translateOffset, FileRecords.searchForOffsetWithSize): the
+// offset index's largest entry <= target (hit; Slot -1 when there is none,
+// or no index, and the scan starts at position 0), then a scan of batch
+// headers to the first batch whose last offset >= target. found is false
+// when the segment holds no such batch (a damaged tail ends the scan
+// silently, as it does for the broker).
+//
+// It allocates nothing: the index search and the header scanner use
+// buffers the Segment keeps, so a Segment must not be used by several
+// goroutines at once.
+func (s *Segment) LookupOffset(target int64) (b Batch, hit IndexHit, found bool, err error) {
+	var st scanStats
+	return s.lookupOffset(target, nil, &st)
+}
+
+func (s *Segment) lookupOffset(target int64, tr *tracer, st *scanStats) (Batch, IndexHit, bool, error) {
+	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
+	st.next = s.BaseOffset
+	start := int64(0)
+	switch {
+	case s.Index == nil:
+		if tr != nil {
+			tr.notef("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.LogName)
+		}
+	case s.Index.Slots() == 0:
+		if tr != nil {
+			tr.notef("offset index %s is empty: scanning from position 0", s.IndexName)
+		}
+	default:
+		e, slot, err := s.Index.Lookup(target, tr.probes("offset"))
 		if err != nil {
-			return false, 0, fmt.Errorf("%s: %w", seg.IndexName, err)
+			return Batch{}, hit, false, fmt.Errorf("%s: %w", s.IndexName, err)
 		}
 		if slot < 0 {
-			tr.notef("no index entry <= %d: starting at position 0", target)
-		} else {
-			res.IndexEntry = &IndexHit{Slot: slot, Offset: e.Offset, Position: int64(e.Position)}
-			s := slot
-			tr.add(TraceStep{Step: "index_entry", Index: "offset", Slot: &s,
-				Message: fmt.Sprintf("offset index slot %d: offset %d at position %d", slot, e.Offset, e.Position)})
-			start = int64(e.Position)
-			if start < 0 || start > seg.LogSize {
-				tr.notef("index entry points past the end of the log (%d bytes): the broker's scan finds nothing here", seg.LogSize)
+			if tr != nil {
+				tr.notef("no index entry <= %d: starting at position 0", target)
 			}
+			break
+		}
+		hit = IndexHit{Slot: slot, Offset: e.Offset, Position: int64(e.Position)}
+		if tr != nil {
+			sl := slot
+			tr.add(TraceStep{Step: "index_entry", Index: "offset", Slot: &sl,
+				Message: fmt.Sprintf("offset index slot %d: offset %d at position %d", slot, e.Offset, e.Position)})
+		}
+		start = int64(e.Position)
+		if (start < 0 || start > s.LogSize) && tr != nil {
+			tr.notef("index entry points past the end of the log (%d bytes): the broker's scan finds nothing here", s.LogSize)
 		}
 	}
-	next := seg.BaseOffset
-	if start < 0 || start > seg.LogSize {
-		return false, next, nil
+	if start < 0 || start > s.LogSize {
+		return Batch{}, hit, false, nil
 	}
-	sc := seg.Scan(start)
+	sc := s.scanner(start)
 	for sc.Next() {
 		b := sc.Batch()
-		res.ScannedBatches++
-		res.ScannedBytes += b.Size
-		next = b.LastOffset + 1
+		st.batches++
+		st.bytes += b.Size
+		st.next = b.LastOffset + 1
 		if b.LastOffset >= target {
-			tr.batch(b, fmt.Sprintf("last offset %d >= %d: this batch is the answer", b.LastOffset, target))
-			res.Batch = *b
-			return true, next, nil
+			if tr != nil {
+				tr.batch(b, fmt.Sprintf("last offset %d >= %d: this batch is the answer", b.LastOffset, target))
+			}
+			return *b, hit, true, nil
 		}
-		tr.batch(b, fmt.Sprintf("last offset %d < %d: skip", b.LastOffset, target))
+		if tr != nil {
+			tr.batch(b, fmt.Sprintf("last offset %d < %d: skip", b.LastOffset, target))
+		}
 	}
 	if err := sc.Err(); err != nil {
 		if !errors.Is(err, ErrTorn) {
-			return false, next, err
+			return Batch{}, hit, false, err
 		}
-		tr.notef("%v: a broker's scan stops silently here", err)
+		if tr != nil {
+			tr.notef("%v: a broker's scan stops silently here", err)
+		}
 	}
-	return false, next, nil
+	return Batch{}, hit, false, nil
 }

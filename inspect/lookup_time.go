@@ -185,66 +185,129 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer) (*TimeLookup, erro
 // findOffsetByTimestamp is LogSegment.findOffsetByTimestamp +
 // FileRecords.searchForTimestamp.
 func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *tracer) (*TimeLookup, error) {
-	res := &TimeLookup{Segment: SegmentName(seg.BaseOffset) + LogSuffix, SegmentBaseOffset: seg.BaseOffset}
-	from := seg.BaseOffset
-	if seg.TimeIndex != nil {
-		e, slot, err := seg.TimeIndex.Lookup(target, tr.probes("time"))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", seg.TimeIndexName, err)
-		}
-		if slot >= 0 {
-			res.TimeIndexEntry = &TimeHit{Slot: slot, Timestamp: e.Timestamp, Offset: e.Offset}
-			s := slot
-			tr.add(TraceStep{Step: "index_entry", Index: "time", Slot: &s,
-				Message: fmt.Sprintf("time index slot %d: timestamp %d first reached by offset %d", slot, e.Timestamp, e.Offset)})
-			from = e.Offset
-		} else {
-			tr.notef("no time index entry <= %d: starting from the base offset %d", target, seg.BaseOffset)
-		}
-	}
-	from = max(from, startingOffset)
-	pos, err := offsetPosition(seg, from, tr)
+	a, err := seg.lookupTimestamp(target, startingOffset, tr)
 	if err != nil {
 		return nil, err
 	}
-	var dec RecordDecoder
-	var buf []byte
-	sc := seg.Scan(pos)
-	for sc.Next() {
-		b := sc.Batch()
-		if b.MaxTimestamp < target {
-			tr.batch(b, fmt.Sprintf("max timestamp %d < %d: skip", b.MaxTimestamp, target))
-			continue
-		}
-		entry, err := seg.ReadEntry(b, buf)
+	res := &TimeLookup{Segment: SegmentName(seg.BaseOffset) + LogSuffix, SegmentBaseOffset: seg.BaseOffset}
+	if a.TimeIndexEntry.Slot >= 0 {
+		h := a.TimeIndexEntry
+		res.TimeIndexEntry = &h
+	}
+	if a.Found {
+		res.Found, res.Offset, res.Timestamp = true, a.Offset, a.Timestamp
+		b := a.Batch
+		res.Batch = &b
+	}
+	return res, nil
+}
+
+// TimeAnswer is the answer of Segment.LookupTimestamp.
+type TimeAnswer struct {
+	Found     bool
+	Offset    int64 // the first record with timestamp >= target and offset >= the starting offset
+	Timestamp int64 // its timestamp
+	Batch     Batch // the batch holding it
+	// TimeIndexEntry is the time-index slot the search started from; Slot
+	// is -1 when the time index is absent or has no entry <= target.
+	TimeIndexEntry TimeHit
+}
+
+// timeLookupState is what a timestamp lookup's record callback works on.
+// The Segment keeps it and the callback, so that a lookup allocates nothing.
+type timeLookupState struct {
+	target, startingOffset int64
+	found                  bool
+	offset, timestamp      int64
+	fn                     func(*Record) error
+}
+
+// LookupTimestamp answers ListOffsets for target in this segment as the
+// broker does (LogSegment.findOffsetByTimestamp, FileRecords.searchForTimestamp):
+// the time index's largest entry <= target gives an offset (the base offset
+// without one), raised to startingOffset (the log start offset); the offset
+// index gives the position to scan from; the first batch whose max
+// timestamp is >= target is decoded, and its first record with a timestamp
+// >= target and an offset >= startingOffset is the answer. If that batch
+// holds none, the scan goes on. Found is false when no batch qualifies.
+//
+// Searching and scanning allocate nothing; decoding a batch reuses the
+// Segment's buffers (they grow to the largest batch decoded). A Segment
+// must not be used by several goroutines at once.
+func (s *Segment) LookupTimestamp(target, startingOffset int64) (TimeAnswer, error) {
+	return s.lookupTimestamp(target, startingOffset, nil)
+}
+
+func (s *Segment) lookupTimestamp(target, startingOffset int64, tr *tracer) (TimeAnswer, error) {
+	a := TimeAnswer{TimeIndexEntry: TimeHit{Slot: -1, Timestamp: -1, Offset: s.BaseOffset}}
+	from := s.BaseOffset
+	if s.TimeIndex != nil {
+		e, slot, err := s.TimeIndex.Lookup(target, tr.probes("time"))
 		if err != nil {
-			return nil, err
+			return a, fmt.Errorf("%s: %w", s.TimeIndexName, err)
 		}
-		buf = entry
-		found := false
-		err = dec.Records(seg.LogName, entry, b, func(r *Record) error {
-			if r.Timestamp >= target && r.Offset >= startingOffset {
-				res.Offset, res.Timestamp, found = r.Offset, r.Timestamp, true
+		if slot >= 0 {
+			a.TimeIndexEntry = TimeHit{Slot: slot, Timestamp: e.Timestamp, Offset: e.Offset}
+			if tr != nil {
+				sl := slot
+				tr.add(TraceStep{Step: "index_entry", Index: "time", Slot: &sl,
+					Message: fmt.Sprintf("time index slot %d: timestamp %d first reached by offset %d", slot, e.Timestamp, e.Offset)})
+			}
+			from = e.Offset
+		} else if tr != nil {
+			tr.notef("no time index entry <= %d: starting from the base offset %d", target, s.BaseOffset)
+		}
+	}
+	from = max(from, startingOffset)
+	pos, err := offsetPosition(s, from, tr)
+	if err != nil {
+		return a, err
+	}
+	st := &s.tl
+	st.target, st.startingOffset = target, startingOffset
+	if st.fn == nil {
+		st.fn = func(r *Record) error {
+			if r.Timestamp >= st.target && r.Offset >= st.startingOffset {
+				st.offset, st.timestamp, st.found = r.Offset, r.Timestamp, true
 				return errStopRecords
 			}
 			return nil
-		})
+		}
+	}
+	sc := s.scanner(pos)
+	for sc.Next() {
+		b := sc.Batch()
+		if b.MaxTimestamp < target {
+			if tr != nil {
+				tr.batch(b, fmt.Sprintf("max timestamp %d < %d: skip", b.MaxTimestamp, target))
+			}
+			continue
+		}
+		entry, err := s.ReadEntry(b, s.buf)
+		if err != nil {
+			return a, err
+		}
+		s.buf = entry
+		st.found = false
+		err = s.dec.Records(s.LogName, entry, b, st.fn)
 		if err != nil && err != errStopRecords {
-			return nil, err
+			return a, err
 		}
-		if found {
-			tr.batch(b, fmt.Sprintf("record at offset %d has timestamp %d >= %d: the answer", res.Offset, res.Timestamp, target))
-			res.Found = true
-			bc := *b
-			res.Batch = &bc
-			return res, nil
+		if st.found {
+			a.Found, a.Offset, a.Timestamp, a.Batch = true, st.offset, st.timestamp, *b
+			if tr != nil {
+				tr.batch(b, fmt.Sprintf("record at offset %d has timestamp %d >= %d: the answer", a.Offset, a.Timestamp, target))
+			}
+			return a, nil
 		}
-		tr.batch(b, fmt.Sprintf("max timestamp %d >= %d but no record qualifies: next batch", b.MaxTimestamp, target))
+		if tr != nil {
+			tr.batch(b, fmt.Sprintf("max timestamp %d >= %d but no record qualifies: next batch", b.MaxTimestamp, target))
+		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
-		return nil, err
+		return a, err
 	}
-	return res, nil
+	return a, nil
 }
 
 // offsetPosition is OffsetIndex.lookup(offset).position, 0 without an index.
@@ -256,7 +319,7 @@ func offsetPosition(seg *Segment, offset int64, tr *tracer) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", seg.IndexName, err)
 	}
-	if slot >= 0 {
+	if slot >= 0 && tr != nil {
 		s := slot
 		tr.add(TraceStep{Step: "index_entry", Index: "offset", Slot: &s,
 			Message: fmt.Sprintf("offset index slot %d: offset %d at position %d", slot, e.Offset, e.Position)})

@@ -26,6 +26,13 @@ type Segment struct {
 	TimeIndex     *indexfmt.TimeIndex // nil when the .timeindex is absent
 
 	closers []io.Closer
+
+	// Reused by the lookups, so that they allocate nothing (a Segment is
+	// for one goroutine at a time).
+	sc  Scanner
+	tl  timeLookupState
+	dec RecordDecoder
+	buf []byte
 }
 
 // NewSegment builds a segment over bytes. A nil idx or tidx means the file
@@ -94,6 +101,13 @@ func (s *Segment) Close() error {
 // Scan returns a header scanner over the segment's log from position start.
 func (s *Segment) Scan(start int64) *Scanner {
 	return NewScanner(s.Log, s.LogName, s.LogSize, start)
+}
+
+// scanner returns the segment's own header scanner, restarted at start.
+func (s *Segment) scanner(start int64) *Scanner {
+	s.sc.r, s.sc.name, s.sc.end = s.Log, s.LogName, s.LogSize
+	s.sc.Reset(start)
+	return &s.sc
 }
 
 // ReadEntry reads the complete entry of batch b into buf (grown as needed;
