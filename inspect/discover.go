@@ -30,6 +30,20 @@ type SegmentFiles struct {
 	TxnIndex   string
 }
 
+// set records path as the segment's file with the given suffix.
+func (s *SegmentFiles) set(suffix, path string) {
+	switch suffix {
+	case LogSuffix:
+		s.Log = path
+	case IndexSuffix:
+		s.Index = path
+	case TimeIndexSuffix:
+		s.TimeIndex = path
+	case TxnIndexSuffix:
+		s.TxnIndex = path
+	}
+}
+
 // Name is the .log's base name, as the contract's "segment" fields print it.
 func (s *SegmentFiles) Name() string { return SegmentName(s.BaseOffset) + LogSuffix }
 
@@ -172,16 +186,7 @@ func ReadPartition(dir string) (*Partition, error) {
 			s = &SegmentFiles{BaseOffset: base}
 			byBase[base] = s
 		}
-		switch sfx {
-		case LogSuffix:
-			s.Log = path
-		case IndexSuffix:
-			s.Index = path
-		case TimeIndexSuffix:
-			s.TimeIndex = path
-		case TxnIndexSuffix:
-			s.TxnIndex = path
-		}
+		s.set(sfx, path)
 	}
 	for _, s := range byBase {
 		if s.Log == "" {
@@ -286,26 +291,9 @@ func resolveFile(path string) (*Target, error) {
 	if seg == nil {
 		// An index whose .log is missing: still inspectable on its own.
 		seg = &SegmentFiles{BaseOffset: base}
-		switch sfx {
-		case IndexSuffix:
-			seg.Index = path
-		case TimeIndexSuffix:
-			seg.TimeIndex = path
-		case TxnIndexSuffix:
-			seg.TxnIndex = path
-		}
 	}
 	// Keep the path as the user gave it for the named file.
-	switch sfx {
-	case LogSuffix:
-		seg.Log = path
-	case IndexSuffix:
-		seg.Index = path
-	case TimeIndexSuffix:
-		seg.TimeIndex = path
-	case TxnIndexSuffix:
-		seg.TxnIndex = path
-	}
+	seg.set(sfx, path)
 	p.Segments = []SegmentFiles{*seg}
 	p.Only = true
 	p.Skipped = nil
