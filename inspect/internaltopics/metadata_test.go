@@ -13,20 +13,26 @@ import (
 // JSON schemas field by field (independently of the decoder's tables).
 type w struct{ b []byte }
 
-func (x *w) uv(v uint32) *w   { x.b = binary.AppendUvarint(x.b, uint64(v)); return x }
-func (x *w) i8(v int8) *w     { x.b = append(x.b, byte(v)); return x }
-func (x *w) i16(v int16) *w   { x.b = binary.BigEndian.AppendUint16(x.b, uint16(v)); return x }
-func (x *w) u16(v uint16) *w  { x.b = binary.BigEndian.AppendUint16(x.b, v); return x }
-func (x *w) i32(v int32) *w   { x.b = binary.BigEndian.AppendUint32(x.b, uint32(v)); return x }
-func (x *w) i64(v int64) *w   { x.b = binary.BigEndian.AppendUint64(x.b, uint64(v)); return x }
-func (x *w) f64(v float64) *w { x.b = binary.BigEndian.AppendUint64(x.b, math.Float64bits(v)); return x }
+func (x *w) uv(v uint32) *w  { x.b = binary.AppendUvarint(x.b, uint64(v)); return x }
+func (x *w) i8(v int8) *w    { x.b = append(x.b, byte(v)); return x }
+func (x *w) i16(v int16) *w  { x.b = binary.BigEndian.AppendUint16(x.b, uint16(v)); return x }
+func (x *w) u16(v uint16) *w { x.b = binary.BigEndian.AppendUint16(x.b, v); return x }
+func (x *w) i32(v int32) *w  { x.b = binary.BigEndian.AppendUint32(x.b, uint32(v)); return x }
+func (x *w) i64(v int64) *w  { x.b = binary.BigEndian.AppendUint64(x.b, uint64(v)); return x }
+func (x *w) f64(v float64) *w {
+	x.b = binary.BigEndian.AppendUint64(x.b, math.Float64bits(v))
+	return x
+}
 func (x *w) bl(v bool) *w {
 	if v {
 		return x.i8(1)
 	}
 	return x.i8(0)
 }
-func (x *w) uuid(n byte) *w { x.b = append(x.b, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, n); return x }
+func (x *w) uuid(n byte) *w {
+	x.b = append(x.b, n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, n)
+	return x
+}
 func (x *w) str(s string) *w { x.uv(uint32(len(s) + 1)); x.b = append(x.b, s...); return x }
 func (x *w) null() *w        { return x.uv(0) }
 func (x *w) ints(v ...int32) *w {
