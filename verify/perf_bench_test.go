@@ -1,0 +1,118 @@
+package verify
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+func benchTarget(b *testing.B, dir string) *inspect.Target {
+	b.Helper()
+	tg, err := inspect.Resolve(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tg
+}
+
+// verifyClean runs verify over t and fails on any finding (the data sets
+// are clean). It returns the bytes of log checked.
+func verifyClean(b *testing.B, t *inspect.Target, o Options) int64 {
+	sum, err := Run(t, o, func(f Finding) { b.Fatalf("finding %+v", f) })
+	if err != nil || sum.Batches == 0 {
+		b.Fatalf("verify: %d batches: %v", sum.Batches, err)
+	}
+	return sum.Bytes
+}
+
+// vsBaseline alternates the machine's limit (baselineCRC over every .log
+// of the data set) and op in each iteration, and reports both throughputs
+// and op's share of the limit ("x-baseline").
+func vsBaseline(b *testing.B, logs []string, op func() int64) {
+	var base, work time.Duration
+	var bytes int64
+	for b.Loop() {
+		t0 := time.Now()
+		for _, l := range logs {
+			baselineCRC(b, l)
+		}
+		t1 := time.Now()
+		bytes = op()
+		work += time.Since(t1)
+		base += t1.Sub(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
+	b.ReportMetric(float64(bytes)*n/work.Seconds()/1e6, "MB/s")
+	b.ReportMetric(base.Seconds()/work.Seconds(), "x-baseline")
+}
+
+// BenchmarkVerifySegment verifies one uncompressed segment (the "seg" data
+// set), against the machine's limit measured in the same iterations.
+func BenchmarkVerifySegment(b *testing.B) {
+	dir := benchData(b, "seg")
+	tg, logs := benchTarget(b, dir), logFiles(b, dir)
+	b.Run("headers", func(b *testing.B) {
+		vsBaseline(b, logs, func() int64 { return verifyClean(b, tg, Options{Jobs: 1}) })
+	})
+}
+
+// BenchmarkVerifyRecords is verify --records (every record decoded) per
+// codec, against the machine's limit over the same bytes on disk.
+func BenchmarkVerifyRecords(b *testing.B) {
+	for _, set := range []string{"seg", "gzip", "snappy", "lz4", "zstd"} {
+		dir := benchData(b, set)
+		tg, logs := benchTarget(b, dir), logFiles(b, dir)
+		name := set
+		if set == "seg" {
+			name = "none"
+		}
+		b.Run(name, func(b *testing.B) {
+			vsBaseline(b, logs, func() int64 { return verifyClean(b, tg, Options{Jobs: 1, Records: true}) })
+		})
+	}
+}
+
+// BenchmarkVerifyJobs verifies a data dir of 16 partitions (the "many" data
+// set) with -j 1 and -j 2 alternately and reports the speedup of -j 2.
+func BenchmarkVerifyJobs(b *testing.B) {
+	tg := benchTarget(b, benchData(b, "many"))
+	b.Run("j1-vs-j2", func(b *testing.B) {
+		var d1, d2 time.Duration
+		var bytes int64
+		for b.Loop() {
+			t0 := time.Now()
+			bytes = verifyClean(b, tg, Options{Jobs: 1})
+			t1 := time.Now()
+			verifyClean(b, tg, Options{Jobs: 2})
+			d2 += time.Since(t1)
+			d1 += t1.Sub(t0)
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(bytes)*n/d1.Seconds()/1e6, "j1-MB/s")
+		b.ReportMetric(float64(bytes)*n/d2.Seconds()/1e6, "j2-MB/s")
+		b.ReportMetric(d1.Seconds()/d2.Seconds(), "speedup")
+	})
+}
+
+// BenchmarkVerifyHeap verifies the 4-segment partition ("part4": 4 GiB
+// with 1 GiB segments) with the default jobs and reports the peak Go heap
+// seen (runtime.MemStats, sampled every 2 ms).
+func BenchmarkVerifyHeap(b *testing.B) {
+	tg := benchTarget(b, benchData(b, "part4"))
+	b.Run("part4", func(b *testing.B) {
+		var inuse, alloc uint64
+		var bytes int64
+		b.ReportAllocs()
+		for b.Loop() {
+			stop := heapPeak()
+			bytes = verifyClean(b, tg, Options{})
+			i, a := stop()
+			inuse, alloc = max(inuse, i), max(alloc, a)
+		}
+		b.ReportMetric(float64(bytes)/(1<<20), "partition-MiB")
+		b.ReportMetric(float64(inuse)/(1<<20), "peak-heap-inuse-MiB")
+		b.ReportMetric(float64(alloc)/(1<<20), "peak-heap-alloc-MiB")
+	})
+}
