@@ -87,7 +87,7 @@ func baselineCRC(b *testing.B, path string) int64 {
 	var n int64
 	for {
 		k, err := f.ReadAt(buf, n)
-		c = crc32.Update(c, castagnoliTable, buf[:k])
+		c = crc32.Update(c, benchCastagnoli, buf[:k])
 		n += int64(k)
 		if err == io.EOF {
 			break
@@ -101,7 +101,7 @@ func baselineCRC(b *testing.B, path string) int64 {
 }
 
 var (
-	castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
+	benchCastagnoli = crc32.MakeTable(crc32.Castagnoli)
 	baselineSink    uint32
 )
 

@@ -1,0 +1,149 @@
+package rebuild
+
+import (
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kseg/kseg/rebuild/gen"
+)
+
+// Benchmark data. `make bench` writes every data set below with `kseg gen`
+// into KSEG_BENCH_DATA/<set>/ (segments of KSEG_BENCH_SEGMENT_BYTES); the
+// same options are used here to generate a set into the benchmark's
+// temporary directory when KSEG_BENCH_DATA is not set (segments of 64 MiB
+// then, unless KSEG_BENCH_SEGMENT_BYTES says otherwise). Call benchData
+// from a parent benchmark, outside b.Run, so a set is written once per
+// -count round.
+//
+//	seg       bench-0: 1 segment of S bytes (uncompressed v2, 1 KiB values)
+//	part4     bench-0: 4 segments of S bytes
+//	many      t-0 .. t-15: 16 partitions of one S/16 segment
+//	gzip ...  bench-0: 1 segment of S/4 bytes in that codec (snappy, lz4, zstd)
+//	segs      bench-0: 256 segments of 1 MiB
+func benchData(b *testing.B, set string) string {
+	b.Helper()
+	if d := os.Getenv("KSEG_BENCH_DATA"); d != "" {
+		dir := filepath.Join(d, set)
+		if _, err := os.Stat(dir); err != nil {
+			b.Fatalf("KSEG_BENCH_DATA=%s has no data set %s (make bench writes it): %v", d, set, err)
+		}
+		return dir
+	}
+	size := int64(64 << 20)
+	if s := os.Getenv("KSEG_BENCH_SEGMENT_BYTES"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 1<<20 {
+			b.Fatalf("KSEG_BENCH_SEGMENT_BYTES=%q: want a size of at least 1 MiB in bytes", s)
+		}
+		size = v
+	}
+	dir := filepath.Join(b.TempDir(), set)
+	write := func(name string, o gen.Options) {
+		if _, err := gen.Generate(filepath.Join(dir, name), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	switch set {
+	case "seg":
+		write("bench-0", gen.BenchOptions(1, 1, size))
+	case "part4":
+		write("bench-0", gen.BenchOptions(2, 4, size))
+	case "many":
+		for i := range 16 {
+			write(fmt.Sprintf("t-%d", i), gen.BenchOptions(int64(10+i), 1, size/16))
+		}
+	case "gzip", "snappy", "lz4", "zstd":
+		o := gen.BenchOptions(3, 1, size/4)
+		o.Compression = set
+		write("bench-0", o)
+	case "segs":
+		write("bench-0", gen.BenchOptions(4, 256, 1<<20))
+	default:
+		b.Fatalf("no benchmark data set %q", set)
+	}
+	return dir
+}
+
+// baselineCRC is the machine's own limit for a pass over a file: read it
+// once with pread into a 1 MiB buffer and compute its CRC-32C, nothing
+// else. It returns the bytes read.
+func baselineCRC(b *testing.B, path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	var c uint32
+	var n int64
+	for {
+		k, err := f.ReadAt(buf, n)
+		c = crc32.Update(c, benchCastagnoli, buf[:k])
+		n += int64(k)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	baselineSink = c
+	return n
+}
+
+var (
+	benchCastagnoli = crc32.MakeTable(crc32.Castagnoli)
+	baselineSink    uint32
+)
+
+// logFiles lists the .log files under dir (a data set), in walk order.
+func logFiles(b *testing.B, dir string) []string {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".log") {
+			out = append(out, path)
+		}
+		return err
+	})
+	if err != nil || len(out) == 0 {
+		b.Fatalf("no .log files under %s: %v", dir, err)
+	}
+	return out
+}
+
+// heapPeak samples runtime.MemStats every 2 ms while it runs, keeping the
+// largest HeapInuse and HeapAlloc seen; stop returns them in bytes.
+func heapPeak() (stop func() (inuse, alloc uint64)) {
+	done := make(chan struct{})
+	res := make(chan [2]uint64)
+	go func() {
+		var ms runtime.MemStats
+		var peak [2]uint64
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak[0], peak[1] = max(peak[0], ms.HeapInuse), max(peak[1], ms.HeapAlloc)
+			select {
+			case <-done:
+				res <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (uint64, uint64) {
+		close(done)
+		p := <-res
+		return p[0], p[1]
+	}
+}

@@ -1,0 +1,108 @@
+package rebuild
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+func benchTarget(b *testing.B, dir string) *inspect.Target {
+	b.Helper()
+	tg, err := inspect.Resolve(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tg
+}
+
+// rebuildInPlace is `kseg rebuild PATH` on an intact partition: every
+// segment recovered as the broker would, compared with the files on disk,
+// nothing to write. It returns the log bytes read.
+func rebuildInPlace(b *testing.B, t *inspect.Target) int64 {
+	res, err := Run(t, ApplyOptions{})
+	if err != nil || len(res) == 0 {
+		b.Fatalf("rebuild: %d segments: %v", len(res), err)
+	}
+	var n int64
+	for _, r := range res {
+		if r.Changed || len(r.Written) > 0 || r.StopErr != nil {
+			b.Fatalf("rebuild changed an intact segment: %+v", r)
+		}
+		n += r.ValidBytes
+	}
+	return n
+}
+
+// BenchmarkRebuildSegment rebuilds the indexes of one uncompressed segment
+// (the "seg" data set) and, alternately, runs the machine's own limit
+// (baselineCRC) over the same log; it reports both throughputs and
+// rebuild's share of the limit ("x-baseline"). "out" writes the rebuilt
+// files to another directory (--out) as well.
+func BenchmarkRebuildSegment(b *testing.B) {
+	dir := benchData(b, "seg")
+	tg, logs := benchTarget(b, dir), logFiles(b, dir)
+	run := func(b *testing.B, op func() int64) {
+		var base, work time.Duration
+		var bytes int64
+		for b.Loop() {
+			t0 := time.Now()
+			for _, l := range logs {
+				baselineCRC(b, l)
+			}
+			t1 := time.Now()
+			bytes = op()
+			work += time.Since(t1)
+			base += t1.Sub(t0)
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
+		b.ReportMetric(float64(bytes)*n/work.Seconds()/1e6, "MB/s")
+		b.ReportMetric(base.Seconds()/work.Seconds(), "x-baseline")
+	}
+	b.Run("in-place", func(b *testing.B) {
+		run(b, func() int64 { return rebuildInPlace(b, tg) })
+	})
+	b.Run("out", func(b *testing.B) {
+		out := b.TempDir()
+		run(b, func() int64 {
+			res, err := Run(tg, ApplyOptions{OutDir: filepath.Join(out, "o")})
+			if err != nil || len(res) == 0 {
+				b.Fatal(err)
+			}
+			var n int64
+			for _, r := range res {
+				n += r.ValidBytes
+			}
+			b.StopTimer()
+			if err := os.RemoveAll(filepath.Join(out, "o")); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			return n
+		})
+	})
+}
+
+// BenchmarkRebuildHeap rebuilds the 4-segment partition ("part4": 4 GiB
+// with 1 GiB segments) and reports the peak Go heap seen
+// (runtime.MemStats, sampled every 2 ms).
+func BenchmarkRebuildHeap(b *testing.B) {
+	tg := benchTarget(b, benchData(b, "part4"))
+	b.Run("part4", func(b *testing.B) {
+		var inuse, alloc uint64
+		var bytes int64
+		b.ReportAllocs()
+		for b.Loop() {
+			stop := heapPeak()
+			bytes = rebuildInPlace(b, tg)
+			i, a := stop()
+			inuse, alloc = max(inuse, i), max(alloc, a)
+		}
+		b.ReportMetric(float64(bytes)/(1<<20), "partition-MiB")
+		b.ReportMetric(float64(inuse)/(1<<20), "peak-heap-inuse-MiB")
+		b.ReportMetric(float64(alloc)/(1<<20), "peak-heap-alloc-MiB")
+	})
+}
