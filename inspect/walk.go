@@ -1,6 +1,9 @@
 package inspect
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // LogRange bounds a walk over a partition's batches. Nil bounds are open.
 // Offsets are inclusive; a batch is in range when it overlaps
@@ -24,6 +27,17 @@ type WalkBatch struct {
 	CRCValid bool
 }
 
+// Damage is a stretch of a .log that a salvaging walk (WalkSalvage)
+// skipped: the bytes [Position, End) hold no batch it could read. End is
+// where the next valid batch starts, or the file size when none does.
+type Damage struct {
+	Segment       *SegmentFiles
+	Position, End int64
+	// Err says what is wrong at Position: a *CorruptError (ErrTorn,
+	// ErrCorruptHeader, ErrCRC, ErrTooLarge) naming the file and position.
+	Err error
+}
+
 // Walk reads the batches of p in offset order within r, opening each
 // segment's .log for sequential reading (pread through one window) and
 // using the indexes only to find where to start, so only the bytes in range
@@ -31,6 +45,26 @@ type WalkBatch struct {
 // tail is returned as the error after the callback has seen every batch
 // before it (as a *CorruptError naming the file and position).
 func (p *Partition) Walk(r LogRange, fn func(WalkBatch) error) error {
+	return p.walk(r, fn, nil)
+}
+
+// WalkSalvage is Walk that does not stop at damage. Where a segment's
+// entries stop being readable (a header that cannot be a batch, an entry
+// running past the end of the file, an entry too large to hand out) it
+// calls damage with the damaged range, resynchronises on the next position
+// where a valid batch starts (Resyncer) and goes on from there. A batch
+// whose CRC does not match is handed to fn (CRCValid false) when its
+// length is credible: it ends the file, or a plausible header starts where
+// it ends; otherwise, when a valid batch follows, its length field is
+// likely damaged too and [its position, that batch) is reported as damage
+// (kind ErrCRC). Damage is never returned as an error; an error from fn or
+// damage stops the walk and is returned. Batches are handed out in file
+// order, so after damage their offsets need not follow the previous ones.
+func (p *Partition) WalkSalvage(r LogRange, fn func(WalkBatch) error, damage func(Damage) error) error {
+	return p.walk(r, fn, damage)
+}
+
+func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damage) error) error {
 	startSeg, startPos := 0, int64(0)
 	var minTS int64 = -1 << 63
 	if r.FromTime != nil {
@@ -60,6 +94,10 @@ func (p *Partition) Walk(r LogRange, fn func(WalkBatch) error) error {
 	}
 	seen := 0
 	var firstErr error
+	var sv *salvager
+	if damage != nil {
+		sv = &salvager{report: damage}
+	}
 	for i := startSeg; i < len(p.Segments); i++ {
 		sf := &p.Segments[i]
 		if r.ToOffset != nil && sf.BaseOffset > *r.ToOffset {
@@ -76,7 +114,7 @@ func (p *Partition) Walk(r LogRange, fn func(WalkBatch) error) error {
 		if i == startSeg {
 			from = startPos
 		}
-		stop, err := walkSegment(f, sf, from, r, minTS, &seen, fn)
+		stop, err := walkSegment(f, sf, from, r, minTS, &seen, fn, sv)
 		f.Close()
 		if err != nil {
 			if !isDamage(err) {
@@ -93,43 +131,160 @@ func (p *Partition) Walk(r LogRange, fn func(WalkBatch) error) error {
 	return firstErr
 }
 
-func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64, seen *int, fn func(WalkBatch) error) (bool, error) {
-	s := NewEntryScanner(f, f.Name, f.Size(), from, 0)
+// walkSegment walks one segment from position from. sv is nil for Walk:
+// the scan then stops at the first damage, returned as the error.
+func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64, seen *int, fn func(WalkBatch) error, sv *salvager) (bool, error) {
+	if sv != nil {
+		sv.reset(f, sf)
+	}
 	prevLast := int64(-1 << 63)
-	for s.Next() {
-		b := s.Batch()
-		if r.FromOffset != nil && b.LastOffset < *r.FromOffset {
+	for {
+		s := NewEntryScanner(f, f.Name, f.Size(), from, 0)
+		resume := int64(-1)
+		for s.Next() {
+			b := s.Batch()
+			if r.ToOffset != nil && b.Magic >= 2 && b.BaseOffset > *r.ToOffset {
+				return true, nil
+			}
+			if r.ToOffset != nil && prevLast >= *r.ToOffset {
+				// Offsets increase: this batch starts after ToOffset (a legacy
+				// wrapper's first offset is not in its header).
+				return true, nil
+			}
+			crcOK := false
+			if sv != nil {
+				// Salvaging: judge the framing of every batch, in range or
+				// not, so that the walk follows the same path through
+				// damage whatever the range.
+				var skipTo int64
+				var err error
+				crcOK, skipTo, err = sv.check(s, b)
+				if err != nil {
+					return true, err
+				}
+				if skipTo >= 0 {
+					resume = skipTo
+					break
+				}
+			}
+			if r.FromOffset != nil && b.LastOffset < *r.FromOffset {
+				continue
+			}
+			prevLast = b.LastOffset
+			if b.MaxTimestamp < minTS {
+				continue
+			}
+			if r.MaxBatches > 0 && *seen >= r.MaxBatches {
+				return true, nil
+			}
+			entry, err := s.Entry()
+			if err != nil {
+				if sv != nil && isDamage(err) {
+					// Too large to hand out, and its length credible
+					// (check): skip it whole.
+					if err := sv.report(Damage{Segment: sf, Position: b.Position, End: b.End(), Err: err}); err != nil {
+						return true, err
+					}
+					resume = b.End()
+					break
+				}
+				return false, err
+			}
+			*seen++
+			if sv == nil {
+				crcOK = ComputeCRC(b.Magic, entry) == b.CRC
+			}
+			if err := fn(WalkBatch{Segment: sf, Batch: b, Entry: entry, CRCValid: crcOK}); err != nil {
+				return true, err
+			}
+		}
+		if resume >= 0 {
+			from = resume
 			continue
 		}
-		if r.ToOffset != nil && b.Magic >= 2 && b.BaseOffset > *r.ToOffset {
-			return true, nil
+		err := s.Err()
+		if err == nil {
+			return false, nil
 		}
-		if r.ToOffset != nil && prevLast >= *r.ToOffset {
-			// Offsets increase: this batch starts after ToOffset (a legacy
-			// wrapper's first offset is not in its header).
-			return true, nil
-		}
-		prevLast = b.LastOffset
-		if b.MaxTimestamp < minTS {
-			continue
-		}
-		if r.MaxBatches > 0 && *seen >= r.MaxBatches {
-			return true, nil
-		}
-		*seen++
-		entry, err := s.Entry()
-		if err != nil {
+		if sv == nil || !isDamage(err) {
 			return false, err
 		}
-		crc := ComputeCRC(b.Magic, entry)
-		if err := fn(WalkBatch{Segment: sf, Batch: b, Entry: entry, CRCValid: crc == b.CRC}); err != nil {
+		next, ok, err := sv.skip(s.Position(), err)
+		if err != nil {
 			return true, err
 		}
+		if !ok {
+			return false, nil
+		}
+		from = next
 	}
-	if err := s.Err(); err != nil {
-		return false, err
+}
+
+// salvager is WalkSalvage's state in one segment.
+type salvager struct {
+	report func(Damage) error
+	rs     *Resyncer
+	sf     *SegmentFiles
+	size   int64
+	name   string
+}
+
+func (sv *salvager) reset(f *File, sf *SegmentFiles) {
+	if sv.rs == nil {
+		sv.rs = NewResyncer(f, f.Name, f.Size())
+	} else {
+		sv.rs.Reset(f, f.Name, f.Size())
 	}
-	return false, nil
+	sv.sf, sv.size, sv.name = sf, f.Size(), f.Name
+}
+
+// skip reports the damage that starts at pos (why: the scanner's error)
+// and returns where the next valid batch starts (ok false: none does). An
+// entry running past the end of the file is a torn write only when no
+// valid batch follows; otherwise its length field is damaged.
+func (sv *salvager) skip(pos int64, why error) (next int64, ok bool, err error) {
+	next, ok, err = sv.rs.Next(pos + 1)
+	if err != nil {
+		return 0, false, err
+	}
+	var ce *CorruptError
+	if ok && errors.Is(why, ErrTorn) && errors.As(why, &ce) {
+		detail := strings.TrimPrefix(ce.Err.Error(), ErrTorn.Error()+": ")
+		why = corruptf(sv.name, pos, ErrCorruptHeader, "%s, yet a valid batch follows at position %d: the length field is damaged", detail, next)
+	}
+	if err := sv.report(Damage{Segment: sv.sf, Position: pos, End: next, Err: why}); err != nil {
+		return 0, false, err
+	}
+	return next, ok, nil
+}
+
+// check computes b's CRC (streaming large entries). When it does not match
+// and b's length is not credible (b does not end the file and no plausible
+// header starts where it ends) while a valid batch follows, the range up to
+// that batch is reported as damage and skipTo is where to resume (verify
+// judges such a batch the same way); otherwise skipTo is -1 and b is handed
+// out.
+func (sv *salvager) check(s *EntryScanner, b *Batch) (crcOK bool, skipTo int64, err error) {
+	computed, ok, err := s.CheckCRC()
+	if err != nil || ok {
+		return ok, -1, err
+	}
+	end := b.End()
+	if end >= sv.size {
+		return false, -1, nil
+	}
+	if _, plausible, err := sv.rs.header(end); err != nil || plausible {
+		return false, -1, err
+	}
+	next, found, err := sv.rs.Next(b.Position + 1)
+	if err != nil || !found {
+		return false, -1, err
+	}
+	why := corruptf(sv.name, b.Position, ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, end)
+	if err := sv.report(Damage{Segment: sv.sf, Position: b.Position, End: next, Err: why}); err != nil {
+		return false, -1, err
+	}
+	return false, next, nil
 }
 
 // isDamage reports a *CorruptError: bad data, as opposed to an I/O failure.

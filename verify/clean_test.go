@@ -271,48 +271,6 @@ func TestChecksDocumented(t *testing.T) {
 	}
 }
 
-func TestResync(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 40, Batches: 20})
-	s := &m.Segments[0]
-	log := readFile(t, m.LogPath(s))
-	r := bytes.NewReader(log)
-	size := int64(len(log))
-	for i, b := range s.Batches {
-		// From inside a batch: the next batch.
-		want, wantOK := size, false
-		if i+1 < len(s.Batches) {
-			want, wantOK = s.Batches[i+1].Position, true
-		}
-		pos, ok, err := Resync(r, size, b.Position+1)
-		if err != nil || pos != want || ok != wantOK {
-			t.Errorf("from inside batch %d: %d %v %v, want %d %v", i, pos, ok, err, want, wantOK)
-		}
-		// From its start: itself.
-		if pos, ok, _ := Resync(r, size, b.Position); pos != b.Position || !ok {
-			t.Errorf("from batch %d: %d %v", i, pos, ok)
-		}
-	}
-	// Garbage in front: the first batch after it.
-	garbage := bytes.Repeat([]byte("\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x30\xff\xff\xff\xff\x02garbage"), 50)
-	data := append(slices.Clone(garbage), log...)
-	if pos, ok, _ := Resync(bytes.NewReader(data), int64(len(data)), 0); pos != int64(len(garbage)) || !ok {
-		t.Errorf("after garbage: %d %v, want %d", pos, ok, len(garbage))
-	}
-	// A batch with a bad CRC is skipped.
-	bad := slices.Clone(log)
-	bad[s.Batches[3].Position+17] ^= 1
-	if pos, ok, _ := Resync(bytes.NewReader(bad), size, s.Batches[2].Position+1); pos != s.Batches[4].Position || !ok {
-		t.Errorf("past a bad CRC: %d %v, want %d", pos, ok, s.Batches[4].Position)
-	}
-	// Nothing valid.
-	if pos, ok, err := Resync(bytes.NewReader(garbage), int64(len(garbage)), 0); pos != int64(len(garbage)) || ok || err != nil {
-		t.Errorf("garbage only: %d %v %v", pos, ok, err)
-	}
-	if pos, ok, _ := Resync(r, size, size); pos != size || ok {
-		t.Errorf("at the end: %d %v", pos, ok)
-	}
-}
-
 // Random damage to random files never makes Run fail, hang or panic, and
 // every finding is well formed.
 func TestRandomDamage(t *testing.T) {

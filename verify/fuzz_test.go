@@ -1,8 +1,6 @@
 package verify
 
 import (
-	"bytes"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"sync"
@@ -46,35 +44,6 @@ var (
 	seedMu sync.Mutex
 	seeds  = map[int64][3][]byte{} // by gen seed; the options of one seed never change
 )
-
-// FuzzResync: whatever the bytes, Resync returns a position at or after
-// from where a valid batch starts (a header ParseBatch accepts, whose CRC
-// matches), or the end.
-func FuzzResync(f *testing.F) {
-	log, _, _ := seedSegment(f, gen.Options{Seed: 1, Batches: 8, IndexIntervalBytes: 500})
-	f.Add(log, int64(1))
-	f.Add(append([]byte("garbage before the batches"), log...), int64(0))
-	f.Fuzz(func(t *testing.T, data []byte, from int64) {
-		size := int64(len(data))
-		pos, ok, err := Resync(bytes.NewReader(data), size, from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			if pos != size {
-				t.Fatalf("not found, but pos %d != size %d", pos, size)
-			}
-			return
-		}
-		if pos < max(from, 0) || pos >= size {
-			t.Fatalf("pos %d outside [%d, %d)", pos, from, size)
-		}
-		b, err := inspect.ParseBatch(data[pos:min(size, pos+inspect.HeaderReadSize)], pos, "")
-		if err != nil || b.End() > size || inspect.ComputeCRC(b.Magic, data[pos:b.End()]) != b.CRC {
-			t.Fatalf("no valid batch at %d: %v", pos, err)
-		}
-	})
-}
 
 // FuzzVerifySegment: a segment of arbitrary bytes is checked without an
 // error or a panic, and every finding is well formed.
@@ -120,40 +89,4 @@ func FuzzVerifySegment(f *testing.F) {
 			t.Fatalf("summary %+v, %d findings, %d log bytes", sum, n, len(log))
 		}
 	})
-}
-
-// Garbage that offers a plausible header again and again is scanned in
-// time linear in its size: here a real v2 batch header claiming 1 MiB, with
-// a bad CRC, every 64 bytes. Without a bound on the CRC work every
-// candidate would cost its claimed megabyte (256 GiB in all).
-func TestResyncPathological(t *testing.T) {
-	m, err := gen.Generate(filepath.Join(t.TempDir(), "p-0"), gen.Options{Seed: 1, Batches: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.ReadFile(m.LogPath(&m.Segments[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	unit := make([]byte, 64)
-	copy(unit, log[:inspect.V2HeaderSize])
-	binary.BigEndian.PutUint32(unit[8:], 1<<20-12) // length: a 1 MiB batch
-	binary.BigEndian.PutUint32(unit[57:], 0)       // no records, so the count fits
-	unit[17] ^= 0xff                               // and the CRC cannot match
-	data := bytes.Repeat(unit, 16<<20/64)
-	size := int64(len(data))
-	w := newWindow(bytes.NewReader(data), "", size, make([]byte, resyncWindow))
-	pos, ok, err := resync(w, make([]byte, resyncWindow), 0)
-	if err != nil || ok || pos != size {
-		t.Errorf("%d %v %v", pos, ok, err)
-	}
-	if bound := int64(256<<20) + 16*size; w.crcBytes > bound {
-		t.Errorf("resync checksummed %d bytes over %d bytes of garbage, more than the bound %d", w.crcBytes, size, bound)
-	}
-	// Legacy lookalikes: a repeated small integer has a plausible length
-	// and magic 0 at every fourth byte.
-	data = bytes.Repeat([]byte{0, 0, 0x10, 0}, 16<<20/4)
-	if pos, ok, err := Resync(bytes.NewReader(data), int64(len(data)), 0); err != nil || ok || pos != int64(len(data)) {
-		t.Errorf("legacy lookalikes: %d %v %v", pos, ok, err)
-	}
 }

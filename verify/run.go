@@ -72,7 +72,7 @@ func (o Options) resolved() Options {
 	if o.Window <= 0 {
 		o.Window = inspect.DefaultWindow
 	}
-	o.Window = max(o.Window, resyncWindow)
+	o.Window = max(o.Window, inspect.ResyncWindow)
 	return o
 }
 
@@ -121,7 +121,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bufs := &buffers{win: make([]byte, o.Window), scan: make([]byte, resyncWindow)}
+			bufs := &buffers{win: make([]byte, o.Window), scan: make([]byte, scanBuffer), rs: inspect.NewResyncer(emptyReader{}, "", 0)}
 			for j := range work {
 				if !stop.Load() {
 					j.res = runJob(&o, j, bufs)
@@ -207,10 +207,15 @@ type segmentResult struct {
 	err      error
 }
 
-// buffers are a worker's reusable read buffers and record decoder.
+// scanBuffer is the size of the buffer index checks scan padding with.
+const scanBuffer = 64 << 10
+
+// buffers are a worker's reusable read buffers, resynchroniser and record
+// decoder.
 type buffers struct {
 	win  []byte
 	scan []byte
+	rs   *inspect.Resyncer
 	big  []byte // whole batches larger than win, for record decoding
 	dec  inspect.RecordDecoder
 }
@@ -233,6 +238,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		opts: o, job: j, base: base,
 		sink:    newSink(o.MaxFindingsPerCheck),
 		scan:    b.scan,
+		rs:      b.rs,
 		bufs:    b,
 		lastOff: math.MinInt64, maxTs: -1, maxTsOff: base,
 		emu:   newRecoveryEmu(base, int64(o.IndexIntervalBytes)),
@@ -259,10 +265,12 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		closers = append(closers, f)
 		c.logName, c.logSize = sf.Log, f.Size()
 		c.w = newWindow(f, sf.Log, f.Size(), b.win)
+		c.rs.Reset(f, sf.Log, f.Size())
 		res.bytes = f.Size()
 	} else {
 		c.logName = c.segFile(inspect.LogSuffix)
 		c.w = newWindow(emptyReader{}, c.logName, 0, b.win)
+		c.rs.Reset(emptyReader{}, c.logName, 0)
 		for _, f := range []string{sf.Index, sf.TimeIndex, sf.TxnIndex} {
 			if f != "" {
 				c.add(SegmentLeftover, f, nil, nil, "index file without its .log (orphaned): the broker deletes it at load (LogLoader)")

@@ -39,7 +39,7 @@ func (r *region) trusted() bool { return !r.damaged && !r.outlier }
 // segChecker checks one segment: its .log in one pass, feeding the regions
 // it finds to the offset-, time- and transaction-index checks and to the
 // recovery emulation behind the *.stale checks. Memory does not depend on
-// the segment's size: one read window, a resync buffer and a fixed number
+// the segment's size: one read window, a Resyncer and a fixed number
 // of index checkpoints.
 type segChecker struct {
 	opts *Options
@@ -49,6 +49,7 @@ type segChecker struct {
 	logName string
 	logSize int64
 	w       *window
+	rs      *inspect.Resyncer // finds the next valid batch past damage
 	scan    []byte
 	bufs    *buffers
 	sink    *sink
@@ -123,7 +124,7 @@ func (c *segChecker) checkLog() error {
 		case perr != nil:
 			next, err = c.corrupt(pos, detail(perr))
 		default:
-			if p := headerProblem(&b); p != "" {
+			if p := inspect.HeaderProblem(&b); p != "" {
 				next, err = c.corrupt(pos, p)
 				break
 			}
@@ -203,7 +204,7 @@ func skipped(pos, next int64) string {
 
 // corrupt handles a header that cannot be a batch: resynchronise after it.
 func (c *segChecker) corrupt(pos int64, why string) (int64, error) {
-	next, ok, err := resync(c.w, c.scan, pos+1)
+	next, ok, err := c.rs.Next(pos + 1)
 	if err != nil {
 		return 0, err
 	}
@@ -228,7 +229,7 @@ func (c *segChecker) corrupt(pos int64, why string) (int64, error) {
 // a torn tail, unless a valid batch follows (then the length is damaged).
 func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
 	pos := b.Position
-	next, ok, err := resync(c.w, c.scan, pos+1)
+	next, ok, err := c.rs.Next(pos + 1)
 	if err != nil {
 		return 0, err
 	}
@@ -278,7 +279,7 @@ func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, erro
 			return 0, err
 		}
 		if !ok {
-			next, found, err := resync(c.w, c.scan, pos+1)
+			next, found, err := c.rs.Next(pos + 1)
 			if err != nil {
 				return 0, err
 			}
@@ -308,7 +309,7 @@ func (c *segChecker) plausibleAt(pos int64) (bool, error) {
 		return false, err
 	}
 	b, perr := inspect.ParseBatch(hdr, pos, c.logName)
-	return perr == nil && b.Size <= left && headerProblem(&b) == "", nil
+	return perr == nil && b.Size <= left && inspect.HeaderProblem(&b) == "", nil
 }
 
 func crcName(magic int8) string {
@@ -514,7 +515,7 @@ func readFirstOffset(path string, base int64) (off, pos int64) {
 		return base, -1
 	}
 	b, err := inspect.ParseBatch(hdr[:n], 0, path)
-	if err != nil || headerProblem(&b) != "" {
+	if err != nil || inspect.HeaderProblem(&b) != "" {
 		return base, -1
 	}
 	off = b.LastOffset

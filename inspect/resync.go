@@ -1,0 +1,277 @@
+package inspect
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Resynchronisation: past a corrupt batch, where does the next valid batch
+// start? A broker never asks (its iterator stops at the first damage and
+// recovery truncates there); kseg asks so that verify can go on checking
+// the rest of a segment and dump-log --salvage can print the records a
+// broker would throw away.
+
+// Minimal sizes used to bound what a header may claim.
+const (
+	minV2Record   = 7 // length, attributes, timestamp delta, offset delta, key length, value length, header count: 1 byte each at least
+	maxLegacyCode = 3 // codecs 0-3 in magic 0/1 (zstd is rejected with magic < 2)
+	maxV2Codec    = 4
+)
+
+// HeaderProblem says what is impossible in a header that ParseBatch
+// accepted, or "" when nothing is. The broker's file path checks only the
+// size and the CRC (DefaultRecordBatch.ensureValid); these are the limits
+// every batch a broker wrote satisfies, checked so that a damaged header
+// whose CRC still matches (the v2 CRC does not cover the magic) is caught.
+func HeaderProblem(b *Batch) string {
+	if b.Magic > 2 || b.Magic < 0 {
+		return fmt.Sprintf("magic %d is not 0, 1 or 2", b.Magic)
+	}
+	codec := b.Attributes & AttrCompressionMask
+	if b.Magic < 2 {
+		if codec > maxLegacyCode {
+			return fmt.Sprintf("compression codec %d is not valid in a magic %d message", codec, b.Magic)
+		}
+		return ""
+	}
+	switch {
+	case codec > maxV2Codec:
+		return fmt.Sprintf("unknown compression codec %d", codec)
+	case b.RecordCount < 0:
+		return fmt.Sprintf("negative record count %d", b.RecordCount)
+	case int64(b.RecordCount) > int64(b.LastOffsetDelta)+1:
+		return fmt.Sprintf("record count %d does not fit in offsets %d..%d (last offset delta %d)", b.RecordCount, b.BaseOffset, b.LastOffset, b.LastOffsetDelta)
+	case codec == 0 && int64(b.RecordCount)*minV2Record > b.Size-V2HeaderSize:
+		return fmt.Sprintf("record count %d cannot fit in %d bytes of uncompressed records", b.RecordCount, b.Size-V2HeaderSize)
+	}
+	return ""
+}
+
+// Resync's work bound: the CRC bytes it may spend on checking candidates,
+// so that garbage full of plausible headers (a repeated small integer is
+// one at every fourth byte) costs time linear in its size. Each call of
+// Resyncer.Next may checksum at most ResyncBudgetBase +
+// ResyncBudgetPerByte × (bytes scanned) bytes.
+const (
+	ResyncBudgetBase    = 256 << 20 // the largest entry handed out whole (MaxEntryBytes' default)
+	ResyncBudgetPerByte = 16        // per byte scanned
+)
+
+// ResyncWindow is the size of each of a Resyncer's two buffers.
+const ResyncWindow = 64 << 10
+
+// Resyncer finds valid batches past damage in one .log, through two
+// buffers of ResyncWindow bytes it owns (one scanned for candidates, one
+// for checking them), so repeated calls allocate nothing.
+//
+//	rs := NewResyncer(f, f.Name, f.Size())
+//	next, ok, err := rs.Next(damagedAt + 1)
+//
+// A Resyncer is not safe for concurrent use.
+type Resyncer struct {
+	r    io.ReaderAt
+	name string
+	size int64
+
+	scan []byte // candidates are looked for here
+	win  []byte // win[:winN] holds the file bytes [winAt, winAt+winN)
+	at   int64
+	n    int64
+
+	crcBytes int64
+}
+
+// NewResyncer returns a Resyncer over r, a .log of size bytes named name in
+// errors.
+func NewResyncer(r io.ReaderAt, name string, size int64) *Resyncer {
+	rs := &Resyncer{scan: make([]byte, ResyncWindow), win: make([]byte, ResyncWindow)}
+	rs.Reset(r, name, size)
+	return rs
+}
+
+// Reset points rs at another file, keeping its buffers.
+func (rs *Resyncer) Reset(r io.ReaderAt, name string, size int64) {
+	rs.r, rs.name, rs.size = r, name, size
+	rs.at, rs.n = 0, 0
+}
+
+// CRCBytes is the number of bytes checksummed so far (the work the budget
+// bounds).
+func (rs *Resyncer) CRCBytes() int64 { return rs.crcBytes }
+
+// Resync finds the first position >= from at which a valid batch starts in
+// the .log r of length size. It is NewResyncer(r, "", size).Next(from); a
+// caller resynchronising more than once should keep a Resyncer.
+func Resync(r io.ReaderAt, size, from int64) (pos int64, ok bool, err error) {
+	return NewResyncer(r, "", size).Next(from)
+}
+
+// Next finds the first position >= from at which a valid batch starts: its
+// length field is at least 14 and the entry fits in the file, its magic is
+// 0, 1 or 2, its header is consistent (ParseBatch, HeaderProblem; for
+// v0/v1 the key and value lengths add up to the entry's size) and its CRC
+// matches (CRC-32C for v2, CRC-32 for v0/v1). The bytes between a corrupt
+// batch and the returned position are the damaged range.
+//
+// ok is false when no valid batch starts at or after from (pos is then the
+// file size). err reports read errors only. Every candidate is rejected in
+// O(1) unless its length, magic, offset and (for v0/v1) key and value
+// lengths are plausible, and the CRC bytes spent on candidates are bounded
+// by a budget that grows with the bytes scanned (ResyncBudgetBase,
+// ResyncBudgetPerByte), so a scan over garbage costs time linear in its
+// size. In pathological garbage the budget may pass over a valid batch;
+// the damaged range then ends at a later one.
+func (rs *Resyncer) Next(from int64) (pos int64, ok bool, err error) {
+	const need = HeaderSizeUpToMagic
+	budget := int64(ResyncBudgetBase)
+	for at := max(from, 0); at+need <= rs.size; {
+		n := min(int64(len(rs.scan)), rs.size-at)
+		k, err := rs.r.ReadAt(rs.scan[:n], at)
+		if int64(k) < n {
+			return 0, false, readErr(rs.name, at, err)
+		}
+		p := rs.scan[:n]
+		last := n - need // candidates whose 17 header bytes are in p
+		budget += ResyncBudgetPerByte * (last + 1)
+		for i := int64(0); i <= last; i++ {
+			if quickReject(p[i:], at+i, rs.size) {
+				continue
+			}
+			if _, ok, err := rs.validAt(at+i, &budget); err != nil {
+				return 0, false, err
+			} else if ok {
+				return at + i, true, nil
+			}
+		}
+		if at+n >= rs.size {
+			break
+		}
+		at += last + 1
+	}
+	return rs.size, false, nil
+}
+
+// quickReject is the cheap part of the candidate test Next applies at
+// every byte: p holds at least 17 bytes from pos.
+func quickReject(p []byte, pos, size int64) bool {
+	magic := p[16]
+	if magic > 2 {
+		return true
+	}
+	length := int64(int32(binary.BigEndian.Uint32(p[8:])))
+	if length < MinEntryLength || pos+LogOverhead+length > size {
+		return true
+	}
+	if p[0]&0x80 != 0 {
+		return true // a negative offset
+	}
+	return magic == 2 && length+LogOverhead < V2HeaderSize
+}
+
+// bytes returns the file bytes [pos, pos+n). n must be at most len(win)
+// and pos+n at most the file size (the callers check both).
+func (rs *Resyncer) bytes(pos, n int64) ([]byte, error) {
+	if pos >= rs.at && pos+n <= rs.at+rs.n {
+		off := pos - rs.at
+		return rs.win[off : off+n], nil
+	}
+	want := min(int64(len(rs.win)), rs.size-pos)
+	if want < n {
+		return nil, fmt.Errorf("%s: internal error: read of %d bytes at %d with %d left", rs.name, n, pos, want)
+	}
+	k, err := rs.r.ReadAt(rs.win[:want], pos)
+	if int64(k) < want {
+		rs.n = 0
+		return nil, readErr(rs.name, pos, err)
+	}
+	rs.at, rs.n = pos, want
+	return rs.win[:n], nil
+}
+
+// header parses the header at pos when one that could be genuine starts
+// there: it parses, fits in the file and is consistent (HeaderProblem). ok
+// is false otherwise (also when fewer than 18 bytes are left).
+func (rs *Resyncer) header(pos int64) (b Batch, ok bool, err error) {
+	left := rs.size - pos
+	if left < HeaderSizeUpToMagic+1 {
+		return Batch{}, false, nil
+	}
+	hdr, err := rs.bytes(pos, min(int64(HeaderReadSize), left))
+	if err != nil {
+		return Batch{}, false, err
+	}
+	b, perr := ParseBatch(hdr, pos, rs.name)
+	if perr != nil || b.Size > left || HeaderProblem(&b) != "" {
+		return Batch{}, false, nil
+	}
+	return b, true, nil
+}
+
+// validAt reports whether a valid batch starts at pos, and returns it.
+// budget bounds the CRC bytes spent: a candidate whose CRC would cost more
+// than *budget is not checked (and not valid), and the bytes checked are
+// taken from it; nil means no budget.
+// The caller has applied quickReject.
+func (rs *Resyncer) validAt(pos int64, budget *int64) (Batch, bool, error) {
+	b, ok, err := rs.header(pos)
+	if err != nil || !ok {
+		return Batch{}, false, err
+	}
+	if b.Magic < 2 {
+		if ok, err := rs.legacyFits(&b); err != nil || !ok {
+			return Batch{}, false, err
+		}
+	}
+	if budget != nil {
+		if b.Size > *budget {
+			return Batch{}, false, nil
+		}
+		*budget -= b.Size
+	}
+	c, err := rs.crc(&b)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	return b, c == b.CRC, nil
+}
+
+// legacyFits reports whether a v0/v1 message's key and value lengths add
+// up to its size exactly (LegacyRecord: crc, magic, attributes, [timestamp],
+// key length, key, value length, value; a negative length is null).
+func (rs *Resyncer) legacyFits(b *Batch) (bool, error) {
+	at := b.Position + legacyHeaderV0
+	if b.Magic == 1 {
+		at = b.Position + legacyHeaderV1
+	}
+	end := b.End()
+	for i := 0; i < 2; i++ {
+		if at+4 > end {
+			return false, nil
+		}
+		p, err := rs.bytes(at, 4)
+		if err != nil {
+			return false, err
+		}
+		n := int64(int32(binary.BigEndian.Uint32(p)))
+		at += 4 + max(n, 0)
+	}
+	return at == end, nil
+}
+
+// crc computes the checksum of the entry b as its header's CRC field
+// should hold it, streaming it through the window.
+func (rs *Resyncer) crc(b *Batch) (uint32, error) {
+	rs.crcBytes += b.Size
+	var c uint32
+	for at, end := b.Position+CRCStart(b.Magic), b.End(); at < end; {
+		n := min(int64(len(rs.win)), end-at)
+		p, err := rs.bytes(at, n)
+		if err != nil {
+			return 0, err
+		}
+		c = UpdateCRC(b.Magic, c, p)
+		at += n
+	}
+	return c, nil
+}
