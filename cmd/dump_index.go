@@ -150,7 +150,7 @@ var offsetEntryColumns = []column[offsetEntryJSON]{
 var timeEntryColumns = []column[timeEntryJSON]{
 	textColumn("file", func(e timeEntryJSON) string { return e.File }),
 	intColumn("slot", func(e timeEntryJSON) int { return e.Slot }),
-	intColumn("timestamp", func(e timeEntryJSON) int64 { return e.Timestamp }),
+	timestampColumn("timestamp", func(e timeEntryJSON) int64 { return e.Timestamp }),
 	intColumn("offset", func(e timeEntryJSON) int64 { return e.Offset }),
 	intColumn("relative_offset", func(e timeEntryJSON) int32 { return e.RelativeOffset }),
 }

@@ -48,8 +48,9 @@ utf8, hex or base64; null keys and values are JSON null.
 
 Ranges are resolved through the indexes, so only the bytes in range are
 read: --from-offset/--to-offset (inclusive; batches overlapping the range),
---from-time/--to-time (ms or RFC 3339; records outside are left out, batches
-without any are skipped), --max-batches.`,
+--from-time/--to-time (ms, RFC 3339, a date, or relative to now such as -1h;
+records outside are left out, batches without any are skipped),
+--max-batches.`,
 		Example: `  kseg dump-log data/orders-0/00000000000000000000.log
   kseg dump-log --records --from-offset 1200 --to-offset 1210 data/orders-0
   kseg dump-log -o json --records data/orders-0 | jq -r 'select(.kind=="record") | .value'`,
@@ -71,14 +72,14 @@ without any are skipped), --max-batches.`,
 			if fl.Changed("from-time") {
 				ts, err := parseTimestamp(fromTime)
 				if err != nil || ts < 0 {
-					return usageErrorf("--from-time must be milliseconds or an RFC 3339 time, not %q", fromTime)
+					return usageErrorf("--from-time must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", fromTime)
 				}
 				opts.rng.FromTime = &ts
 			}
 			if fl.Changed("to-time") {
 				ts, err := parseTimestamp(toTime)
 				if err != nil || ts < 0 {
-					return usageErrorf("--to-time must be milliseconds or an RFC 3339 time, not %q", toTime)
+					return usageErrorf("--to-time must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", toTime)
 				}
 				opts.rng.ToTime = &ts
 			}
@@ -94,8 +95,8 @@ without any are skipped), --max-batches.`,
 	f.StringVar(&opts.encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
 	f.Int64Var(&fromOffset, "from-offset", 0, "first offset (inclusive)")
 	f.Int64Var(&toOffset, "to-offset", 0, "last offset (inclusive)")
-	f.StringVar(&fromTime, "from-time", "", "first timestamp (ms or RFC 3339)")
-	f.StringVar(&toTime, "to-time", "", "last timestamp (ms or RFC 3339, inclusive)")
+	f.StringVar(&fromTime, "from-time", "", "first timestamp (ms, RFC 3339, a date, or relative: -1h)")
+	f.StringVar(&toTime, "to-time", "", "last timestamp (ms, RFC 3339, a date, or relative: -1h; inclusive)")
 	f.Int64Var(&maxBatches, "max-batches", 0, "stop after this many batches (0: no limit)")
 	return c
 }
@@ -212,7 +213,13 @@ var logColumns = []column[logLine]{
 		}
 		return l.batch.TimestampType
 	}),
-	{name: "max_timestamp", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.MaxTimestamp })},
+	{name: "max_timestamp", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.MaxTimestamp }),
+		human: func(l logLine) string {
+			if l.batch == nil {
+				return ""
+			}
+			return humanTime(l.batch.MaxTimestamp)
+		}},
 	textColumn("crc_valid", func(l logLine) string {
 		if l.batch == nil {
 			return ""
@@ -226,7 +233,13 @@ var logColumns = []column[logLine]{
 		return strconv.FormatBool(l.batch.IsControl)
 	}),
 	{name: "offset", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Offset, 10) })},
-	{name: "timestamp", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Timestamp, 10) })},
+	{name: "timestamp", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Timestamp, 10) }),
+		human: func(l logLine) string {
+			if l.record == nil {
+				return ""
+			}
+			return humanTime(l.record.Timestamp)
+		}},
 	textColumn("key", logRecordText(func(r *recordLineJSON) string { return optText(r.Key) })),
 	textColumn("value", logRecordText(func(r *recordLineJSON) string {
 		if r.Control != nil {

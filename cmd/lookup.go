@@ -149,6 +149,15 @@ var lookupColumns = func() []column[lookupJSON] {
 
 // batchColumns are the batch object's fields, dotted, for table and CSV.
 func batchColumns[T any](get func(T) *batchJSON) []column[T] {
+	timeCol := func(c column[T]) column[T] {
+		c.human = func(t T) string {
+			if b := get(t); b != nil {
+				return humanTime(b.MaxTimestamp)
+			}
+			return ""
+		}
+		return c
+	}
 	f := func(name string, v func(*batchJSON) int64) column[T] {
 		return nullableIntColumn(name, func(t T) *int64 {
 			b := get(t)
@@ -165,7 +174,7 @@ func batchColumns[T any](get func(T) *batchJSON) []column[T] {
 		f("batch.position", func(b *batchJSON) int64 { return b.Position }),
 		f("batch.size", func(b *batchJSON) int64 { return b.Size }),
 		f("batch.magic", func(b *batchJSON) int64 { return int64(b.Magic) }),
-		f("batch.max_timestamp", func(b *batchJSON) int64 { return b.MaxTimestamp }),
+		timeCol(f("batch.max_timestamp", func(b *batchJSON) int64 { return b.MaxTimestamp })),
 		f("batch.record_count", func(b *batchJSON) int64 { return b.RecordCount }),
 		textColumn("batch.compression", func(t T) string {
 			if b := get(t); b != nil {

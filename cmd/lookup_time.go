@@ -1,10 +1,6 @@
 package cmd
 
 import (
-	"strconv"
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
@@ -23,7 +19,10 @@ func newLookupTimeCommand(ios *IOStreams) *cobra.Command {
 		Short: "Answer ListOffsets / offsetsForTimes() for TIMESTAMP as a broker does",
 		Long: `Answer what a broker answers to ListOffsets (offsetsForTimes()) for
 TIMESTAMP: milliseconds since the epoch, an RFC 3339 time
-(2024-05-01T12:00:00Z), or one of earliest, latest, max.
+(2024-05-01T12:00:00Z), a date or a date and time in UTC (2024-05-01,
+2024-05-01T12:00, 2024-05-01 12:00:00), a time relative to now (-1h, -30m,
+-2d, -1w, -1h30m; also now, now-1h), or one of earliest, latest, max.
+A relative time may be given as is: "kseg lookup-time data/orders-0 -1h".
 
 A timestamp is searched as UnifiedLog.fetchOffsetByTimestamp does: the first
 segment whose largest timestamp is >= TIMESTAMP, then in that segment only
@@ -42,6 +41,8 @@ Exit codes: 0 found; 1 no record with a timestamp >= TIMESTAMP
 ({"found":false,"reason":...}); 2 could not look.`,
 		Example: `  kseg lookup-time data/orders-0 1700000000000
   kseg lookup-time --trace data/orders-0 2023-11-14T22:13:20Z
+  kseg lookup-time data/orders-0 -1h
+  kseg lookup-time data/orders-0 2024-05-01
   kseg lookup-time -o json data/orders-0 max | jq .offset`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -55,32 +56,6 @@ Exit codes: 0 found; 1 no record with a timestamp >= TIMESTAMP
 	}
 	c.Flags().BoolVar(&opts.trace, "trace", false, "show each step: segments considered, index probes, batches scanned")
 	return c
-}
-
-// parseTimestamp reads a TIMESTAMP argument.
-func parseTimestamp(s string) (int64, error) {
-	switch strings.ToLower(s) {
-	case "earliest":
-		return inspect.TimestampEarliest, nil
-	case "latest":
-		return inspect.TimestampLatest, nil
-	case "max":
-		return inspect.TimestampMax, nil
-	}
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if v < 0 {
-			return 0, usageErrorf("TIMESTAMP must be >= 0 milliseconds (use earliest, latest or max for the special values), not %d", v)
-		}
-		return v, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		ms := t.UnixMilli()
-		if ms < 0 {
-			return 0, usageErrorf("TIMESTAMP %q is before 1970", s)
-		}
-		return ms, nil
-	}
-	return 0, usageErrorf("TIMESTAMP must be milliseconds since the epoch, an RFC 3339 time, earliest, latest or max, not %q", s)
 }
 
 type timeIndexEntryJSON struct {
@@ -141,7 +116,7 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 }
 
 var timeNotFoundColumns = []column[timeNotFoundJSON]{
-	intColumn("target_timestamp", func(l timeNotFoundJSON) int64 { return l.TargetTimestamp }),
+	targetTimestampColumn(func(l timeNotFoundJSON) int64 { return l.TargetTimestamp }),
 	boolColumn("found", func(l timeNotFoundJSON) bool { return l.Found }),
 	textColumn("reason", func(l timeNotFoundJSON) string { return l.Reason }),
 }
@@ -157,15 +132,45 @@ var lookupTimeColumns = func() []column[lookupTimeJSON] {
 		})
 	}
 	cols := []column[lookupTimeJSON]{
-		intColumn("target_timestamp", func(l lookupTimeJSON) int64 { return l.TargetTimestamp }),
+		targetTimestampColumn(func(l lookupTimeJSON) int64 { return l.TargetTimestamp }),
 		boolColumn("found", func(l lookupTimeJSON) bool { return l.Found }),
 		intColumn("offset", func(l lookupTimeJSON) int64 { return l.Offset }),
-		intColumn("timestamp", func(l lookupTimeJSON) int64 { return l.Timestamp }),
+		timestampColumn("timestamp", func(l lookupTimeJSON) int64 { return l.Timestamp }),
 		textColumn("segment", func(l lookupTimeJSON) string { return l.Segment }),
 		intColumn("segment_base_offset", func(l lookupTimeJSON) int64 { return l.SegmentBaseOffset }),
 		entry("timeindex_entry.slot", func(e *timeIndexEntryJSON) int64 { return int64(e.Slot) }),
-		entry("timeindex_entry.timestamp", func(e *timeIndexEntryJSON) int64 { return e.Timestamp }),
+		withHuman(entry("timeindex_entry.timestamp", func(e *timeIndexEntryJSON) int64 { return e.Timestamp }), func(l lookupTimeJSON) string {
+			if l.TimeIndexEntry == nil {
+				return ""
+			}
+			return humanTime(l.TimeIndexEntry.Timestamp)
+		}),
 		entry("timeindex_entry.offset", func(e *timeIndexEntryJSON) int64 { return e.Offset }),
 	}
 	return append(cols, batchColumns(func(l lookupTimeJSON) *batchJSON { return l.Batch })...)
 }()
+
+// targetTimestampColumn shows the target with its time, or the name of a
+// special target (-2 earliest, -1 latest, -3 max) in the table.
+func targetTimestampColumn[T any](value func(T) int64) column[T] {
+	c := intColumn("target_timestamp", value)
+	c.human = func(v T) string {
+		switch ts := value(v); ts {
+		case inspect.TimestampEarliest:
+			return "earliest"
+		case inspect.TimestampLatest:
+			return "latest"
+		case inspect.TimestampMax:
+			return "max"
+		default:
+			return humanTime(ts)
+		}
+	}
+	return c
+}
+
+// withHuman sets a column's table reading aid.
+func withHuman[T any](c column[T], human func(T) string) column[T] {
+	c.human = human
+	return c
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -65,6 +66,10 @@ type column[T any] struct {
 	// style, if set, colours the table cell when stdout takes colour.
 	// Colour is decoration only: CSV and JSON never carry it.
 	style func(T) []color.Attribute
+	// human, if set, returns a reading aid shown after the value in the
+	// table only, in parentheses (a timestamp's RFC 3339 UTC time); ""
+	// shows nothing. CSV and JSON keep the raw value alone.
+	human func(T) string
 }
 
 // textColumn is a left-aligned column of text.
@@ -92,6 +97,41 @@ func nullableIntColumn[T any, N ~int | ~int8 | ~int16 | ~int32 | ~int64](name st
 // boolColumn is a column of true/false, spelled as in JSON.
 func boolColumn[T any](name string, value func(T) bool) column[T] {
 	return column[T]{name: name, cell: func(v T) string { return strconv.FormatBool(value(v)) }}
+}
+
+// timestampColumn is intColumn for milliseconds since the epoch: the table
+// shows the RFC 3339 UTC time beside the number (see humanTime).
+func timestampColumn[T any](name string, value func(T) int64) column[T] {
+	c := intColumn(name, value)
+	c.human = func(v T) string { return humanTime(value(v)) }
+	return c
+}
+
+// nullableTimestampColumn is timestampColumn for a field that is JSON null
+// when absent.
+func nullableTimestampColumn[T any](name string, value func(T) *int64) column[T] {
+	c := nullableIntColumn(name, value)
+	c.human = func(v T) string {
+		if p := value(v); p != nil {
+			return humanTime(*p)
+		}
+		return ""
+	}
+	return c
+}
+
+// maxHumanMillis is the first millisecond of the year 10000, past which
+// RFC 3339 has no four-digit year.
+const maxHumanMillis = 253402300800000
+
+// humanTime is ms since the epoch as an RFC 3339 time in UTC with
+// milliseconds (2023-11-14T22:13:20.000Z), or "" for a negative value
+// (Kafka's -1: no timestamp) or one past the year 9999.
+func humanTime(ms int64) string {
+	if ms < 0 || ms >= maxHumanMillis {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 // lister is the one renderer of a list of rows, for the format chosen with -o:
@@ -159,7 +199,7 @@ func (l *lister[T]) Add(row T) {
 // characters in it are escaped, newlines included: one call, one line.
 func (l *lister[T]) Footer(format string, args ...any) {
 	if l.format == FormatTable {
-		l.footer = append(l.footer, fmt.Sprintf(format, args...))
+		l.footer = append(l.footer, escapeControl(fmt.Sprintf(format, args...)))
 	}
 }
 
@@ -231,6 +271,11 @@ func tableCell[T any](ios *IOStreams, c column[T], row T, text string) string {
 			text = ios.outColor(attrs...).Sprint(text)
 		}
 	}
+	if c.human != nil {
+		if h := c.human(row); h != "" {
+			text += " (" + escapeControl(h) + ")"
+		}
+	}
 	return text
 }
 
@@ -239,6 +284,17 @@ func tableCell[T any](ios *IOStreams, c column[T], row T, text string) string {
 // two-column listing of field names and values, then the footer lines (one
 // line each, as lister.Footer).
 func printObject[T any](ios *IOStreams, v T, fields []column[T], footer ...string) error {
+	safe := make([]string, len(footer))
+	for i, f := range footer {
+		safe[i] = escapeControl(f)
+	}
+	return printObjectLines(ios, v, fields, safe)
+}
+
+// printObjectLines is printObject with footer lines that are already safe
+// for the terminal: escaped with escapeControl, then perhaps coloured (the
+// --trace story).
+func printObjectLines[T any](ios *IOStreams, v T, fields []column[T], safeFooter []string) error {
 	switch ios.Format() {
 	case FormatJSON:
 		return newJSONEncoder(ios).Encode(v)
@@ -251,7 +307,7 @@ func printObject[T any](ios *IOStreams, v T, fields []column[T], footer ...strin
 		for i, f := range fields {
 			rows[i] = []string{f.name, tableCell(ios, f, v, f.cell(v))}
 		}
-		return writeTable(ios, nil, []bool{false, false}, rows, footer)
+		return writeTable(ios, nil, []bool{false, false}, rows, safeFooter)
 	}
 }
 
@@ -263,7 +319,7 @@ func newJSONEncoder(ios *IOStreams) *json.Encoder {
 
 // writeTable draws a borderless table (kubectl style: no rules, two spaces
 // between columns, no trailing blanks), headed by header unless it is nil,
-// then the footer lines.
+// then the footer lines, which the caller has escaped (escapeControl).
 func writeTable(ios *IOStreams, header []string, right []bool, rows [][]string, footer []string) error {
 	align := make([]tw.Align, len(right))
 	for i, r := range right {
@@ -309,7 +365,7 @@ func writeTable(ios *IOStreams, header []string, right []bool, rows [][]string, 
 		out.WriteByte('\n')
 	}
 	for _, f := range footer {
-		out.WriteString(escapeControl(f))
+		out.WriteString(f)
 		out.WriteByte('\n')
 	}
 	_, err := io.WriteString(ios.Out, out.String())

@@ -186,7 +186,7 @@ func execute(root *cobra.Command, ios *IOStreams, args []string) (code int) {
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
-	root.SetArgs(args)
+	root.SetArgs(protectRelativeTimes(root, args))
 	failed, err := root.ExecuteC()
 	if ferr := ios.Flush(); ferr != nil && err == nil {
 		err = &runError{err: fmt.Errorf("writing output: %w", ferr)}
