@@ -50,12 +50,18 @@ func NewSegment(baseOffset int64, log, idx, tidx []byte) *Segment {
 	return s
 }
 
-// OpenSegment maps the segment's .log, .index and .timeindex read-only
-// (the ones that exist). On error everything opened is closed again.
+// OpenSegment opens the segment's .log, .index and .timeindex read-only
+// (the ones that exist). The indexes are mapped, as the broker maps them
+// (small, read at random); the .log is read with pread, as the broker's
+// FileRecords reads it: a lookup reads a few batch headers of a file of up
+// to 2 GiB, and mapping it would cost more than the reads (every first
+// touch of a mapped page faults, and the unmap tears down what the faults
+// set up; docs/performance.md has the figures). The pages read stay
+// cached. On error everything opened is closed again.
 func OpenSegment(sf SegmentFiles) (*Segment, error) {
 	s := &Segment{BaseOffset: sf.BaseOffset}
 	if sf.Log != "" {
-		f, err := OpenMapped(sf.Log)
+		f, err := Open(sf.Log, OpenOptions{}) // pread, keeping the cache
 		if err != nil {
 			return nil, err
 		}
