@@ -51,6 +51,13 @@ type Options struct {
 	Records bool
 	// Window is the read size for .log files; 0 means inspect.DefaultWindow.
 	Window int
+	// Progress, when set, is called with the bytes of .log files checked
+	// so far and their total: every few MiB at most, one call at a time
+	// (from any goroutine), and last with done == total when the run
+	// completes. Nil costs nothing.
+	Progress func(done, total int64)
+
+	meter *meter // Run's, from Progress
 }
 
 func (o Options) resolved() Options {
@@ -92,6 +99,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		return sum, errors.New("verify: no target")
 	}
 	o := opts.resolved()
+	o.meter = newMeter(opts.Progress, t)
 	var jobs []*segmentJob
 	for pi, p := range t.Partitions {
 		for si := range p.Segments {
@@ -125,6 +133,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			for j := range work {
 				if !stop.Load() {
 					j.res = runJob(&o, j, bufs)
+					o.meter.segmentDone(j)
 				}
 				close(j.done)
 			}
@@ -180,6 +189,9 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		}
 	}
 	wg.Wait()
+	if err == nil {
+		o.meter.finish()
+	}
 	return sum, err
 }
 
@@ -197,6 +209,7 @@ type segmentJob struct {
 	nextFirstPos int64 // position of its first batch, -1 when unknown
 	res          *segmentResult
 	done         chan struct{}
+	reported     int64 // bytes of the .log reported to the meter
 }
 
 type segmentResult struct {
