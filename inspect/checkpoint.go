@@ -255,27 +255,67 @@ func ParseLeaderEpochCheckpoint(file string, b []byte) (*LeaderEpochCheckpoint, 
 	return c, err
 }
 
-// EntryFor returns the epoch entry covering offset: the one with the
-// largest start offset <= offset, as LeaderEpochFileCache.epochForOffset
-// (floor by start offset) answers it. ok is false when every entry starts
-// after offset. Entries are assumed sorted as the broker keeps them; on an
-// unsorted file the answer is the broker's floor over its (sorted) map,
-// which this reproduces by scanning all entries.
-func (c *LeaderEpochCheckpoint) EntryFor(offset int64) (e EpochEntry, ok bool) {
-	for _, x := range c.Entries {
-		if x.StartOffset <= offset && (!ok || x.StartOffset >= e.StartOffset) {
-			e, ok = x, true
+// ErrNegativeEpoch: an entry with a negative epoch or start offset, which
+// the broker's cache refuses when it loads the file
+// (LeaderEpochFileCache.assign: IllegalArgumentException), so the
+// partition does not load.
+var ErrNegativeEpoch = errors.New("invalid partition leader epoch entry")
+
+// Cache returns what the broker's LeaderEpochFileCache holds after loading
+// the file: the entries are assigned in file order, and assign skips an
+// entry with the latest epoch unless it starts earlier (isUpdateNeeded),
+// and otherwise first removes every entry whose epoch or start offset is
+// not below the new one's (maybeTruncateNonMonotonicEntries). The result
+// has epochs and start offsets both strictly increasing. An entry with a
+// negative value stops the load: the entries before it and an error of
+// kind ErrNegativeEpoch are returned.
+func (c *LeaderEpochCheckpoint) Cache() ([]EpochEntry, error) {
+	var cache []EpochEntry // sorted by epoch, as the broker's TreeMap
+	for i, e := range c.Entries {
+		if e.Epoch < 0 || e.StartOffset < 0 {
+			return cache, fmt.Errorf("%w: entry %d (epoch %d, start offset %d)", ErrNegativeEpoch, i, e.Epoch, e.StartOffset)
 		}
+		if n := len(cache); n > 0 && e.Epoch == cache[n-1].Epoch && e.StartOffset >= cache[n-1].StartOffset {
+			continue
+		}
+		for len(cache) > 0 {
+			l := cache[len(cache)-1]
+			if l.Epoch < e.Epoch && l.StartOffset < e.StartOffset {
+				break
+			}
+			cache = cache[:len(cache)-1]
+		}
+		cache = append(cache, e)
+	}
+	return cache, nil
+}
+
+// EntryFor returns the epoch entry covering offset as the broker's
+// LeaderEpochFileCache.epochForOffset answers it over its cache (Cache):
+// the entry with the largest start offset <= offset. ok is false when
+// every entry starts after offset or the file does not load.
+func (c *LeaderEpochCheckpoint) EntryFor(offset int64) (e EpochEntry, ok bool) {
+	cache, err := c.Cache()
+	if err != nil {
+		return e, false
+	}
+	for _, x := range cache {
+		if x.StartOffset > offset {
+			break
+		}
+		e, ok = x, true
 	}
 	return e, ok
 }
 
-// Latest is the last entry (the current epoch), ok false when empty.
+// Latest is the cache's latest entry (the current epoch), ok false when
+// there is none or the file does not load.
 func (c *LeaderEpochCheckpoint) Latest() (EpochEntry, bool) {
-	if len(c.Entries) == 0 {
+	cache, err := c.Cache()
+	if err != nil || len(cache) == 0 {
 		return EpochEntry{}, false
 	}
-	return c.Entries[len(c.Entries)-1], true
+	return cache[len(cache)-1], true
 }
 
 // AppendLeaderEpochCheckpoint writes a leader-epoch-checkpoint as the

@@ -112,25 +112,66 @@ func TestLeaderEpochCheckpoint(t *testing.T) {
 	if e, ok := c.Latest(); !ok || e.Epoch != 7 {
 		t.Errorf("latest %+v", e)
 	}
-	// Brute force against random checkpoints, unsorted included.
+	// Against a model of the broker's cache (a map by epoch, its latest
+	// entry, removal of conflicting entries) on random checkpoints,
+	// unsorted ones included; epochForOffset walks the map by epoch.
 	rng := rand.New(rand.NewPCG(5, 6))
-	for n := 0; n < 200; n++ {
+	for n := 0; n < 500; n++ {
 		var es []inspect.EpochEntry
 		for i := rng.IntN(6); i > 0; i-- {
-			es = append(es, inspect.EpochEntry{Epoch: rng.Int32N(50), StartOffset: rng.Int64N(100)})
+			es = append(es, inspect.EpochEntry{Epoch: rng.Int32N(8), StartOffset: rng.Int64N(100)})
+		}
+		model := map[int32]inspect.EpochEntry{}
+		latest := func() (inspect.EpochEntry, bool) {
+			var l inspect.EpochEntry
+			ok := false
+			for ep, e := range model {
+				if !ok || ep > l.Epoch {
+					l, ok = e, true
+				}
+			}
+			return l, ok
+		}
+		for _, e := range es {
+			if l, ok := latest(); ok && e.Epoch == l.Epoch && e.StartOffset >= l.StartOffset {
+				continue
+			}
+			for ep, x := range model {
+				if x.Epoch >= e.Epoch || x.StartOffset >= e.StartOffset {
+					delete(model, ep)
+				}
+			}
+			model[e.Epoch] = e
 		}
 		c := &inspect.LeaderEpochCheckpoint{Entries: es}
-		off := rng.Int64N(110) - 5
-		got, ok := c.EntryFor(off)
-		best := int64(-1)
-		for _, e := range es {
-			if e.StartOffset <= off && e.StartOffset > best {
-				best = e.StartOffset
+		cache, err := c.Cache()
+		if err != nil || len(cache) != len(model) {
+			t.Fatalf("%+v: cache %+v (%v), model %+v", es, cache, err, model)
+		}
+		for _, e := range cache {
+			if model[e.Epoch] != e {
+				t.Fatalf("%+v: cache %+v, model %+v", es, cache, model)
 			}
 		}
-		if ok != (best >= 0) || (ok && got.StartOffset != best) {
-			t.Fatalf("%+v EntryFor(%d) = %+v %v, want start %d", es, off, got, ok, best)
+		off := rng.Int64N(110) - 5
+		got, ok := c.EntryFor(off)
+		var want inspect.EpochEntry
+		found := false
+		for ep := int32(0); ep < 8; ep++ {
+			if x, in := model[ep]; in {
+				if x.StartOffset > off {
+					break
+				}
+				want, found = x, true
+			}
 		}
+		if ok != found || got != want {
+			t.Fatalf("%+v EntryFor(%d) = %+v %v, want %+v %v", es, off, got, ok, want, found)
+		}
+	}
+	neg := &inspect.LeaderEpochCheckpoint{Entries: []inspect.EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: -1, StartOffset: 5}}}
+	if cache, err := neg.Cache(); !errors.Is(err, inspect.ErrNegativeEpoch) || len(cache) != 1 {
+		t.Errorf("negative epoch: %+v %v", cache, err)
 	}
 	if _, err := inspect.ParseLeaderEpochCheckpoint("lec", []byte("0\n1\n3 100 9\n")); !errors.Is(err, inspect.ErrCheckpointFormat) {
 		t.Errorf("three fields: %v", err)

@@ -49,6 +49,10 @@ const (
 // rebuilding producer state from the log.
 var ErrCorruptSnapshot = errors.New("corrupt producer snapshot")
 
+// ErrSnapshotCRC is wrapped, beside ErrCorruptSnapshot, by the error of a
+// snapshot whose structure is sound but whose CRC does not match.
+var ErrSnapshotCRC = errors.New("snapshot is corrupt (CRC is no longer valid)")
+
 // ProducerEntry is one producer in a snapshot, as stored.
 type ProducerEntry struct {
 	ProducerID    int64
@@ -168,7 +172,7 @@ func ParseProducerSnapshot(file string, b []byte) (*ProducerSnapshot, error) {
 	case int64(s.Count) > int64(room):
 		return s, bad(end, "%d producer entries declared, the file holds %d (%d bytes after the header; snapshot failed schema validation)", s.Count, room, len(b)-ProducerSnapshotHeaderSize)
 	case !s.CRCValid():
-		return s, bad(2, "snapshot is corrupt (CRC is no longer valid): stored crc %d, computed crc %d", s.StoredCRC, s.ComputedCRC)
+		return s, bad(2, "%w: stored crc %d, computed crc %d", ErrSnapshotCRC, s.StoredCRC, s.ComputedCRC)
 	}
 	return s, nil
 }

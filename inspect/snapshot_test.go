@@ -144,6 +144,9 @@ func TestProducerSnapshotCorrupt(t *testing.T) {
 		if ce.Position != c.pos || ce.File != "c.snapshot" || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: %v (position %d), want position %d and %q", c.name, err, ce.Position, c.pos, c.msg)
 		}
+		if isCRC := strings.Contains(c.msg, "CRC"); errors.Is(err, inspect.ErrSnapshotCRC) != isCRC {
+			t.Errorf("%s: ErrSnapshotCRC %v, want %v", c.name, errors.Is(err, inspect.ErrSnapshotCRC), isCRC)
+		}
 		if s == nil || len(s.Entries) != c.entries {
 			t.Errorf("%s: %v entries decoded, want %d", c.name, s, c.entries)
 		}
