@@ -1,0 +1,908 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kseg/kseg/rebuild/gen"
+)
+
+// Fuzz targets for every parser of disk bytes in this package, with
+// invariants beyond "no panic": valid input round-trips, answers agree
+// with brute force, errors are *CorruptErrors that say where, and no
+// allocation is sized by an unchecked length read from the input. Seed
+// corpora are committed under testdata/fuzz/<target>/ (see
+// docs/reliability.md for how they are made); `make fuzz` runs each target.
+
+// fzAllocated runs fn and returns how many bytes it allocated (the whole
+// process's count: fuzz functions run one at a time).
+func fzAllocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// fzWantCorrupt requires err to be a *CorruptError naming file with a
+// position inside [0, size] (or -1, unknown) and wrapping one of kinds.
+func fzWantCorrupt(t *testing.T, what string, err error, file string, size int64, kinds ...error) {
+	t.Helper()
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("%s: error %v (%T) is not a *CorruptError", what, err, err)
+	}
+	if ce.File != file || ce.Position < -1 || ce.Position > size {
+		t.Fatalf("%s: error names %q at position %d (file %q of %d bytes): %v", what, ce.File, ce.Position, file, size, err)
+	}
+	for _, k := range kinds {
+		if errors.Is(err, k) {
+			return
+		}
+	}
+	t.Fatalf("%s: error %v is not of the expected kinds %v", what, err, kinds)
+}
+
+// fzAppendHeader encodes the header fields of b as they sit on disk (the
+// first 61 bytes of a v2 batch, the first 18 or 26 of a legacy message):
+// the inverse of ParseBatch.
+func fzAppendHeader(dst []byte, b *Batch) []byte {
+	be := binary.BigEndian
+	if b.Magic >= 2 {
+		dst = be.AppendUint64(dst, uint64(b.BaseOffset))
+		dst = be.AppendUint32(dst, uint32(b.Size-LogOverhead))
+		dst = be.AppendUint32(dst, uint32(b.PartitionLeaderEpoch))
+		dst = append(dst, byte(b.Magic))
+		dst = be.AppendUint32(dst, b.CRC)
+		dst = be.AppendUint16(dst, uint16(b.Attributes))
+		dst = be.AppendUint32(dst, uint32(b.LastOffsetDelta))
+		dst = be.AppendUint64(dst, uint64(b.BaseTimestamp))
+		dst = be.AppendUint64(dst, uint64(b.MaxTimestamp))
+		dst = be.AppendUint64(dst, uint64(b.ProducerID))
+		dst = be.AppendUint16(dst, uint16(b.ProducerEpoch))
+		dst = be.AppendUint32(dst, uint32(b.BaseSequence))
+		return be.AppendUint32(dst, uint32(b.RecordCount))
+	}
+	dst = be.AppendUint64(dst, uint64(b.LastOffset))
+	dst = be.AppendUint32(dst, uint32(b.Size-LogOverhead))
+	dst = be.AppendUint32(dst, b.CRC)
+	dst = append(dst, byte(b.Magic), byte(b.Attributes))
+	if b.Magic == 1 {
+		dst = be.AppendUint64(dst, uint64(b.MaxTimestamp))
+	}
+	return dst
+}
+
+// FuzzBatchHeader reads data as a .log. Properties: ParseBatch of the
+// first entry either fails with a positioned *CorruptError or decodes
+// fields that encode back to exactly the bytes read (every magic: v2 and
+// the two legacy layouts); the header Scanner and the windowed
+// EntryScanner (window from the input) see the same entries, stop at the
+// same position for the same reason, and move forward by at least 26
+// bytes; entries and streamed CRCs agree with the bytes; the scan
+// allocates no more than its window and the largest entry, whatever the
+// length fields say.
+func FuzzBatchHeader(f *testing.F) {
+	f.Add([]byte{}, uint16(0))
+	f.Add(rdBatch(rdSpec{baseOffset: 7, lastOffsetDelta: 1, count: 2, payload: rdRecords(rdRec{value: []byte("a")}, rdRec{offDelta: 1, value: []byte("b")})}), uint16(30))
+	f.Add(append(rdLegacy(1, 0, 3, 1700000000000, []byte("k"), []byte("v")), rdLegacy(0, 0, 4, -1, nil, []byte("w"))...), uint16(0))
+	f.Add(rdLegacy(0, 2, 9, -1, nil, []byte("not really snappy")), uint16(7))
+	// A length field claiming 2 GiB, and one below the minimum.
+	huge := rdBatch(rdSpec{count: 0})
+	binary.BigEndian.PutUint32(huge[8:], math.MaxInt32)
+	f.Add(huge, uint16(0))
+	small := rdBatch(rdSpec{count: 0})
+	binary.BigEndian.PutUint32(small[8:], 13)
+	f.Add(small, uint16(1))
+
+	f.Fuzz(func(t *testing.T, data []byte, window uint16) {
+		const name = "fuzz.log"
+		size := int64(len(data))
+		if len(data) >= HeaderSizeUpToMagic {
+			hdr := data[:min(len(data), HeaderReadSize)]
+			b, err := ParseBatch(hdr, 0, name)
+			if err != nil {
+				fzWantCorrupt(t, "ParseBatch", err, name, size, ErrTorn, ErrCorruptHeader)
+				if ce := err.(*CorruptError); ce.Position != 0 {
+					t.Fatalf("ParseBatch error at %d, the entry starts at 0", ce.Position)
+				}
+			} else {
+				enc := fzAppendHeader(nil, &b)
+				if !bytes.Equal(enc, data[:len(enc)]) {
+					t.Fatalf("magic %d header does not round-trip:\n got %x\nwant %x", b.Magic, enc, data[:len(enc)])
+				}
+				if b.Size < LogOverhead+MinEntryLength || (b.Magic >= 2 && b.LastOffset != b.BaseOffset+int64(b.LastOffsetDelta)) {
+					t.Fatalf("decoded %+v", b)
+				}
+				if b2, err := ParseBatch(enc, 0, name); err != nil || b2 != b {
+					t.Fatalf("re-parse: %+v, %v; want %+v", b2, err, b)
+				}
+			}
+		}
+
+		win := int(window % 8192)
+		type seen struct{ pos, size, last int64 }
+		var viaHeaders []seen
+		viaEntries := make([]seen, 0, len(data)/(LogOverhead+MinEntryLength)+1)
+		sc := NewScanner(bytes.NewReader(data), name, size, 0)
+		for sc.Next() {
+			b := sc.Batch()
+			viaHeaders = append(viaHeaders, seen{b.Position, b.Size, b.LastOffset})
+		}
+		var es *EntryScanner
+		alloc := fzAllocated(func() {
+			es = NewEntryScanner(bytes.NewReader(data), name, size, 0, win)
+			for es.Next() {
+				b := es.Batch()
+				viaEntries = append(viaEntries, seen{b.Position, b.Size, b.LastOffset})
+				entry, err := es.Entry()
+				if err != nil {
+					t.Fatalf("Entry at %d: %v", b.Position, err)
+				}
+				if int64(len(entry)) != b.Size || !bytes.Equal(entry, data[b.Position:b.End()]) {
+					t.Fatalf("Entry at %d: %d bytes that are not the file's", b.Position, len(entry))
+				}
+				crc, ok, err := es.CheckCRC()
+				if err != nil || crc != ComputeCRC(b.Magic, entry) || ok != (crc == b.CRC) {
+					t.Fatalf("CheckCRC at %d: %d %v %v, computed %d", b.Position, crc, ok, err, ComputeCRC(b.Magic, entry))
+				}
+			}
+		})
+		if bound := uint64(max(win, DefaultWindow)) + 2*uint64(size) + 64<<10; alloc > bound {
+			t.Fatalf("scanning %d bytes with a %d-byte window allocated %d bytes (bound %d)", size, win, alloc, bound)
+		}
+		if len(viaHeaders) != len(viaEntries) {
+			t.Fatalf("Scanner saw %d entries, EntryScanner %d", len(viaHeaders), len(viaEntries))
+		}
+		next := int64(0)
+		for i, s := range viaHeaders {
+			if s != viaEntries[i] || s.pos != next || s.size < LogOverhead+MinEntryLength || s.pos+s.size > size {
+				t.Fatalf("entry %d: %+v / %+v, expected at %d", i, s, viaEntries[i], next)
+			}
+			next += s.size
+		}
+		if sc.Position() != es.Position() || sc.Position() < next || sc.Position() > size {
+			t.Fatalf("stop positions: Scanner %d, EntryScanner %d, after the last entry %d", sc.Position(), es.Position(), next)
+		}
+		switch err1, err2 := sc.Err(), es.Err(); {
+		case (err1 == nil) != (err2 == nil):
+			t.Fatalf("stop reasons differ: %v / %v", err1, err2)
+		case err1 == nil:
+			if next != size {
+				t.Fatalf("clean end at %d of %d bytes", next, size)
+			}
+		default:
+			fzWantCorrupt(t, "Scanner", err1, name, size, ErrTorn, ErrCorruptHeader)
+			fzWantCorrupt(t, "EntryScanner", err2, name, size, ErrTorn, ErrCorruptHeader)
+			if errors.Is(err1, ErrTorn) != errors.Is(err2, ErrTorn) || err1.(*CorruptError).Position != next {
+				t.Fatalf("stop reasons differ or are misplaced (entries end at %d): %v / %v", next, err1, err2)
+			}
+		}
+	})
+}
+
+// fzRecord is a decoded record, copied out of the decoder.
+type fzRecord = rdGot
+
+// FuzzRecordsRoundTrip decodes data as one entry (any magic, any codec).
+// Whenever the records decode, they are encoded again (v2: an
+// uncompressed batch with the same header; v0/v1: one plain message per
+// record) and must decode to the same records. Decoding allocates at most
+// a few times the decompression cap plus the input, whatever the lengths
+// and counts inside say; errors are positioned *CorruptErrors.
+func FuzzRecordsRoundTrip(f *testing.F) {
+	recs := []rdRec{
+		{key: []byte("k"), value: []byte("value"), headers: []Header{{Key: []byte("h"), Value: []byte("v")}, {Key: []byte("n")}}},
+		{offDelta: 1, tsDelta: -5, attrs: 3},
+		{offDelta: 4, tsDelta: 1 << 40, key: []byte{}, value: bytes.Repeat([]byte("x"), 300)},
+	}
+	for _, codec := range []Compression{CompressionNone, CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd} {
+		f.Add(rdBatch(rdSpec{baseOffset: 100, attrs: int16(codec), lastOffsetDelta: 4, baseTs: 1700000000000, maxTs: 1700000000009,
+			producerID: 7, baseSeq: math.MaxInt32 - 1, count: 3, payload: rdCompress(f, codec, rdRecords(recs...))}))
+	}
+	f.Add(rdBatch(rdSpec{attrs: AttrLogAppendTime | AttrTransactional, maxTs: 55, count: 1, payload: rdRecords(recs[0])}))
+	f.Add(rdLegacy(1, 0, 3, 1700000000000, []byte("k"), []byte("v")))
+	f.Add(rdWrapper(f, 1, CompressionGzip, 0, 5, 1700000000000, rdLegacy(1, 0, 0, 1, nil, []byte("a")), rdLegacy(1, 0, 1, 2, []byte("b"), nil)))
+	f.Add(rdWrapper(f, 0, CompressionSnappy, 0, 1, -1, rdLegacy(0, 0, 0, -1, nil, []byte("a")), rdLegacy(0, 0, 1, -1, nil, []byte("b"))))
+
+	const limit = 1 << 20
+	d := &RecordDecoder{MaxDecompressedBytes: limit}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const name = "test.log" // the name rdDecode gives the decoder
+		if len(data) < HeaderSizeUpToMagic {
+			return
+		}
+		b, err := ParseBatch(data[:min(len(data), HeaderReadSize)], 0, name)
+		if err != nil || b.Size > int64(len(data)) {
+			return
+		}
+		entry := data[:b.Size]
+		var got []fzRecord
+		alloc := fzAllocated(func() { got, err = rdDecode(d, entry, b) })
+		if bound := 6*uint64(limit) + 8*uint64(len(entry)) + 1<<20; alloc > bound {
+			t.Fatalf("decoding a %d-byte entry allocated %d bytes (bound %d)", len(entry), alloc, bound)
+		}
+		if err != nil {
+			fzWantCorrupt(t, "Records", err, name, int64(len(entry)), ErrCorruptRecords, ErrCorruptHeader, ErrTooLarge, ErrTorn)
+			return
+		}
+		if b.Magic >= 2 {
+			var rs []rdRec
+			for _, r := range got {
+				rs = append(rs, rdRec{attrs: r.Attributes, tsDelta: r.Timestamp - b.BaseTimestamp, offDelta: int32(r.Offset - b.BaseOffset),
+					key: r.Key, value: r.Value, headers: r.Headers})
+			}
+			again := rdBatch(rdSpec{baseOffset: b.BaseOffset, leaderEpoch: b.PartitionLeaderEpoch, magic: b.Magic, attrs: b.Attributes &^ AttrCompressionMask,
+				lastOffsetDelta: b.LastOffsetDelta, baseTs: b.BaseTimestamp, maxTs: b.MaxTimestamp, producerID: b.ProducerID,
+				producerEpoch: b.ProducerEpoch, baseSeq: b.BaseSequence, count: int32(len(rs)), payload: rdRecords(rs...)})
+			b2, err := ParseBatch(again[:HeaderReadSize], 0, name)
+			if err != nil {
+				t.Fatalf("re-encoded batch: %v", err)
+			}
+			got2, err := rdDecode(d, again, b2)
+			if err != nil {
+				t.Fatalf("re-encoded records do not decode: %v", err)
+			}
+			fzSameRecords(t, got, got2, true)
+			return
+		}
+		for i, r := range got {
+			if r.Magic != 0 && r.Magic != 1 {
+				continue
+			}
+			one := rdLegacy(r.Magic, 0, r.Offset, r.Timestamp, r.Key, r.Value)
+			b2, err := ParseBatch(one[:min(len(one), HeaderReadSize)], 0, name)
+			if err != nil {
+				t.Fatalf("record %d re-encoded: %v", i, err)
+			}
+			got2, err := rdDecode(d, one, b2)
+			if err != nil || len(got2) != 1 {
+				t.Fatalf("record %d re-encoded: %d records, %v", i, len(got2), err)
+			}
+			fzSameRecords(t, got[i:i+1], got2, false)
+		}
+	})
+}
+
+func fzSameRecords(t *testing.T, a, b []fzRecord, v2 bool) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%d records, %d after the round trip", len(a), len(b))
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		same := x.Offset == y.Offset && x.Timestamp == y.Timestamp && x.Magic == y.Magic &&
+			bytes.Equal(x.Key, y.Key) && (x.Key == nil) == (y.Key == nil) &&
+			bytes.Equal(x.Value, y.Value) && (x.Value == nil) == (y.Value == nil)
+		if v2 {
+			same = same && x.Attributes == y.Attributes && x.Sequence == y.Sequence && len(x.Headers) == len(y.Headers)
+			for h := 0; same && h < len(x.Headers); h++ {
+				same = bytes.Equal(x.Headers[h].Key, y.Headers[h].Key) && bytes.Equal(x.Headers[h].Value, y.Headers[h].Value) &&
+					(x.Headers[h].Value == nil) == (y.Headers[h].Value == nil)
+			}
+		}
+		if !same {
+			t.Fatalf("record %d changed in the round trip:\n%+v\n%+v", i, x, y)
+		}
+	}
+}
+
+// FuzzDecompress: arbitrary bytes given to each codec (as the payload of a
+// batch of any magic) inflate to at most the cap or fail, allocating a
+// bounded amount; and the bytes compressed by each codec's writer (Kafka's
+// own LZ4 frame, with the header checksum of magic 0 or of magic 1+)
+// inflate back to themselves.
+func FuzzDecompress(f *testing.F) {
+	for c := range uint8(4) {
+		f.Add(c, int8(2), []byte("hello, hello, hello, kafka"))
+	}
+	f.Add(uint8(2), int8(0), []byte("\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x05\x03\x08abc"))
+	f.Add(uint8(2), int8(1), []byte{0x80, 0x80, 0x80, 0x80, 0x10})
+	f.Add(uint8(0), int8(1), []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+
+	const limit = 64 << 10
+	var d decompressor
+	// Warm the codecs up, so that one-time setup is not counted below.
+	for _, c := range []Compression{CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd} {
+		if _, err := d.decompress(c, rdCompress(f, c, []byte("warm up")), 2, limit); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Fuzz(func(t *testing.T, codec uint8, magic int8, data []byte) {
+		c := Compression(1 + codec%4)
+		var out []byte
+		var err error
+		alloc := fzAllocated(func() { out, err = d.decompress(c, data, magic, limit) })
+		if err == nil && len(out) > limit {
+			t.Fatalf("%s: %d bytes out, the cap is %d", c, len(out), limit)
+		}
+		if bound := 8*uint64(limit) + 4*uint64(len(data)) + 1<<20; alloc > bound {
+			t.Fatalf("%s: inflating %d bytes allocated %d (bound %d)", c, len(data), alloc, bound)
+		}
+		if len(data) > limit {
+			return
+		}
+		var packed []byte
+		if c == CompressionLZ4 {
+			packed = rdKafkaLZ4(t, data, magic == 0)
+		} else {
+			packed = rdCompress(t, c, data)
+		}
+		out, err = d.decompress(c, packed, magic, limit)
+		if err != nil || !bytes.Equal(out, data) {
+			t.Fatalf("%s (magic %d): %d bytes compressed to %d inflate to %d bytes, %v", c, magic, len(data), len(packed), len(out), err)
+		}
+	})
+}
+
+// fzJavaParseInt is java.lang.Integer.parseInt for ASCII input: an
+// optional sign, then at least one decimal digit, in range.
+func fzJavaParseInt(s string) (int32, bool) {
+	if s == "" {
+		return 0, false
+	}
+	digits := s
+	if s[0] == '+' || s[0] == '-' {
+		digits = s[1:]
+	}
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 32)
+	return int32(v), err == nil
+}
+
+// FuzzNames: segment file names and partition directory names.
+// ParseBaseOffset accepts exactly the names whose part before the first
+// '.' is decimal digits in the int64 range, and a 20-digit name made from
+// its answer parses back to it. ParsePartitionDirName agrees with a
+// reference written from LocalLog.parseTopicPartitionName (split at the
+// last '-', Integer.parseInt of the rest), refusing the -delete, -future
+// and -stray forms, and a name built from its answer parses back to it.
+func FuzzNames(f *testing.F) {
+	for _, s := range []string{"00000000000000000368.log", "00000000000000000000.index.deleted", "9223372036854775807.timeindex",
+		"9223372036854775808.log", ".log", "12a.log", "-1.log", "+5.log", "orders-0", "my-topic-12", "t-+3", "t--1", "t-",
+		"-5", "x-1.0123456789abcdef0123456789abcdef-delete", "x-2147483648", "__consumer_offsets-49"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		v, err := ParseBaseOffset(name)
+		prefix, _, hasDot := strings.Cut(name, ".")
+		okRef := hasDot && prefix != "" && strings.Trim(prefix, "0123456789") == ""
+		if okRef {
+			_, perr := strconv.ParseInt(prefix, 10, 64)
+			okRef = perr == nil
+		}
+		switch {
+		case (err == nil) != okRef:
+			t.Fatalf("ParseBaseOffset(%q) = %d, %v; reference says ok=%v", name, v, err, okRef)
+		case err != nil:
+			if !errors.Is(err, ErrNotKafka) {
+				t.Fatalf("ParseBaseOffset(%q): %v is not ErrNotKafka", name, err)
+			}
+		default:
+			if v < 0 || strconv.FormatInt(v, 10) != strings.TrimLeft(prefix, "0") && !(v == 0 && strings.Trim(prefix, "0") == "") {
+				t.Fatalf("ParseBaseOffset(%q) = %d", name, v)
+			}
+			if v2, err := ParseBaseOffset(SegmentName(v) + LogSuffix); err != nil || v2 != v || len(SegmentName(v)) < 20 {
+				t.Fatalf("SegmentName(%d) = %q parses to %d, %v", v, SegmentName(v), v2, err)
+			}
+		}
+
+		topic, part, ok := ParsePartitionDirName(name)
+		suffixed := strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, "-future") || strings.HasSuffix(name, "-stray")
+		refOK := false
+		var refTopic string
+		var refPart int32
+		if i := strings.LastIndexByte(name, '-'); !suffixed && i > 0 {
+			refTopic = name[:i]
+			refPart, refOK = fzJavaParseInt(name[i+1:])
+		}
+		if ok != refOK || ok && (topic != refTopic || part != refPart) {
+			t.Fatalf("ParsePartitionDirName(%q) = %q, %d, %v; reference %q, %d, %v", name, topic, part, ok, refTopic, refPart, refOK)
+		}
+		if !ok {
+			if topic != "" || part != -1 {
+				t.Fatalf("ParsePartitionDirName(%q) refused but returned %q, %d", name, topic, part)
+			}
+			return
+		}
+		again := topic + "-" + strconv.Itoa(int(part))
+		if t2, p2, ok2 := ParsePartitionDirName(again); !ok2 || t2 != topic || p2 != part {
+			t.Fatalf("%q from %q parses to %q, %d, %v", again, name, t2, p2, ok2)
+		}
+	})
+}
+
+// FuzzCheckpointFiles gives the same bytes to every reader of a small
+// broker file: the offset and leader-epoch checkpoints, partition.metadata,
+// meta.properties, .kafka_cleanshutdown and producer snapshots. Each either
+// reads them or returns a *CorruptError naming the file and a position in
+// it; what was read writes back (with the package's writers) to bytes that
+// read the same, and a snapshot with no trailing bytes writes back to
+// exactly its input. Reading allocates in proportion to the input, never
+// to a count inside it.
+func FuzzCheckpointFiles(f *testing.F) {
+	f.Add(AppendOffsetCheckpoint(nil, []OffsetCheckpointEntry{{"orders", 0, 368}, {"__consumer_offsets", 49, 0}}))
+	f.Add(AppendLeaderEpochCheckpoint(nil, []EpochEntry{{0, 0}, {3, 1000}}))
+	f.Add([]byte("0\n99999999\na 1 2\n"))
+	f.Add([]byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA"))
+	f.Add([]byte("#\nversion=1\nnode.id=1\ncluster.id=abc\ndirectory.id=AAAAAAAAAAAAAAAAAAAAAA\n"))
+	f.Add([]byte(`{"version":0,"brokerEpoch":42}`))
+	f.Add(AppendProducerSnapshot(nil, []ProducerEntry{{ProducerID: 1, ProducerEpoch: 2, LastSequence: 9, LastOffset: 100, OffsetDelta: 9, Timestamp: 5, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1}}))
+	huge := AppendProducerSnapshot(nil, nil)
+	binary.BigEndian.PutUint32(huge[6:], math.MaxInt32)
+	f.Add(huge)
+
+	f.Fuzz(func(t *testing.T, b []byte) {
+		size := int64(len(b))
+		bound := 512*uint64(len(b)) + 64<<10
+		check := func(what string, err error, kind error) {
+			t.Helper()
+			if err != nil {
+				fzWantCorrupt(t, what, err, what, size, kind)
+			}
+		}
+		var (
+			oc  *OffsetCheckpoint
+			lc  *LeaderEpochCheckpoint
+			pm  *PartitionMetadata
+			ps  *ProducerSnapshot
+			err [6]error
+		)
+		alloc := fzAllocated(func() {
+			oc, err[0] = ParseOffsetCheckpoint(RecoveryPointCheckpointFile, b)
+			lc, err[1] = ParseLeaderEpochCheckpoint(LeaderEpochCheckpointFile, b)
+			pm, err[2] = ParsePartitionMetadata(PartitionMetadataFile, b)
+			_, err[3] = ParseMetaProperties(MetaPropertiesFile, b)
+			_, err[4] = ParseCleanShutdown(CleanShutdownFile, b)
+			ps, err[5] = ParseProducerSnapshot("00000000000000000368.snapshot", b)
+		})
+		if alloc > bound {
+			t.Fatalf("reading %d bytes allocated %d (bound %d)", len(b), alloc, bound)
+		}
+		check(RecoveryPointCheckpointFile, err[0], ErrCheckpointFormat)
+		check(LeaderEpochCheckpointFile, err[1], ErrCheckpointFormat)
+		check(PartitionMetadataFile, err[2], ErrCheckpointFormat)
+		check(MetaPropertiesFile, err[3], ErrCheckpointFormat)
+		check(CleanShutdownFile, err[4], ErrCheckpointFormat)
+		check("00000000000000000368.snapshot", err[5], ErrCorruptSnapshot)
+
+		if err[0] == nil {
+			again, err := ParseOffsetCheckpoint("again", AppendOffsetCheckpoint(nil, oc.Entries))
+			if err != nil || len(again.Entries) != len(oc.Entries) {
+				t.Fatalf("offset checkpoint round trip: %v", err)
+			}
+			for i := range oc.Entries {
+				if again.Entries[i] != oc.Entries[i] {
+					t.Fatalf("offset checkpoint entry %d: %+v, then %+v", i, oc.Entries[i], again.Entries[i])
+				}
+			}
+		}
+		if err[1] == nil {
+			again, err := ParseLeaderEpochCheckpoint("again", AppendLeaderEpochCheckpoint(nil, lc.Entries))
+			if err != nil || len(again.Entries) != len(lc.Entries) {
+				t.Fatalf("leader epoch round trip: %v", err)
+			}
+			for i := range lc.Entries {
+				if again.Entries[i] != lc.Entries[i] {
+					t.Fatalf("leader epoch entry %d: %+v, then %+v", i, lc.Entries[i], again.Entries[i])
+				}
+			}
+		}
+		if err[2] == nil {
+			// Written back canonically (a non-canonical last character, whose
+			// unused bits Java's Base64 decoder ignores too, comes back
+			// canonical), it reads as the same id.
+			again, err := ParsePartitionMetadata("again", []byte("version: 0\ntopic_id: "+FormatUUID(pm.UUID)))
+			if err != nil || again.UUID != pm.UUID || again.TopicID != FormatUUID(pm.UUID) {
+				t.Fatalf("partition.metadata round trip: %+v, %v", again, err)
+			}
+		}
+		if err[5] == nil {
+			out := AppendProducerSnapshot(nil, ps.Entries)
+			if ps.TrailingBytes == 0 && !bytes.Equal(out, b) {
+				t.Fatalf("snapshot of %d entries writes back differently", len(ps.Entries))
+			}
+			again, err := ParseProducerSnapshot("again", out)
+			if err != nil || len(again.Entries) != len(ps.Entries) {
+				t.Fatalf("snapshot round trip: %v", err)
+			}
+			for i := range ps.Entries {
+				if again.Entries[i] != ps.Entries[i] {
+					t.Fatalf("snapshot entry %d: %+v, then %+v", i, ps.Entries[i], again.Entries[i])
+				}
+			}
+		} else if ps != nil && int64(len(ps.Entries))*ProducerSnapshotEntrySize > size {
+			t.Fatalf("%d snapshot entries decoded from %d bytes", len(ps.Entries), size)
+		}
+	})
+}
+
+// fzPartitions are the partitions FuzzLookupPartition damages: generated
+// once per process (fuzz workers run the setup again for each batch of
+// inputs), as the bytes of each file.
+var (
+	fzPartOnce sync.Once
+	fzParts    []fzPartition
+	fzPartErr  error
+)
+
+type fzPartition struct {
+	bases []int64
+	files [][3][]byte // per segment: .log, .index, .timeindex
+	last  int64       // the last offset of the log
+}
+
+func fzLoadPartitions() ([]fzPartition, error) {
+	fzPartOnce.Do(func() {
+		tmp, err := os.MkdirTemp("", "kseg-fuzz-lookup")
+		if err != nil {
+			fzPartErr = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		for i, o := range []gen.Options{
+			{Seed: 1, Segments: 2, Batches: 12, RecordsPerBatch: 3, ValueSize: 16, IndexIntervalBytes: 150},
+			{Seed: 2, Segments: 2, Batches: 12, RecordsPerBatch: 4, ValueSize: 16, Compression: "lz4", Transactions: true, CompactionGaps: true, IndexIntervalBytes: gen.IndexEveryBatch},
+			{Seed: 3, Segments: 2, Batches: 10, RecordsPerBatch: 3, ValueSize: 16, Magic: 1, Compression: "gzip", Timestamps: "jumping", IndexIntervalBytes: 100},
+			{Seed: 4, Segments: 1, Batches: 15, RecordsPerBatch: 2, ValueSize: 16, Magic: gen.MagicV0, IndexIntervalBytes: 80, StartOffset: 1000},
+		} {
+			m, err := gen.Generate(filepath.Join(tmp, "p-"+strconv.Itoa(i)), o)
+			if err != nil {
+				fzPartErr = err
+				return
+			}
+			var p fzPartition
+			for si := range m.Segments {
+				s := &m.Segments[si]
+				var fs [3][]byte
+				for k, path := range []string{m.LogPath(s), m.IndexPath(s), m.TimeIndexPath(s)} {
+					if fs[k], err = os.ReadFile(path); err != nil {
+						fzPartErr = err
+						return
+					}
+				}
+				p.bases = append(p.bases, s.BaseOffset)
+				p.files = append(p.files, fs)
+			}
+			p.last = m.LogEndOffset - 1
+			fzParts = append(fzParts, p)
+		}
+	})
+	return fzParts, fzPartErr
+}
+
+// fzChain scans a .log from position 0 without any index: the batches in
+// file order up to the first damage, where the scan stopped, and why.
+func fzChain(name string, log []byte) (batches []Batch, stop int64, err error) {
+	sc := NewScanner(bytes.NewReader(log), name, int64(len(log)), 0)
+	for sc.Next() {
+		batches = append(batches, *sc.Batch())
+	}
+	return batches, sc.Position(), sc.Err()
+}
+
+// FuzzLookupPartition builds a partition from a generated one with bytes
+// of its logs and indexes flipped, a log cut short, an index extended with
+// zero padding or removed, all chosen by the input, and writes it to disk.
+// Then:
+//   - LookupOffset agrees with brute force (the broker's read with no
+//     index: segment by segment from the floor segment, a scan from
+//     position 0 to the first batch whose last offset >= target) whenever
+//     the indexes are consistent with what decodes: every slot at or below
+//     the target points at a batch start (or the end) of the scan from 0,
+//     after which no batch has a last offset below the slot's offset;
+//   - otherwise it still answers with a batch whose header is the bytes at
+//     its position, or fails with a *CorruptError naming the file;
+//   - Walk delivers exactly the batches of those scans, segment after
+//     segment, and returns the first damage;
+//   - LookupTime and NextOffset never panic and fail only with errors
+//     naming the file;
+//   - all of it allocates in proportion to the files, not to what their
+//     length fields claim.
+func FuzzLookupPartition(f *testing.F) {
+	f.Add(uint8(0), []byte{}, []byte{}, uint16(0), int64(5))
+	f.Add(uint8(0), []byte{0, 0, 9, 0xff}, []byte{}, uint16(0), int64(30))
+	f.Add(uint8(1), []byte{}, []byte{1, 0, 4, 0x80}, uint16(0), int64(40))
+	f.Add(uint8(2), []byte{1, 0, 100, 1}, []byte{0, 0, 3, 1}, uint16(301), int64(20))
+	f.Add(uint8(3), []byte{}, []byte{}, uint16(2*200), int64(1010))
+	f.Add(uint8(6), []byte{}, []byte{}, uint16(0), int64(-1))
+
+	parts, err := fzLoadPartitions()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, shape uint8, logFlips, idxFlips []byte, cut uint16, target int64) {
+		fzCheckLookups(t, parts, shape, logFlips, idxFlips, cut, target)
+	})
+}
+
+// TestLookupPartitionRandomDamage runs FuzzLookupPartition's checks over
+// random damage from a fixed seed in every test run, and requires the
+// brute-force comparison to have applied to most of the inputs whose
+// damage spared the indexes, and to some whose indexes were damaged.
+func TestLookupPartitionRandomDamage(t *testing.T) {
+	parts, err := fzLoadPartitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	ops := func(n int) []byte {
+		b := make([]byte, 4*n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	counts := map[string][2]int{}
+	for i := 0; i < n; i++ {
+		kind := []string{"log", "index", "both", "cut"}[i%4]
+		var logFlips, idxFlips []byte
+		var cut uint16
+		switch kind {
+		case "log":
+			logFlips = ops(1 + rng.IntN(3))
+		case "index":
+			idxFlips = ops(1 + rng.IntN(2))
+		case "both":
+			logFlips, idxFlips = ops(1), ops(1)
+		case "cut":
+			cut = uint16(rng.Uint32())
+		}
+		shape := uint8(rng.Uint32())
+		target := rng.Int64N(200)
+		consistent := fzCheckLookups(t, parts, shape, logFlips, idxFlips, cut, target)
+		c := counts[kind]
+		c[0]++
+		if consistent {
+			c[1]++
+		}
+		counts[kind] = c
+	}
+	for kind, c := range counts {
+		t.Logf("%s damage: %d inputs, %d compared with brute force", kind, c[0], c[1])
+	}
+	if c := counts["log"]; c[1]*2 < c[0] {
+		t.Errorf("log damage: only %d of %d inputs compared with brute force", c[1], c[0])
+	}
+	if c := counts["index"]; c[1] == 0 {
+		t.Errorf("index damage: no input compared with brute force")
+	}
+}
+
+// fzCheckLookups is the body of FuzzLookupPartition; it reports whether
+// the indexes were consistent, so that the answer was compared with brute
+// force.
+func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, idxFlips []byte, cut uint16, target int64) bool {
+	t.Helper()
+	src := parts[int(shape)%len(parts)]
+	nseg := len(src.bases)
+	files := make([][3][]byte, nseg)
+	for i := range files {
+		for k := range files[i] {
+			files[i][k] = bytes.Clone(src.files[i][k])
+		}
+	}
+	flip := func(ops []byte, kind int) {
+		for ; len(ops) >= 4; ops = ops[4:] {
+			b := files[int(ops[0])%nseg][kind]
+			if len(b) > 0 {
+				b[(int(ops[1])<<8|int(ops[2]))%len(b)] ^= ops[3]
+			}
+		}
+	}
+	flip(logFlips, 0)
+	flip(idxFlips, 1)
+	if cut != 0 {
+		seg := int(cut) % nseg
+		if l := files[seg][0]; len(l) > 0 {
+			files[seg][0] = l[:int(cut>>1)%len(l)]
+		}
+	}
+	// Two more shapes of damage from the shape byte: zero padding after
+	// the last segment's index (an unclean shutdown), and no index.
+	last := &files[nseg-1]
+	if shape&0x40 != 0 {
+		last[1] = append(last[1], make([]byte, 8*int(shape&0x0f))...)
+	}
+	if target >= 0 {
+		target = src.bases[0] + target%(src.last-src.bases[0]+8) - 2
+	}
+
+	dir := filepath.Join(t.TempDir(), "fuzz-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for i, base := range src.bases {
+		for k, sfx := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+			if k == 1 && i == nseg-1 && shape&0x80 != 0 {
+				files[i][1] = nil
+				continue // the index is absent
+			}
+			total += int64(len(files[i][k]))
+			if err := os.WriteFile(filepath.Join(dir, SegmentName(base)+sfx), files[i][k], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, err := ReadPartition(dir)
+	if err != nil || len(p.Segments) != nseg {
+		t.Fatalf("ReadPartition: %d segments, %v", len(p.Segments), err)
+	}
+	logName := func(i int) string { return p.Segments[i].Log }
+
+	// Brute force.
+	type chain struct {
+		batches []Batch
+		stop    int64
+		err     error
+	}
+	chains := make([]chain, nseg)
+	for i := range chains {
+		c := &chains[i]
+		c.batches, c.stop, c.err = fzChain(logName(i), files[i][0])
+	}
+	wantSeg, wantPos, wantFound, wantErr := -1, int64(-1), false, false
+	consistent := true
+	first := -1
+	for i := range src.bases {
+		if src.bases[i] <= target {
+			first = i
+		}
+	}
+	if first >= 0 {
+		for i := first; i < nseg && !wantFound && !wantErr; i++ {
+			consistent = consistent && fzIndexConsistent(files[i][1], src.bases[i], target, chains[i].batches, chains[i].stop)
+			for _, b := range chains[i].batches {
+				if b.LastOffset >= target {
+					wantSeg, wantPos, wantFound = i, b.Position, true
+					break
+				}
+			}
+			if !wantFound && chains[i].err != nil && !errors.Is(chains[i].err, ErrTorn) {
+				wantErr = true
+			}
+		}
+	}
+
+	var res *OffsetLookup
+	alloc := fzAllocated(func() { res, err = p.LookupOffset(target, LookupOptions{Trace: shape&1 == 1}) })
+	if bound := 4*uint64(total) + 256<<10; alloc > bound {
+		t.Fatalf("LookupOffset allocated %d bytes over %d bytes of files (bound %d)", alloc, total, bound)
+	}
+	switch {
+	case err != nil:
+		var ce *CorruptError
+		if !errors.As(err, &ce) || !strings.HasPrefix(ce.File, dir) {
+			t.Fatalf("LookupOffset(%d): %v is not a CorruptError naming a file of the partition", target, err)
+		}
+	case res.Found:
+		seg := -1
+		for i := range p.Segments {
+			if p.Segments[i].BaseOffset == res.SegmentBaseOffset {
+				seg = i
+			}
+		}
+		log := files[seg][0]
+		at := res.Batch.Position
+		b, perr := ParseBatch(log[at:min(int64(len(log)), at+HeaderReadSize)], at, logName(seg))
+		if perr != nil || b != res.Batch || b.End() > int64(len(log)) || b.LastOffset < target {
+			t.Fatalf("LookupOffset(%d) answered %+v; the bytes there say %+v, %v", target, res.Batch, b, perr)
+		}
+	}
+	if consistent {
+		gotSeg := -1
+		if err == nil && res.Found {
+			for i := range p.Segments {
+				if p.Segments[i].BaseOffset == res.SegmentBaseOffset {
+					gotSeg = i
+				}
+			}
+		}
+		switch {
+		case wantErr != (err != nil):
+			t.Fatalf("LookupOffset(%d): error %v; brute force expects an error: %v", target, err, wantErr)
+		case err == nil && (res.Found != wantFound || wantFound && (gotSeg != wantSeg || res.Batch.Position != wantPos)):
+			t.Fatalf("LookupOffset(%d): found %v in segment %d at %d; brute force: %v in %d at %d", target, res.Found, gotSeg, res.Batch.Position, wantFound, wantSeg, wantPos)
+		}
+	}
+
+	// Walk is the scans from position 0, segment after segment.
+	var walked []Batch
+	var walkErr error
+	alloc = fzAllocated(func() {
+		walkErr = p.Walk(LogRange{}, func(wb WalkBatch) error {
+			walked = append(walked, *wb.Batch)
+			if int64(len(wb.Entry)) != wb.Batch.Size || wb.CRCValid != (ComputeCRC(wb.Batch.Magic, wb.Entry) == wb.Batch.CRC) {
+				t.Fatalf("Walk: entry of %d bytes for %+v, crc ok %v", len(wb.Entry), wb.Batch, wb.CRCValid)
+			}
+			return nil
+		})
+	})
+	if bound := uint64(nseg)*(DefaultWindow+64<<10) + 4*uint64(total) + 256<<10; alloc > bound {
+		t.Fatalf("Walk allocated %d bytes over %d bytes of files (bound %d)", alloc, total, bound)
+	}
+	var wantWalk []Batch
+	var wantWalkErr error
+	for i := range chains {
+		wantWalk = append(wantWalk, chains[i].batches...)
+		if wantWalkErr == nil {
+			wantWalkErr = chains[i].err
+		}
+	}
+	if len(walked) != len(wantWalk) {
+		t.Fatalf("Walk delivered %d batches, the scans find %d", len(walked), len(wantWalk))
+	}
+	for i := range walked {
+		if walked[i] != wantWalk[i] {
+			t.Fatalf("Walk batch %d: %+v, scan: %+v", i, walked[i], wantWalk[i])
+		}
+	}
+	if (walkErr == nil) != (wantWalkErr == nil) || walkErr != nil && walkErr.Error() != wantWalkErr.Error() {
+		t.Fatalf("Walk error %v, the scans stop with %v", walkErr, wantWalkErr)
+	}
+
+	// Time lookups and the log end: no panic, errors name a file.
+	for _, ts := range []int64{TimestampEarliest, TimestampLatest, TimestampMax, 0, gen.DefaultStartTimestamp + target%1000} {
+		if _, err := p.LookupTime(ts, LookupOptions{Trace: shape&2 == 2}); err != nil {
+			if !strings.Contains(err.Error(), dir) {
+				t.Fatalf("LookupTime(%d): %v does not name a file of the partition", ts, err)
+			}
+		}
+	}
+	for i := range p.Segments {
+		s, err := OpenSegment(p.Segments[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.NextOffset(); err != nil && !strings.Contains(err.Error(), dir) {
+			t.Fatalf("NextOffset: %v does not name a file", err)
+		}
+		s.Close()
+	}
+	return consistent
+}
+
+// fzIndexConsistent reports whether every slot of an offset index whose
+// offset is <= target points where a lookup starting there gives the same
+// answer as a scan from position 0: at a batch start of that scan (or where
+// it stopped), with every batch before it ending below the slot's offset.
+func fzIndexConsistent(idx []byte, base, target int64, batches []Batch, stop int64) bool {
+	for s := 0; s+8 <= len(idx); s += 8 {
+		off := base + int64(int32(binary.BigEndian.Uint32(idx[s:])))
+		pos := int64(int32(binary.BigEndian.Uint32(idx[s+4:])))
+		if off > target {
+			continue
+		}
+		ok := pos == stop
+		for _, b := range batches {
+			if b.Position == pos {
+				ok = true
+				break
+			}
+			if b.LastOffset >= off {
+				return false
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
