@@ -58,6 +58,10 @@ type Options struct {
 	Progress func(done, total int64)
 
 	meter *meter // Run's, from Progress
+	// SideFiles also checks the files beside the segments (producer
+	// snapshots, checkpoints, leader epochs) and each .txnindex against the
+	// ABORT markers in the log (sidefiles.go).
+	SideFiles bool
 }
 
 func (o Options) resolved() Options {
@@ -152,6 +156,21 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	part := -1
 	var left []Finding // leftover files of the current partition, by base offset
 	var carried []Finding
+	// Side files (snapshots, checkpoints, transaction index against the
+	// log): the data directory's first, each partition's after its segments.
+	side := newSideChecker(t, &o)
+	sideFindings := func(fs []Finding, serr error) {
+		if serr != nil && err == nil {
+			err = serr
+			stop.Store(true)
+		}
+		if err == nil {
+			for _, f := range fs {
+				count(f)
+			}
+		}
+	}
+	sideFindings(side.dataDirFindings())
 	for _, j := range jobs {
 		<-j.done
 		if err == nil && j.res != nil && j.res.err != nil {
@@ -165,6 +184,12 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		if j.part != part {
 			for _, f := range left {
 				count(f)
+			}
+			if part >= 0 {
+				if sideFindings(side.partitionFindings(t.Partitions[part])); err != nil {
+					<-tickets
+					continue
+				}
 			}
 			part = j.part
 			left, carried = leftovers(t.Partitions[part]), nil
@@ -186,6 +211,9 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	if err == nil {
 		for _, f := range left {
 			count(f)
+		}
+		if part >= 0 {
+			sideFindings(side.partitionFindings(t.Partitions[part]))
 		}
 	}
 	wg.Wait()
