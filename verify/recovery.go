@@ -1,0 +1,198 @@
+package verify
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+
+	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect"
+)
+
+// RecoveryPlan says which segments of one partition a broker recovers at
+// its next start after an unclean shutdown (LogLoader): every segment from
+// the one holding the partition's recovery point to the end
+// (LogLoader.recoverLog: segments.values(recoveryPoint, +inf)), plus any
+// earlier segment it rebuilds whatever the shutdown (a missing .index, a
+// .txnindex entry below the base offset; LogLoader.loadSegmentFiles).
+// Recovery reads each of those .log files whole (LogSegment.recover), so
+// their size is the work.
+type RecoveryPlan struct {
+	Partition string `json:"partition"` // the directory's name
+	Dir       string `json:"dir"`
+	// CleanShutdown: the data directory holds .kafka_cleanshutdown, so the
+	// next start skips the recovery of RecoveryPoint onwards (the
+	// always-rebuilt segments are still rebuilt).
+	CleanShutdown bool `json:"clean_shutdown"`
+	// RecoveryPoint is what the broker starts from: the
+	// recovery-point-offset-checkpoint entry, or 0 when the file has none
+	// for the partition or cannot be read. RecoveryPointSource says which:
+	// "checkpoint", "absent" or "unreadable".
+	RecoveryPoint       int64             `json:"recovery_point"`
+	RecoveryPointSource string            `json:"recovery_point_source"`
+	LogEndOffset        int64             `json:"log_end_offset"`
+	Segments            []RecoverySegment `json:"segments"`
+	SegmentCount        int               `json:"segment_count"`
+	Bytes               int64             `json:"bytes"` // .log bytes to recover
+	Estimate            *RecoveryEstimate `json:"estimate"`
+}
+
+// RecoverySegment is one segment a broker would recover, and why.
+type RecoverySegment struct {
+	Segment    string `json:"segment"`
+	BaseOffset int64  `json:"base_offset"`
+	Bytes      int64  `json:"bytes"`
+	// Reason: "recovery_point" (at or after the recovery point: only after
+	// an unclean shutdown), "index_missing" or "txnindex_below_base"
+	// (rebuilt at every start).
+	Reason string `json:"reason"`
+}
+
+// RecoveryEstimate is how long recovering Bytes takes at a scan rate kseg
+// measured while reading the same disk: a rough guide, since a broker
+// also builds indexes and replays producer state (and runs
+// num.recovery.threads.per.data.dir threads per directory).
+type RecoveryEstimate struct {
+	ScanRateBytesPerSecond float64 `json:"scan_rate_bytes_per_second"`
+	Seconds                float64 `json:"seconds"`
+}
+
+// Reasons a segment is in a recovery plan.
+const (
+	ReasonRecoveryPoint     = "recovery_point"
+	ReasonIndexMissing      = "index_missing"
+	ReasonTxnIndexBelowBase = "txnindex_below_base"
+)
+
+// MarshalJSON writes the plan as the contract's recovery_plan line.
+func (p RecoveryPlan) MarshalJSON() ([]byte, error) {
+	type plain RecoveryPlan
+	if p.Segments == nil {
+		p.Segments = []RecoverySegment{}
+	}
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{"recovery_plan", plain(p)})
+}
+
+// SetEstimate fills in the time estimate for a scan rate in bytes per
+// second (no estimate when the rate is not positive).
+func (p *RecoveryPlan) SetEstimate(rate float64) {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		p.Estimate = nil
+		return
+	}
+	p.Estimate = &RecoveryEstimate{ScanRateBytesPerSecond: rate, Seconds: float64(p.Bytes) / rate}
+}
+
+// PlanRecovery returns the recovery plan of every partition of t, in t's
+// order. A target naming a single segment plans its whole partition.
+func PlanRecovery(t *inspect.Target) ([]RecoveryPlan, error) {
+	var dd *inspect.DataDirFiles
+	if t.DataDir != "" {
+		dd = inspect.ReadDataDirFiles(t.DataDir)
+	}
+	var out []RecoveryPlan
+	for _, p := range t.Partitions {
+		if p.Only {
+			full, err := inspect.ReadPartition(p.Dir)
+			if err != nil {
+				return nil, err
+			}
+			p = full
+		}
+		plan, err := planPartitionRecovery(p, dd)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, plan)
+	}
+	return out, nil
+}
+
+func planPartitionRecovery(p *inspect.Partition, dd *inspect.DataDirFiles) (RecoveryPlan, error) {
+	plan := RecoveryPlan{Partition: p.Name(), Dir: p.Dir, RecoveryPointSource: "absent"}
+	if dd != nil {
+		plan.CleanShutdown = dd.CleanShutdown.Present()
+		switch {
+		case dd.RecoveryPoints.Present() && !dd.RecoveryPoints.OK():
+			// LogManager.loadLogs: an unreadable file means an empty map.
+			plan.RecoveryPointSource = "unreadable"
+		case p.Topic != "":
+			if rp, ok := inspect.CheckpointedOffset(&dd.RecoveryPoints, p.Topic, p.Partition); ok {
+				plan.RecoveryPoint, plan.RecoveryPointSource = rp, "checkpoint"
+			}
+		}
+	}
+	ends, err := partitionEnds(p)
+	if err != nil {
+		return plan, err
+	}
+	plan.LogEndOffset = ends.end
+	// segments.values(recoveryPoint, +inf): the floor segment of the
+	// recovery point and every later one; all of them when the point is
+	// below the first base offset.
+	first := 0
+	for i, sf := range p.Segments {
+		if sf.BaseOffset <= plan.RecoveryPoint {
+			first = i
+		}
+	}
+	for i, sf := range p.Segments {
+		reason := ""
+		switch {
+		case i >= first:
+			reason = ReasonRecoveryPoint
+		case sf.Index == "":
+			reason = ReasonIndexMissing
+		default:
+			below, err := txnIndexBelowBase(sf)
+			if err != nil {
+				return plan, err
+			}
+			if below {
+				reason = ReasonTxnIndexBelowBase
+			}
+		}
+		if reason == "" {
+			continue
+		}
+		var size int64
+		if sf.Log != "" {
+			st, err := os.Stat(sf.Log)
+			if err != nil {
+				return plan, err
+			}
+			size = st.Size()
+		}
+		plan.Segments = append(plan.Segments, RecoverySegment{Segment: sf.Name(), BaseOffset: sf.BaseOffset, Bytes: size, Reason: reason})
+		plan.Bytes += size
+	}
+	plan.SegmentCount = len(plan.Segments)
+	return plan, nil
+}
+
+// txnIndexBelowBase is TransactionIndex.sanityCheck failing with
+// CorruptIndexException (an entry's last offset below the base), which
+// makes the loader rebuild the segment. (A version byte above 0 makes the
+// load fail instead; verify reports it as txnindex.version.)
+func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
+	if sf.TxnIndex == "" {
+		return false, nil
+	}
+	f, err := inspect.OpenMapped(sf.TxnIndex)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	err = indexfmt.NewTxnIndex(f, f.Size()).SanityCheck(sf.BaseOffset)
+	switch {
+	case err == nil, errors.Is(err, indexfmt.ErrTxnVersion):
+		return false, nil
+	case errors.Is(err, indexfmt.ErrCorruptIndex):
+		return true, nil
+	}
+	return false, err
+}
