@@ -3,6 +3,9 @@ package inspect
 import (
 	"errors"
 	"fmt"
+	"os"
+
+	"github.com/kseg/kseg/indexfmt"
 )
 
 // ListOffsets special timestamps (ListOffsetsRequest), as kseg reports them
@@ -104,26 +107,20 @@ func (p *Partition) lookupLatest(tr *tracer) (*TimeLookup, error) {
 }
 
 // segmentMaxTimestamp is maxTimestampAndOffsetSoFar as a broker holds it
-// after loading the segment: the time index's last entry, or (-1, base)
-// for an empty one. When the time index is missing or zero-padded (an
-// unclean shutdown, after which the broker recovers the segment) it is
-// recomputed from the batch headers as LogSegment.recover does: the first
-// batch reaching the maximum, by strict '>'. hit is the slot used, or nil.
+// after loading the segment: the time index's last entry (TimeIndex.lastEntry),
+// or (-1, base) for an empty one. When the time index is missing, torn, or
+// zero-padded (an unclean shutdown, after which the broker recovers the
+// segment) it is recomputed from the batch headers as LogSegment.recover
+// does: the first batch reaching the maximum, by strict '>'. hit is the
+// slot used, or nil.
 func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeHit, err error) {
 	if seg.TimeIndex != nil {
-		valid, err := seg.TimeIndex.ValidEntries()
+		ts, offset, hit, clean, err := lastTimeEntry(seg.TimeIndex)
 		if err != nil {
 			return 0, 0, nil, fmt.Errorf("%s: %w", seg.TimeIndexName, err)
 		}
-		if valid == seg.TimeIndex.Slots() && seg.TimeIndex.TrailingBytes() == 0 {
-			e, err := seg.TimeIndex.LastEntry()
-			if err != nil {
-				return 0, 0, nil, fmt.Errorf("%s: %w", seg.TimeIndexName, err)
-			}
-			if valid > 0 {
-				hit = &TimeHit{Slot: valid - 1, Timestamp: e.Timestamp, Offset: e.Offset}
-			}
-			return e.Timestamp, e.Offset, hit, nil
+		if clean {
+			return ts, offset, hit, nil
 		}
 		tr.notef("time index %s is padded or torn: max timestamp recomputed from the log, as broker recovery would", seg.TimeIndexName)
 	} else {
@@ -142,33 +139,84 @@ func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeH
 	return ts, offset, nil, nil
 }
 
+// lastTimeEntry reads a time index's last entry, and whether the file is
+// clean: a whole number of slots, the last not zero padding (a slot i > 0
+// at the base offset: a zero-filled tail ends with one). Only the last
+// slot is read, as the broker reads it; a padded file is one whose last
+// slot is padding, since padding runs to the end of the file.
+func lastTimeEntry(x *indexfmt.TimeIndex) (ts, offset int64, hit *TimeHit, clean bool, err error) {
+	e, err := x.LastEntry()
+	if err != nil {
+		return 0, 0, nil, false, err
+	}
+	n := x.Slots()
+	if x.TrailingBytes() != 0 || (n > 1 && e.RelativeOffset == 0) {
+		return 0, 0, nil, false, nil
+	}
+	if n > 0 {
+		hit = &TimeHit{Slot: n - 1, Timestamp: e.Timestamp, Offset: e.Offset}
+	}
+	return e.Timestamp, e.Offset, hit, true, nil
+}
+
+// maxTimestampOf is segmentMaxTimestamp for a segment not yet opened: when
+// its time index is clean only that file's last slot is read (with pread:
+// one slot does not warrant a mapping); otherwise the segment is opened and
+// its log scanned.
+func maxTimestampOf(sf SegmentFiles, tr *tracer) (ts, offset int64, hit *TimeHit, err error) {
+	if sf.TimeIndex != "" {
+		f, err := Open(sf.TimeIndex, OpenOptions{})
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		ts, offset, hit, clean, err := lastTimeEntry(indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset))
+		f.Close()
+		if err != nil {
+			return 0, 0, nil, fmt.Errorf("%s: %w", sf.TimeIndex, err)
+		}
+		if clean {
+			return ts, offset, hit, nil
+		}
+	}
+	seg, err := OpenSegment(sf)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer seg.Close()
+	return segmentMaxTimestamp(seg, tr)
+}
+
 // lookupTimestamp: the first segment whose largest timestamp is >= target
 // (LogSegment.largestTimestamp: maxTimestampSoFar, or the .log's mtime when
 // there is no timestamp), then findOffsetByTimestamp in that segment only.
+// Segments before it cost one time-index slot each.
 func (p *Partition) lookupTimestamp(target int64, tr *tracer) (*TimeLookup, error) {
 	startingOffset := p.Segments[0].BaseOffset
 	for i, sf := range p.Segments {
-		seg, err := OpenSegment(sf)
+		largest, _, _, err := maxTimestampOf(sf, tr)
 		if err != nil {
-			return nil, err
-		}
-		largest, _, _, err := segmentMaxTimestamp(seg, tr)
-		if err != nil {
-			seg.Close()
 			return nil, err
 		}
 		how := "max timestamp"
 		if largest < 0 {
-			largest = seg.LogModTime.UnixMilli()
+			largest = 0
+			if sf.Log != "" {
+				if st, err := os.Stat(sf.Log); err == nil {
+					largest = st.ModTime().UnixMilli()
+				}
+			}
 			how = "no timestamps: .log last-modified time"
 		}
 		if largest < target {
 			tr.notef("segment %s: largest timestamp %d (%s) < %d: skip", sf.Name(), largest, how, target)
-			seg.Close()
 			continue
 		}
 		tr.add(TraceStep{Step: "segment", Segment: sf.Name(), Candidates: len(p.Segments),
 			Message: fmt.Sprintf("segment %s chosen (#%d of %d): the first whose largest timestamp %d (%s) >= %d", sf.Name(), i+1, len(p.Segments), largest, how, target)})
+		seg, err := OpenSegment(sf)
+		if err != nil {
+			return nil, err
+		}
 		res, err := findOffsetByTimestamp(seg, target, startingOffset, tr)
 		seg.Close()
 		if err != nil {
@@ -341,12 +389,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer) (*TimeLookup, error) {
 	var bestTS, bestOffset int64 = -1, -1
 	var bestHit *TimeHit
 	for i, sf := range p.Segments {
-		seg, err := OpenSegment(sf)
-		if err != nil {
-			return nil, err
-		}
-		ts, off, hit, err := segmentMaxTimestamp(seg, tr)
-		seg.Close()
+		ts, off, hit, err := maxTimestampOf(sf, tr)
 		if err != nil {
 			return nil, err
 		}
