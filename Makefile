@@ -3,21 +3,28 @@
 #   make demo     build kseg, generate a partition, look around in it
 #   make test     the whole test suite, with the race detector
 #   make lint     gofmt, go vet, staticcheck
+#   make bench    benchmarks on generated partitions, benchstat, targets
 #
 # Variables: GO, BIN, RACE (make test RACE= for a quicker run without the
-# race detector), FUZZTIME, BENCH.
+# race detector), FUZZTIME, BENCH, BENCH_SEGMENT_BYTES, BENCH_COUNT,
+# BENCH_OUT.
 
 GO       ?= go
 BIN      ?= bin/kseg
 RACE     ?= -race
 FUZZTIME ?= 10s
 BENCH    ?= .
+BENCH_SEGMENT_BYTES ?= 268435456
+BENCH_COUNT ?= 6
+BENCH_OUT   ?= bin/bench.txt
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -X github.com/kseg/kseg/cmd.version=$(VERSION)
 
 # honnef.co/go/tools v0.8.2 is the first release line built for go1.26
 # (its go.mod says go 1.26.0); run through go run, nothing to install.
 STATICCHECK_VERSION := v0.8.2
+# golang.org/x/perf has no tagged releases: benchstat at a pinned commit.
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 
 .PHONY: all build test demo bench fuzz docs lint clean
 
@@ -50,8 +57,31 @@ demo: build
 	echo; echo "\$$ kseg lookup -o json $$part 1500"; \
 	$(BIN) lookup -o json "$$part" 1500
 
-bench:
-	$(GO) test -run='^$$' -bench='$(BENCH)' -benchmem ./...
+# Benchmarks on partitions written with kseg gen into a temporary
+# directory (removed afterwards): the data sets the benchmark files
+# document (benchData), with segments of BENCH_SEGMENT_BYTES (default
+# 256 MiB: a few minutes on 2 cores; docs/performance.md records the 1 GiB
+# run, BENCH_SEGMENT_BYTES=1073741824). Every benchmark runs BENCH_COUNT
+# times; the raw output goes to BENCH_OUT, then benchstat summarises it and
+# testdata/benchsummary prints the targets with the median of the runs.
+# BENCH selects benchmarks as -bench does.
+bench: build
+	@set -eu; \
+	d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	s=$(BENCH_SEGMENT_BYTES); \
+	gen() { set=$$1; name=$$2; shift 2; \
+		$(BIN) gen -o json --records-per-batch 16 --value-size 1024 "$$@" "$$d/$$set/$$name" > /dev/null; }; \
+	echo "writing benchmark partitions (segments of $$s bytes) under $$d"; \
+	gen seg bench-0 --seed 1 --segments 1 --segment-bytes $$s; \
+	gen part4 bench-0 --seed 2 --segments 4 --segment-bytes $$s; \
+	for i in $$(seq 0 15); do gen many t-$$i --seed $$((10 + i)) --segments 1 --segment-bytes $$((s / 16)); done; \
+	for c in gzip snappy lz4 zstd; do gen $$c bench-0 --seed 3 --segments 1 --segment-bytes $$((s / 4)) --compression $$c; done; \
+	gen segs bench-0 --seed 4 --segments 256 --segment-bytes 1048576; \
+	echo "nproc: $$(nproc)"; \
+	KSEG_BENCH_DATA="$$d" KSEG_BIN="$(abspath $(BIN))" $(GO) test -run='^$$' -bench='$(BENCH)' -benchmem \
+		-count=$(BENCH_COUNT) -timeout=120m ./... | tee $(BENCH_OUT); \
+	$(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION) $(BENCH_OUT); \
+	$(GO) run ./testdata/benchsummary $(BENCH_OUT)
 
 # Every Fuzz target of every package, FUZZTIME each. A failing input is
 # saved under the package's testdata/fuzz/ and becomes a regression test.
