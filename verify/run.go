@@ -320,7 +320,10 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	}
 
 	open := func(path string) (*inspect.File, error) {
-		f, err := inspect.OpenMapped(path)
+		// Indexes are mapped, as the broker maps them, and read whole
+		// by the checks: cache-neutral, so that verifying beside a live
+		// broker leaves its page cache as it was.
+		f, err := inspect.Open(path, inspect.OpenOptions{Mapped: true, CacheNeutral: true})
 		if err != nil {
 			return nil, err
 		}
