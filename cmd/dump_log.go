@@ -19,6 +19,7 @@ type dumpLogOptions struct {
 	records  bool
 	encoding string
 	rng      inspect.LogRange
+	salvage  bool
 }
 
 func newDumpLogCommand(ios *IOStreams) *cobra.Command {
@@ -50,10 +51,21 @@ Ranges are resolved through the indexes, so only the bytes in range are
 read: --from-offset/--to-offset (inclusive; batches overlapping the range),
 --from-time/--to-time (ms, RFC 3339, a date, or relative to now such as -1h;
 records outside are left out, batches without any are skipped),
---max-batches.`,
+--max-batches.
+
+A damaged .log stops the listing of its segment: what comes before the
+damage is listed, the error names the file and byte position, and the exit
+code is 2. With --salvage the listing goes on past damage: each damaged
+byte range is reported on stderr (and with -o json as a line: kind
+("damage") segment position end bytes error), the listing resumes at the
+next position where a valid batch starts (length, magic and CRC agree),
+and the exit code is 1 when anything was skipped (0 when nothing was), so
+that the records a broker's recovery would throw away (everything after
+the first damage in a segment) can be recovered.`,
 		Example: `  kseg dump-log data/orders-0/00000000000000000000.log
   kseg dump-log --records --from-offset 1200 --to-offset 1210 data/orders-0
-  kseg dump-log -o json --records data/orders-0 | jq -r 'select(.kind=="record") | .value'`,
+  kseg dump-log -o json --records data/orders-0 | jq -r 'select(.kind=="record") | .value'
+  kseg dump-log -o json --records --salvage data/orders-0 > salvaged.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -98,6 +110,7 @@ records outside are left out, batches without any are skipped),
 	f.StringVar(&fromTime, "from-time", "", "first timestamp (ms, RFC 3339, a date, or relative: -1h)")
 	f.StringVar(&toTime, "to-time", "", "last timestamp (ms, RFC 3339, a date, or relative: -1h; inclusive)")
 	f.Int64Var(&maxBatches, "max-batches", 0, "stop after this many batches (0: no limit)")
+	f.BoolVar(&opts.salvage, "salvage", false, "go on past damage: report each damaged byte range and resume at the next valid batch (exit 1 if any)")
 	return c
 }
 
@@ -254,10 +267,17 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	if err != nil {
 		return err
 	}
+	bar := ios.progress("dump-log")
+	defer bar.done()
+	opts.rng.Progress = bar.callback()
 	l := newLister(ios, logColumns)
 	var dec inspect.RecordDecoder
+	var salvage *salvageReport // nil: stop at damage
+	if opts.salvage {
+		salvage = &salvageReport{ios: ios}
+	}
 	batches := 0
-	walkErr := p.Walk(opts.rng, func(w inspect.WalkBatch) error {
+	fn := func(w inspect.WalkBatch) error {
 		batches++
 		b := w.Batch
 		line := &batchLineJSON{Kind: "batch", Segment: w.Segment.Name(), Position: b.Position, Size: b.Size, Magic: b.Magic,
@@ -266,6 +286,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 			MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence,
 			PartitionLeaderEpoch: b.PartitionLeaderEpoch, IsTransactional: b.IsTransactional(), IsControl: b.IsControl()}
 		var recs []recordLineJSON
+		var recErr error // records that do not decode, when salvaging
 		if b.Magic < 2 {
 			// A legacy wrapper's first offset and count are inside it.
 			line.RecordCount = 0
@@ -280,9 +301,10 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 				}
 				return nil
 			})
-			if err != nil {
+			if err != nil && salvage == nil {
 				return err
 			}
+			recErr = err
 			line.BaseOffset = first
 			l.Add(logLine{batch: line})
 		} else {
@@ -294,24 +316,38 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 					}
 					return nil
 				})
-				if err != nil {
+				if err != nil && salvage == nil {
 					return err
 				}
+				recErr = err
 			}
 		}
 		for i := range recs {
 			l.Add(logLine{record: &recs[i]})
 		}
+		if recErr != nil {
+			return salvage.recordsDamaged(w, recErr)
+		}
 		return nil
-	})
+	}
+	var walkErr error
+	if salvage != nil {
+		walkErr = p.WalkSalvage(opts.rng, fn, salvage.add)
+	} else {
+		walkErr = p.Walk(opts.rng, fn)
+	}
+	bar.done()
 	l.Footer("%d batches", batches)
+	if salvage != nil && salvage.ranges > 0 {
+		l.Footer("%d damaged %s (%d bytes) skipped", salvage.ranges, plural(salvage.ranges, "range", "ranges"), salvage.bytes)
+	}
 	if err := l.Close(); err != nil {
 		return err
 	}
 	if walkErr != nil {
 		return fmt.Errorf("%w (run kseg verify %s)", walkErr, opts.path)
 	}
-	return nil
+	return salvage.result()
 }
 
 func ptr[T any](v T) *T { return &v }

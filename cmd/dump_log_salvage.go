@@ -1,0 +1,75 @@
+package cmd
+
+import (
+	"errors"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// dump-log --salvage: past damage, resynchronise on the next valid batch
+// and go on listing (inspect.Partition.WalkSalvage), so that an operator
+// can recover the records a broker's recovery would throw away.
+
+// damageLineJSON is the contract's dump-log damage line: the bytes
+// [position, end) of segment hold no batch that could be read.
+type damageLineJSON struct {
+	Kind     string `json:"kind"` // "damage"
+	Segment  string `json:"segment"`
+	Position int64  `json:"position"`
+	End      int64  `json:"end"`
+	Bytes    int64  `json:"bytes"`
+	Error    string `json:"error"`
+}
+
+// salvageReport reports the damaged ranges of a salvaging dump-log: on
+// stderr always, and in -o json as damage lines among the batch lines.
+type salvageReport struct {
+	ios    *IOStreams
+	ranges int
+	bytes  int64
+}
+
+// add reports one damaged range.
+func (s *salvageReport) add(d inspect.Damage) error {
+	s.ranges++
+	s.bytes += d.End - d.Position
+	detail := d.Err.Error()
+	var ce *inspect.CorruptError
+	if errors.As(d.Err, &ce) {
+		detail = ce.Err.Error() // the file and position are said apart
+	}
+	s.ios.Warnf("%s: bytes %d..%d (%d bytes) skipped: %s", d.Segment.Log, d.Position, d.End-1, d.End-d.Position, detail)
+	if s.ios.Format() != FormatJSON {
+		return nil
+	}
+	return newJSONEncoder(s.ios).Encode(damageLineJSON{
+		Kind: "damage", Segment: d.Segment.Name(), Position: d.Position, End: d.End, Bytes: d.End - d.Position, Error: detail,
+	})
+}
+
+// recordsDamaged turns a batch whose records do not decode into a damaged
+// range when salvaging; otherwise the error stands.
+func (s *salvageReport) recordsDamaged(w inspect.WalkBatch, err error) error {
+	var ce *inspect.CorruptError
+	if s == nil || !errors.As(err, &ce) {
+		return err
+	}
+	return s.add(inspect.Damage{Segment: w.Segment, Position: w.Batch.Position, End: w.Batch.End(), Err: err})
+}
+
+// result is the outcome of a salvaging dump: a negative answer (exit 1)
+// when anything was skipped.
+func (s *salvageReport) result() error {
+	if s == nil || s.ranges == 0 {
+		return nil
+	}
+	return errNegative("damaged bytes skipped")
+}
+
+// plural picks the singular or the plural form for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
