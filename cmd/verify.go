@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -11,11 +12,12 @@ import (
 )
 
 type verifyOptions struct {
-	paths    []string
-	jobs     int
-	strict   bool
-	records  bool
-	interval int // verify.Options.IndexIntervalBytes
+	paths        []string
+	jobs         int
+	strict       bool
+	records      bool
+	interval     int  // verify.Options.IndexIntervalBytes
+	recoveryPlan bool // --recovery-plan (verify_recovery.go)
 }
 
 func newVerifyCommand(ios *IOStreams) *cobra.Command {
@@ -40,6 +42,20 @@ timeindex.stale, assuming --index-interval-bytes). Zero-filled index tails
 and missing indexes are warnings. Segments are checked in parallel (-j);
 the output order does not depend on it.
 
+The files beside the segments are checked too: producer snapshots (CRC,
+format, an offset beyond the log end or inside a batch), the data
+directory's checkpoints and meta.properties (the broker's strict readers; a
+recovery point or log start offset beyond the log end), the
+leader-epoch-checkpoint against the broker's epoch cache and the log, and
+each .txnindex against the ABORT markers in the log (txnindex.mismatch).
+
+--recovery-plan adds, per partition, which segments a broker would recover
+at its next start after an unclean shutdown (from the segment holding the
+recovery point in recovery-point-offset-checkpoint, plus segments rebuilt at
+every start), their bytes, and an estimate of the time from the rate kseg
+read the logs at in this run: "kind":"recovery_plan" lines before the
+summary in JSON, a second table, or lines on stderr with -o csv.
+
 Finding fields: severity (error, warning) check file segment_base_offset
 position offset message. position is a byte position in file; position and
 offset are empty (JSON null) when they do not apply. The summary counts
@@ -48,13 +64,15 @@ and warnings: the table's last line, the last JSON line ("kind":"summary"),
 or a line on stderr with -o csv. Check ids are listed in the CLI contract
 (log.crc, log.corrupt-header, log.truncated, log.offset-order,
 log.offset-range, log.records, index.*, timeindex.*, txnindex.*,
-segment.overlap, segment.leftover).
+segment.overlap, segment.leftover, snapshot.*, checkpoint.*,
+leader-epoch.range).
 
 Exit codes: 0 no error findings; 1 errors found (or, with --strict,
 warnings); 2 a PATH could not be read.`,
 		Example: `  kseg verify /var/lib/kafka/data
   kseg verify -j 4 --strict data/orders-0
-  kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'`,
+  kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'
+  kseg verify --recovery-plan -o json data | jq -c 'select(.kind == "recovery_plan") | [.partition, .bytes, .estimate.seconds]'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.paths = args
@@ -77,6 +95,7 @@ warnings); 2 a PATH could not be read.`,
 	f.BoolVar(&opts.strict, "strict", false, "exit 1 on warnings too")
 	f.BoolVar(&opts.records, "records", false, "decode every record of every batch (decompressing) and check it against the header")
 	f.IntVar(&interval, "index-interval-bytes", verify.DefaultIndexIntervalBytes, "the broker's index.interval.bytes, for index.stale and timeindex.stale")
+	f.BoolVar(&opts.recoveryPlan, "recovery-plan", false, "also say which segments a broker would recover after an unclean shutdown, and how long that may take")
 	return c
 }
 
@@ -109,14 +128,18 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		}
 		targets = append(targets, t)
 	}
-	vopts := verify.Options{Jobs: opts.jobs, Records: opts.records, IndexIntervalBytes: opts.interval}
+	vopts := verify.Options{Jobs: opts.jobs, Records: opts.records, IndexIntervalBytes: opts.interval, SideFiles: true}
+	started := time.Now()
 	l := newLister(ios, findingColumns)
 	var total verify.Summary
 	for _, t := range targets {
 		for _, s := range t.Skipped {
 			ios.Warnf("%s: not checked: %s", s.Path, s.Reason)
 		}
+		bar := ios.progress("verify")
+		vopts.Progress = bar.callback()
 		sum, err := verify.Run(t, vopts, l.Add)
+		bar.done()
 		total.Partitions += sum.Partitions
 		total.Segments += sum.Segments
 		total.Batches += sum.Batches
@@ -131,10 +154,16 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 			return fmt.Errorf("verifying %s: %w", t.Path, err)
 		}
 	}
+	elapsed := time.Since(started)
 	line := summaryText(total)
 	l.Footer("%s", line)
 	if err := l.Close(); err != nil {
 		return err
+	}
+	if opts.recoveryPlan {
+		if err := printRecoveryPlans(ios, targets, total.Bytes, elapsed); err != nil {
+			return err
+		}
 	}
 	switch ios.Format() {
 	case FormatJSON:
