@@ -56,6 +56,13 @@ func BenchmarkVerifySegment(b *testing.B) {
 	b.Run("headers", func(b *testing.B) {
 		vsBaseline(b, logs, func() int64 { return verifyClean(b, tg, Options{Jobs: 1}) })
 	})
+	// The same work spread over 256 segments of 1 MiB ("segs"): what the
+	// per-segment costs (opening, mapping, index checks) add.
+	sdir := benchData(b, "segs")
+	stg, slogs := benchTarget(b, sdir), logFiles(b, sdir)
+	b.Run("256-segments", func(b *testing.B) {
+		vsBaseline(b, slogs, func() int64 { return verifyClean(b, stg, Options{Jobs: 1}) })
+	})
 }
 
 // BenchmarkVerifyRecords is verify --records (every record decoded) per
