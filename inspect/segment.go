@@ -11,8 +11,9 @@ import (
 )
 
 // Segment is one opened segment: its .log and, when present, its offset
-// and time indexes, each read through an io.ReaderAt. OpenSegment maps the
-// files; NewSegment wraps bytes (tests, fuzzing).
+// and time indexes, each read through an io.ReaderAt. OpenSegment opens the
+// files (indexes mapped, the log read with pread); NewSegment wraps bytes
+// (tests, fuzzing).
 type Segment struct {
 	BaseOffset int64
 	LogName    string
