@@ -262,16 +262,31 @@ func timeTargets(b *testing.B, seg *inspect.Segment) []int64 {
 // BenchmarkLookupOffset is an offset lookup in an opened segment of the
 // "seg" data set (default index density: index.interval.bytes 4096):
 // the offset index's warm/cold binary search and the header scan, for
-// random offsets. "latency" times each lookup alone and reports the median
-// and 99th percentile.
+// random offsets, with the log mapped (OpenSegmentWith, a long-lived
+// process) and, "segment-pread-log", read with pread (OpenSegment, what
+// the one-shot commands use). "latency" times each lookup alone and
+// reports the median and 99th percentile.
 func BenchmarkLookupOffset(b *testing.B) {
 	p := benchPartition(b, "seg")
-	seg, err := inspect.OpenSegment(p.Segments[0])
+	seg, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer seg.Close()
+	pseg, err := inspect.OpenSegment(p.Segments[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pseg.Close()
 	targets := lookupTargets(b, seg)
+	b.Run("segment-pread-log", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, _, found, err := pseg.LookupOffset(targets[i&4095]); err != nil || !found {
+				b.Fatalf("offset %d: found=%v: %v", targets[i&4095], found, err)
+			}
+		}
+	})
 	lookup := func(b *testing.B, i int) {
 		bt, _, found, err := seg.LookupOffset(targets[i&4095])
 		if err != nil || !found || bt.LastOffset < targets[i&4095] {
@@ -303,12 +318,25 @@ func BenchmarkLookupOffset(b *testing.B) {
 // the decoding of the one batch holding the answer.
 func BenchmarkLookupTimestamp(b *testing.B) {
 	p := benchPartition(b, "seg")
-	seg, err := inspect.OpenSegment(p.Segments[0])
+	seg, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer seg.Close()
+	pseg, err := inspect.OpenSegment(p.Segments[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pseg.Close()
 	targets := timeTargets(b, seg)
+	b.Run("segment-pread-log", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if a, err := pseg.LookupTimestamp(targets[i&4095], pseg.BaseOffset); err != nil || !a.Found {
+				b.Fatalf("timestamp %d: %+v: %v", targets[i&4095], a, err)
+			}
+		}
+	})
 	lookup := func(b *testing.B, i int) {
 		a, err := seg.LookupTimestamp(targets[i&4095], seg.BaseOffset)
 		if err != nil || !a.Found || a.Timestamp < targets[i&4095] {
