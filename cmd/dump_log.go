@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/internaltopics"
 )
 
 type dumpLogOptions struct {
@@ -20,6 +21,7 @@ type dumpLogOptions struct {
 	encoding string
 	rng      inspect.LogRange
 	salvage  bool
+	decoder  string // --decoder (dump_log_decode.go)
 }
 
 func newDumpLogCommand(ios *IOStreams) *cobra.Command {
@@ -61,11 +63,23 @@ byte range is reported on stderr (and with -o json as a line: kind
 next position where a valid batch starts (length, magic and CRC agree),
 and the exit code is 1 when anything was skipped (0 when nothing was), so
 that the records a broker's recovery would throw away (everything after
-the first damage in a segment) can be recovered.`,
+the first damage in a segment) can be recovered.
+
+Records of Kafka's internal topics are decoded, as DumpLogSegments'
+--offsets-decoder, --transaction-log-decoder and --cluster-metadata-decoder
+do: a record line gets a "decoded" object (decoder, type, key_version, key,
+value_version, value, tombstone, note, error; cluster metadata also
+frame_version and api_key). The decoder follows the topic of the partition
+directory (__consumer_offsets, __transaction_state, __cluster_metadata);
+--decoder picks one (consumer_offsets, transaction_state, cluster_metadata)
+or none, and the DumpLogSegments flag names are accepted too. Choosing a
+decoder implies --records. A record that does not decode gets an "error"
+in its decoded object; the listing goes on.`,
 		Example: `  kseg dump-log data/orders-0/00000000000000000000.log
   kseg dump-log --records --from-offset 1200 --to-offset 1210 data/orders-0
   kseg dump-log -o json --records data/orders-0 | jq -r 'select(.kind=="record") | .value'
-  kseg dump-log -o json --records --salvage data/orders-0 > salvaged.jsonl`,
+  kseg dump-log -o json --records --salvage data/orders-0 > salvaged.jsonl
+  kseg dump-log -o json --records data/__consumer_offsets-13 | jq -c 'select(.decoded.type=="offset_commit") | .decoded.key'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -99,6 +113,9 @@ the first damage in a segment) can be recovered.`,
 				return usageErrorf("--max-batches must be >= 0, not %d", maxBatches)
 			}
 			opts.rng.MaxBatches = int(maxBatches)
+			if err := resolveDecoderFlags(c.Flags(), &opts); err != nil {
+				return err
+			}
 			return runDumpLog(ios, opts)
 		},
 	}
@@ -111,6 +128,7 @@ the first damage in a segment) can be recovered.`,
 	f.StringVar(&toTime, "to-time", "", "last timestamp (ms, RFC 3339, a date, or relative: -1h; inclusive)")
 	f.Int64Var(&maxBatches, "max-batches", 0, "stop after this many batches (0: no limit)")
 	f.BoolVar(&opts.salvage, "salvage", false, "go on past damage: report each damaged byte range and resume at the next valid batch (exit 1 if any)")
+	addDecoderFlags(f, &opts)
 	return c
 }
 
@@ -160,6 +178,8 @@ type recordLineJSON struct {
 	ValueEncoding string       `json:"value_encoding,omitempty"`
 	Headers       []headerJSON `json:"headers"`
 	Control       *controlJSON `json:"control,omitempty"`
+	// Decoded is the internal-topic decoding (dump_log_decode.go).
+	Decoded *internaltopics.Decoded `json:"decoded,omitempty"`
 }
 
 // logLine is one row of dump-log: a batch or a record. JSON prints the
@@ -270,7 +290,8 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	bar := ios.progress("dump-log")
 	defer bar.done()
 	opts.rng.Progress = bar.callback()
-	l := newLister(ios, logColumns)
+	decoder := recordDecoder(opts, p)
+	l := newLister(ios, logColumnsFor(decoder))
 	var dec inspect.RecordDecoder
 	var salvage *salvageReport // nil: stop at damage
 	if opts.salvage {
@@ -297,7 +318,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 				}
 				line.RecordCount++
 				if opts.records && inRange(opts.rng, r) {
-					recs = append(recs, recordLine(r, b, opts.encoding))
+					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder))
 				}
 				return nil
 			})
@@ -312,7 +333,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 			if opts.records {
 				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
 					if inRange(opts.rng, r) {
-						l.Add(logLine{record: ptr(recordLine(r, b, opts.encoding))})
+						l.Add(logLine{record: ptr(decodedRecordLine(r, b, opts.encoding, decoder))})
 					}
 					return nil
 				})
