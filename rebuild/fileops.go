@@ -78,14 +78,16 @@ func replaceFile(final string, src source, perm fs.FileMode, own owner, backup b
 	if err := step("write"); err != nil {
 		return nil, err
 	}
+	// Errors name the file being replaced; the wrapped error names the
+	// temporary file (removed on the way out).
 	if err := src(tmp); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", tmp.Name(), err)
+		return nil, fmt.Errorf("writing %s: %w", final, err)
 	}
 	if err := step("fsync"); err != nil {
 		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {
-		return nil, fmt.Errorf("fsync %s: %w", tmp.Name(), err)
+		return nil, fmt.Errorf("fsync %s: %w", final, err)
 	}
 	if err := tmp.Chmod(perm); err != nil {
 		return nil, fmt.Errorf("chmod %s: %w", tmp.Name(), err)
@@ -258,13 +260,13 @@ func saveNew(path string, src source, like fs.FileInfo) error {
 		return err
 	}
 	if err := src(tmp); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp.Name(), err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := step("save-fsync"); err != nil {
 		return err
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", tmp.Name(), err)
+		return fmt.Errorf("fsync %s: %w", path, err)
 	}
 	if err := tmp.Chmod(like.Mode().Perm()); err != nil {
 		return err
