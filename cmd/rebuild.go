@@ -49,7 +49,14 @@ and a warning on stderr says where and why. --truncate-log also cuts the
 .log there, as recovery does, after saving the cut bytes beside it as
 <name>.log.truncated-at-<position> (saved bytes + cut log = the old log).
 A non-increasing offset at an index point makes broker recovery empty the
-whole segment; kseg plans the same and warns. The broker ignores .bak and
+whole segment; kseg plans the same and warns.
+
+Overlapping segments: a batch whose offsets reach the next segment's base
+offset is never read by a broker's fetch (it looks offsets up in the
+segment with the largest base offset at or below them), and neither is
+anything after it in its log. Recovery keeps such batches; kseg warns, and
+with --truncate-log cuts the log before the first of them (saved the same
+way) and rebuilds the indexes of what is left. The broker ignores .bak and
 .truncated-at-* files: remove them once the partition is back in service.
 
 Fields, one line per segment: segment index_entries timeindex_entries
@@ -144,6 +151,9 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	for _, r := range results {
 		if r.StopErr != nil {
 			warnStop(ios, r, opts.truncateLog)
+		}
+		if r.Overlap != nil && !errors.Is(r.StopErr, rebuild.ErrOverlap) {
+			ios.Warnf("%s: %v; --truncate-log would cut the log there", r.Segment, r.Overlap)
 		}
 		if r.Changed {
 			changed++

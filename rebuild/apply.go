@@ -27,7 +27,9 @@ type ApplyOptions struct {
 	DryRun bool
 	// TruncateLog also cuts a log at its valid prefix, as recovery does,
 	// after saving the cut bytes as <name>.log.truncated-at-<position>
-	// beside it.
+	// beside it. Run then also plans with Options.CutOverlap: a log is cut
+	// as well at its first batch whose offsets reach the next segment's
+	// base offset (ErrOverlap), which a broker's fetch never reads.
 	TruncateLog bool
 	// Force writes in place even when the data directory's .lock file is
 	// held (by a running broker).
@@ -52,6 +54,11 @@ type Result struct {
 	Written []string
 	// StopErr is the plan's: why recovery stops before the end of the log.
 	StopErr error
+	// Overlap is the plan's: the first batch whose offsets reach the next
+	// segment's base offset (kind ErrOverlap), nil when none does. Unless
+	// the log was planned with Options.CutOverlap (TruncateLog), it is left
+	// in the log.
+	Overlap error
 }
 
 // TruncatedSuffix starts the name of the file holding the bytes cut off a
@@ -96,7 +103,9 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 				return results, fmt.Errorf("%s: refusing to write through a symbolic link to a partition directory", p.Dir)
 			}
 		}
-		plans, err := PlanPartition(p, opts.Options)
+		popts := opts.Options
+		popts.CutOverlap = popts.CutOverlap || opts.TruncateLog
+		plans, err := PlanPartition(p, popts)
 		if err != nil {
 			return results, err
 		}
@@ -177,7 +186,7 @@ func Apply(p *inspect.Partition, plans []SegmentPlan, opts ApplyOptions) ([]Resu
 			Partition: p.Dir, Segment: a.plan.Segment.Name(),
 			IndexEntries: a.plan.IndexEntries, TimeIndexEntries: a.plan.TimeIndexEntries, TxnEntries: a.plan.TxnEntries,
 			ValidBytes: a.plan.ValidBytes, TruncatedBytes: a.plan.TruncatedBytes,
-			Changed: a.cut, Written: []string{}, StopErr: a.plan.StopErr,
+			Changed: a.cut, Written: []string{}, StopErr: a.plan.StopErr, Overlap: a.plan.Overlap,
 		}
 		for _, f := range a.files {
 			r.Changed = r.Changed || f.changed

@@ -19,12 +19,18 @@ const DefaultIndexIntervalBytes = 4096
 // batch except the first of a segment then gets an index entry.
 const IndexEveryBatch = -1
 
-// Options are the broker settings recovery depends on.
+// Options are the broker settings recovery depends on, and the one repair
+// kseg plans beyond recovery.
 type Options struct {
 	// IndexIntervalBytes is the broker's index.interval.bytes: 0 means the
 	// default 4096, IndexEveryBatch means 0; other negative values are
 	// invalid.
 	IndexIntervalBytes int64
+	// CutOverlap plans, beyond broker recovery, the cut of a segment's log
+	// at its first batch whose offsets reach the next segment's base offset
+	// (SegmentPlan.Overlap): recovery stops there as if the log ended
+	// there. Run sets it with ApplyOptions.TruncateLog.
+	CutOverlap bool
 }
 
 // interval returns the effective index.interval.bytes.
@@ -57,7 +63,22 @@ type SegmentPlan struct {
 	// *inspect.CorruptError naming the .log and the byte position), nil when
 	// the whole log is valid. See PlanPartition for the kinds.
 	StopErr error
+	// Overlap is the first batch of the valid prefix whose last offset
+	// reaches the next segment's base offset (a *inspect.CorruptError of
+	// kind ErrOverlap naming the .log, the batch's position and its last
+	// offset), nil when there is none. With Options.CutOverlap it is also
+	// the StopErr: the plan ends before that batch.
+	Overlap error
 }
+
+// ErrOverlap marks a batch whose offsets reach the next segment's base
+// offset. A broker's fetch picks the segment with the largest base offset
+// <= the offset asked for (LogSegments.floorSegment), so it never reads that
+// batch, nor anything after it in this segment: those offsets are served
+// from the next segment, or not at all. Broker recovery does not look
+// across segments and keeps such batches; kseg cuts them with
+// Options.CutOverlap.
+var ErrOverlap = errors.New("offsets reach the next segment's base offset")
 
 // LogSize is the size of the .log when it was planned.
 func (p *SegmentPlan) LogSize() int64 { return p.ValidBytes + p.TruncatedBytes }
@@ -101,6 +122,11 @@ var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
 //     (InvalidRecordException); the broker has already counted that batch, so
 //     the cut is after it.
 //
+// With opts.CutOverlap, recovery also stops (before the batch, which is then
+// cut with the rest) at the first batch whose last offset reaches the next
+// segment's base offset: StopErr and Overlap are then a CorruptError of kind
+// ErrOverlap. Without it that batch is only reported in Overlap.
+//
 // A non-increasing offset at an index point makes the broker's index append
 // throw InvalidOffsetException; LogLoader.recoverLog then empties the whole
 // segment (truncateTo(baseOffset)). kseg plans exactly that: ValidBytes 0,
@@ -118,10 +144,14 @@ func PlanPartition(p *inspect.Partition, opts Options) ([]SegmentPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := recoverer{interval: interval, txns: newTxnState()}
+	r := recoverer{interval: interval, txns: newTxnState(), cutOverlap: opts.CutOverlap}
 	plans := make([]SegmentPlan, 0, len(p.Segments))
-	for _, seg := range p.Segments {
-		plan, err := r.segment(seg)
+	for i, seg := range p.Segments {
+		limit := int64(math.MaxInt64)
+		if i+1 < len(p.Segments) {
+			limit = p.Segments[i+1].BaseOffset
+		}
+		plan, err := r.segment(seg, limit)
 		if err != nil {
 			return plans, err
 		}
@@ -133,10 +163,11 @@ func PlanPartition(p *inspect.Partition, opts Options) ([]SegmentPlan, error) {
 // recoverer carries what lives across segments: the producer state and the
 // record decoder's buffers.
 type recoverer struct {
-	interval int64
-	txns     *txnState
-	dec      inspect.RecordDecoder
-	scratch  []byte // for the rare batch the entry scanner refuses (negativeDelta)
+	interval   int64
+	cutOverlap bool
+	txns       *txnState
+	dec        inspect.RecordDecoder
+	scratch    []byte // for the rare batch the entry scanner refuses (negativeDelta)
 }
 
 // segmentRun is the state of LogSegment.recover for one segment.
@@ -144,6 +175,8 @@ type segmentRun struct {
 	name     string
 	base     int64
 	interval int64
+	limit    int64 // the next segment's base offset; MaxInt64 for the last segment
+	overlap  error // the first batch reaching limit
 
 	oi  *indexfmt.OffsetIndexBuilder
 	ti  *indexfmt.TimeIndexBuilder
@@ -156,9 +189,10 @@ type segmentRun struct {
 	maxTs, maxTsOffset, maxTsPos int64
 	lastTxnOffset                int64 // TransactionIndex.lastOffset; -1: none appended
 	batches                      int
+	size                         int64 // of the log
 }
 
-func (r *recoverer) segment(seg inspect.SegmentFiles) (SegmentPlan, error) {
+func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan, error) {
 	plan := SegmentPlan{Segment: seg}
 	if seg.Log == "" {
 		return plan, fmt.Errorf("segment %s: %w: no .log file to rebuild from", inspect.SegmentName(seg.BaseOffset), inspect.ErrNotKafka)
@@ -177,11 +211,11 @@ func (r *recoverer) segment(seg inspect.SegmentFiles) (SegmentPlan, error) {
 
 	start := r.txns.clone()
 	run := &segmentRun{
-		name: seg.Log, base: seg.BaseOffset, interval: r.interval,
+		name: seg.Log, base: seg.BaseOffset, interval: r.interval, limit: limit,
 		oi:    indexfmt.NewOffsetIndexBuilder(seg.BaseOffset),
 		ti:    indexfmt.NewTimeIndexBuilder(seg.BaseOffset),
 		maxTs: -1, maxTsOffset: seg.BaseOffset, maxTsPos: 0,
-		lastTxnOffset: -1,
+		lastTxnOffset: -1, size: size,
 	}
 	stop, err := r.scan(f, size, run)
 	if err != nil {
@@ -198,6 +232,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles) (SegmentPlan, error) {
 		}
 	}
 	plan.StopErr = stop
+	plan.Overlap = run.overlap
 	if errors.Is(stop, indexfmt.ErrInvalidOffset) {
 		// LogLoader.recoverLog: the segment is truncated to its base offset.
 		r.txns = start
@@ -281,6 +316,19 @@ func crcError(file string, b *inspect.Batch, computed uint32) error {
 // batch is the body of the recovery loop for one batch that passed
 // ensureValid. entry returns the whole batch (only control batches need it).
 func (r *recoverer) batch(run *segmentRun, b *inspect.Batch, entry func() ([]byte, error)) (stop, err error) {
+	// Not recovery's: a batch a broker's fetch never reads here.
+	if b.LastOffset >= run.limit && run.overlap == nil {
+		offsets := fmt.Sprint(b.LastOffset)
+		if b.BaseOffset >= 0 && b.BaseOffset != b.LastOffset {
+			offsets = fmt.Sprintf("%d..%d", b.BaseOffset, b.LastOffset)
+		}
+		run.overlap = &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.LastOffset,
+			Err: fmt.Errorf("%w: batch offsets %s reach the next segment's base offset %d; a broker reads offsets from %d on in the next segment (LogSegments.floorSegment), never this batch or the %d bytes from it to the end of this log",
+				ErrOverlap, offsets, run.limit, run.limit, run.size-b.Position)}
+		if r.cutOverlap {
+			return run.overlap, nil
+		}
+	}
 	// ensureOffsetInRange: LogSegmentOffsetOverflowException is not caught
 	// by recovery (the loader splits legacy segments, or fails).
 	if _, err := indexfmt.RelativeOffset(run.base, b.LastOffset); err != nil {
