@@ -37,6 +37,10 @@ type IOStreams struct {
 	format  OutputFormat // -o, --output
 	noColor bool         // --no-color
 	quiet   bool         // -q, --quiet
+
+	// bar is the progress bar being drawn on stderr, if any (progress.go):
+	// Warnf clears it before writing.
+	bar *progressBar
 }
 
 // System returns streams over the process's stdin, stdout and stderr, with
@@ -150,6 +154,7 @@ func setColor(c *color.Color, on bool) *color.Color {
 // Warnf writes "kseg: warning: <message>" on stderr, on one line (control
 // characters escaped). Warnings are not progress: -q does not silence them.
 func (s *IOStreams) Warnf(format string, args ...any) {
+	s.bar.clear()
 	msg := escapeControl(fmt.Sprintf(format, args...))
 	fmt.Fprintf(s.ErrOut, "kseg: %s: %s\n", s.errColor(color.FgYellow).Sprint("warning"), msg)
 }

@@ -132,14 +132,16 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	if interval == 0 {
 		interval = rebuild.IndexEveryBatch
 	}
+	bar := ios.progress("rebuild")
 	results, runErr := rebuild.Run(t, rebuild.ApplyOptions{
-		Options:     rebuild.Options{IndexIntervalBytes: interval},
+		Options:     rebuild.Options{IndexIntervalBytes: interval, Progress: bar.callback()},
 		OutDir:      opts.out,
 		NoBackup:    opts.noBackup,
 		DryRun:      opts.dryRun,
 		TruncateLog: opts.truncateLog,
 		Force:       opts.force,
 	})
+	bar.done()
 	if runErr != nil && len(results) == 0 {
 		if errors.Is(runErr, rebuild.ErrLocked) {
 			return fmt.Errorf("%w (nothing written)", runErr)

@@ -103,6 +103,7 @@ Exit codes:
 	})
 
 	root.AddCommand(
+		newLsCommand(ios),
 		newDumpIndexCommand(ios),
 		newLookupCommand(ios),
 		newLookupTimeCommand(ios),
@@ -112,6 +113,7 @@ Exit codes:
 		newGenCommand(ios),
 		newCoordinatorCommand(ios),
 	)
+	setCompletions(root)
 	guardCommands(root)
 	return root
 }

@@ -16,6 +16,12 @@ type LogRange struct {
 	FromOffset, ToOffset *int64
 	FromTime, ToTime     *int64
 	MaxBatches           int // 0: no limit
+	// Progress, when set, is called with the bytes of .log read so far and
+	// the bytes the walk may read (from its start to the end of the last
+	// segment in range): every few MiB at most, and last with done ==
+	// total when the walk completes (also when it stops early at ToOffset
+	// or MaxBatches, or at damage). Nil costs nothing.
+	Progress func(done, total int64)
 }
 
 // WalkBatch is what Walk hands its callback: the batch, its complete
@@ -98,6 +104,14 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 	if damage != nil {
 		sv = &salvager{report: damage}
 	}
+	var m *progressMeter
+	if r.Progress != nil {
+		end := len(p.Segments)
+		if r.ToOffset != nil {
+			end = max(startSeg, floorSegment(p.Segments, *r.ToOffset)+1)
+		}
+		m = newProgressMeter(r.Progress, p.Segments[startSeg:end], startPos)
+	}
 	for i := startSeg; i < len(p.Segments); i++ {
 		sf := &p.Segments[i]
 		if r.ToOffset != nil && sf.BaseOffset > *r.ToOffset {
@@ -114,7 +128,8 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		if i == startSeg {
 			from = startPos
 		}
-		stop, err := walkSegment(f, sf, from, r, minTS, &seen, fn, sv)
+		stop, err := walkSegment(f, sf, from, r, minTS, &seen, fn, sv, m)
+		m.segmentDone(f.Size() - from)
 		f.Close()
 		if err != nil {
 			if !isDamage(err) {
@@ -128,12 +143,14 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 			break
 		}
 	}
+	m.finish()
 	return firstErr
 }
 
 // walkSegment walks one segment from position from. sv is nil for Walk:
 // the scan then stops at the first damage, returned as the error.
-func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64, seen *int, fn func(WalkBatch) error, sv *salvager) (bool, error) {
+func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64, seen *int, fn func(WalkBatch) error, sv *salvager, m *progressMeter) (bool, error) {
+	start := from
 	if sv != nil {
 		sv.reset(f, sf)
 	}
@@ -197,6 +214,7 @@ func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64,
 			if err := fn(WalkBatch{Segment: sf, Batch: b, Entry: entry, CRCValid: crcOK}); err != nil {
 				return true, err
 			}
+			m.advance(b.End() - start)
 		}
 		if resume >= 0 {
 			from = resume

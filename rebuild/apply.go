@@ -92,6 +92,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 		}
 	}
+	opts.meter = newMeter(opts.Progress, t.Partitions)
 	var results []Result
 	for _, p := range t.Partitions {
 		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
@@ -115,6 +116,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			return results, err
 		}
 	}
+	opts.meter.finish()
 	return results, nil
 }
 

@@ -26,6 +26,13 @@ type Options struct {
 	// default 4096, IndexEveryBatch means 0; other negative values are
 	// invalid.
 	IndexIntervalBytes int64
+	// Progress, when set, is called with the bytes of .log read so far and
+	// their total: every few MiB at most, and last with done == total when
+	// the planning completes (PlanPartition, or Run over all partitions).
+	// Nil costs nothing.
+	Progress func(done, total int64)
+
+	meter *meter // Run's, shared by the partitions it plans
 	// CutOverlap plans, beyond broker recovery, the cut of a segment's log
 	// at its first batch whose offsets reach the next segment's base offset
 	// (SegmentPlan.Overlap): recovery stops there as if the log ended
@@ -139,13 +146,22 @@ var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
 // PlanPartition returns an error, with the plans of the segments before the
 // failing one, when a segment cannot be read, or when recovery itself would
 // fail (ErrUnrecoverable).
-func PlanPartition(p *inspect.Partition, opts Options) ([]SegmentPlan, error) {
+func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err error) {
 	interval, err := opts.interval()
 	if err != nil {
 		return nil, err
 	}
 	r := recoverer{interval: interval, txns: newTxnState(), cutOverlap: opts.CutOverlap}
 	plans := make([]SegmentPlan, 0, len(p.Segments))
+	r.meter = opts.meter
+	if r.meter == nil {
+		r.meter = newMeter(opts.Progress, []*inspect.Partition{p})
+		defer func() {
+			if err == nil {
+				r.meter.finish()
+			}
+		}()
+	}
 	for i, seg := range p.Segments {
 		limit := int64(math.MaxInt64)
 		if i+1 < len(p.Segments) {
@@ -163,6 +179,8 @@ func PlanPartition(p *inspect.Partition, opts Options) ([]SegmentPlan, error) {
 // recoverer carries what lives across segments: the producer state and the
 // record decoder's buffers.
 type recoverer struct {
+	meter      *meter // progress; nil: none
+	reported   int64  // bytes of the current segment reported to meter
 	interval   int64
 	cutOverlap bool
 	txns       *txnState
@@ -218,6 +236,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 		lastTxnOffset: -1, size: size,
 	}
 	stop, err := r.scan(f, size, run)
+	r.meter.segmentDone(&r.reported, size)
 	if err != nil {
 		return plan, err
 	}
@@ -279,6 +298,7 @@ func (r *recoverer) scan(f *inspect.File, size int64, run *segmentRun) (stop, er
 			if stop, err := r.batch(run, b, s.Entry); stop != nil || err != nil {
 				return stop, err
 			}
+			r.meter.advance(&r.reported, b.End())
 		}
 		serr := s.Err()
 		if serr == nil {

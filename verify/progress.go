@@ -76,12 +76,16 @@ func (m *meter) add(n int64) {
 	}
 }
 
-// finish makes the last call, done == total.
+// finish makes the last call, done == total, unless the last call said
+// so already.
 func (m *meter) finish() {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.fn(m.total, m.total)
+	if m.last != m.total {
+		m.last = m.total
+		m.fn(m.total, m.total)
+	}
 }

@@ -47,6 +47,11 @@ func checkProgress(t *testing.T, calls []progressCall, total int64) {
 	if last := calls[len(calls)-1]; last.done != total {
 		t.Errorf("last call (%d, %d): want done == total", last.done, last.total)
 	}
+	for _, c := range calls[:len(calls)-1] {
+		if c.done == total {
+			t.Errorf("call (%d, %d) before the last: done == total is said once", c.done, c.total)
+		}
+	}
 }
 
 func logBytes(t *testing.T, m *gen.Manifest) int64 {

@@ -1,0 +1,471 @@
+package cmd
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+type lsOptions struct {
+	paths    []string
+	segments bool
+	deep     bool
+}
+
+func newLsCommand(ios *IOStreams) *cobra.Command {
+	var opts lsOptions
+	c := &cobra.Command{
+		Use:     "ls PATH...",
+		Aliases: []string{"describe"},
+		Short:   "List partitions (or segments) with offsets, sizes, indexes and a status",
+		Long: `List what is under each PATH: one row per partition, or with --segments one
+row per segment. The first command to run on an unfamiliar data directory.
+
+It reads little: each .log's first batch and, as a broker finds the end of a
+segment (LogSegment.readNextOffset), the batches after the offset index's
+last entry; the index files' sizes and their entries up to any zero padding.
+Batch and record counts are given when that reading covered the whole log
+(no offset index entry to start from), or with --deep, which reads every
+batch header of every log (with a progress bar on a terminal). CRCs are not
+checked: kseg verify does that.
+
+Status: ok, or a comma-separated list of
+  missing-index   a .index or .timeindex is absent (a broker rebuilds a
+                  missing .index at load, and creates an empty .timeindex)
+  padded-index    an index ends in zero-filled preallocated slots: the
+                  active segment of a running broker, or of one that did
+                  not shut down cleanly
+  bad-index       an index's size is not a multiple of its entry size, or
+                  its last entry leads nowhere in the log
+  torn-tail       the .log ends inside a batch (recovery cuts it off)
+  corrupt-log     an impossible batch header before the end of the .log
+  missing-log     an index file named without its .log
+  leftover-files  (partition rows) .deleted, .cleaned, .swap or orphaned
+                  index files that the broker resolves at load
+Run kseg verify PATH for every finding, with its byte position.
+
+Partition fields: dir topic partition segments base_offset (the first
+segment's) last_offset next_offset (the log end offset) batches records
+first_timestamp last_timestamp log_bytes index_entries timeindex_entries
+status, and in JSON only, from the files beside the segments:
+log_start_offset recovery_point high_watermark (from the data directory's
+checkpoints; null when not listed) leader_epoch (the latest in
+leader-epoch-checkpoint) producer_snapshots.
+
+Segment fields (--segments): dir segment base_offset last_offset
+next_offset batches records first_timestamp last_timestamp log_bytes
+index_entries index_bytes index_fill timeindex_entries timeindex_bytes
+timeindex_fill txnindex_entries status. *_fill is trimmed (entries fill the
+file), preallocated (zero-filled slots follow the entries) or
+trailing-bytes (a partial entry at the end). A field is null (an empty cell)
+when it does not apply: no batch, no timestamp (magic 0), an absent file,
+counts not read. Tables show timestamps with their UTC time.
+
+Exit codes: 0 listed (whatever the statuses say); 2 a PATH could not be
+read.`,
+		Example: `  kseg ls /var/lib/kafka/data
+  kseg ls --segments data/orders-0
+  kseg ls --deep -o json data | jq -c 'select(.status != "ok")'
+  kseg describe data/orders-0`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.paths = args
+			return runLs(ios, opts)
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&opts.segments, "segments", false, "one row per segment instead of per partition")
+	f.BoolVar(&opts.deep, "deep", false, "read every batch header: exact batch and record counts, damage anywhere in the log")
+	return c
+}
+
+// lsPartitionJSON is the contract's ls line for a partition.
+type lsPartitionJSON struct {
+	Dir               string  `json:"dir"`
+	Topic             *string `json:"topic"`
+	Partition         *int32  `json:"partition"`
+	Segments          int     `json:"segments"`
+	BaseOffset        int64   `json:"base_offset"`
+	LastOffset        *int64  `json:"last_offset"`
+	NextOffset        int64   `json:"next_offset"`
+	Batches           *int64  `json:"batches"`
+	Records           *int64  `json:"records"`
+	FirstTimestamp    *int64  `json:"first_timestamp"`
+	LastTimestamp     *int64  `json:"last_timestamp"`
+	LogBytes          int64   `json:"log_bytes"`
+	IndexEntries      int64   `json:"index_entries"`
+	TimeIndexEntries  int64   `json:"timeindex_entries"`
+	Status            string  `json:"status"`
+	LogStartOffset    *int64  `json:"log_start_offset"`
+	RecoveryPoint     *int64  `json:"recovery_point"`
+	HighWatermark     *int64  `json:"high_watermark"`
+	LeaderEpoch       *int32  `json:"leader_epoch"`
+	ProducerSnapshots int     `json:"producer_snapshots"`
+}
+
+// lsSegmentJSON is the contract's ls --segments line.
+type lsSegmentJSON struct {
+	Dir              string  `json:"dir"`
+	Segment          string  `json:"segment"`
+	BaseOffset       int64   `json:"base_offset"`
+	LastOffset       *int64  `json:"last_offset"`
+	NextOffset       int64   `json:"next_offset"`
+	Batches          *int64  `json:"batches"`
+	Records          *int64  `json:"records"`
+	FirstTimestamp   *int64  `json:"first_timestamp"`
+	LastTimestamp    *int64  `json:"last_timestamp"`
+	LogBytes         int64   `json:"log_bytes"`
+	IndexEntries     *int    `json:"index_entries"`
+	IndexBytes       *int64  `json:"index_bytes"`
+	IndexFill        *string `json:"index_fill"`
+	TimeIndexEntries *int    `json:"timeindex_entries"`
+	TimeIndexBytes   *int64  `json:"timeindex_bytes"`
+	TimeIndexFill    *string `json:"timeindex_fill"`
+	TxnIndexEntries  *int    `json:"txnindex_entries"`
+	Status           string  `json:"status"`
+}
+
+// Status words, in the order a status lists them. The first group are
+// warnings (the broker copes, or rebuilds), the rest errors.
+const (
+	statusOK            = "ok"
+	statusMissingIndex  = "missing-index"
+	statusPaddedIndex   = "padded-index"
+	statusLeftoverFiles = "leftover-files"
+	statusBadIndex      = "bad-index"
+	statusTornTail      = "torn-tail"
+	statusCorruptLog    = "corrupt-log"
+	statusMissingLog    = "missing-log"
+)
+
+var statusOrder = []string{statusMissingLog, statusMissingIndex, statusPaddedIndex, statusBadIndex, statusTornTail, statusCorruptLog, statusLeftoverFiles}
+
+var statusWarnings = map[string]bool{statusMissingIndex: true, statusPaddedIndex: true, statusLeftoverFiles: true}
+
+// statusText joins a set of status words in statusOrder, or says ok.
+func statusText(set map[string]bool) string {
+	var words []string
+	for _, w := range statusOrder {
+		if set[w] {
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
+		return statusOK
+	}
+	return strings.Join(words, ",")
+}
+
+// segmentStatus is the set of status words a segment earns.
+func segmentStatus(s *inspect.SegmentSummary) map[string]bool {
+	set := map[string]bool{}
+	if s.Files.Log == "" {
+		set[statusMissingLog] = true
+	} else if !s.Index.Present || !s.TimeIndex.Present {
+		set[statusMissingIndex] = true
+	}
+	if s.Index.Padded() || s.TimeIndex.Padded() {
+		set[statusPaddedIndex] = true
+	}
+	if s.Index.Trailing > 0 || s.TimeIndex.Trailing > 0 || s.TxnIndex.Trailing > 0 || s.IndexAstray {
+		set[statusBadIndex] = true
+	}
+	switch {
+	case s.Damage == nil:
+	case errors.Is(s.Damage, inspect.ErrTorn):
+		set[statusTornTail] = true
+	default:
+		set[statusCorruptLog] = true
+	}
+	return set
+}
+
+// statusStyle colours a status cell: green when ok, yellow for warnings
+// only, red (bold) when an error word is in it.
+func statusStyle(status string) []color.Attribute {
+	if status == statusOK {
+		return []color.Attribute{color.FgGreen}
+	}
+	for _, w := range strings.Split(status, ",") {
+		if !statusWarnings[w] {
+			return []color.Attribute{color.FgRed, color.Bold}
+		}
+	}
+	return []color.Attribute{color.FgYellow}
+}
+
+// fill names how an index's bytes are used; nil when it is absent.
+func fill(s inspect.IndexStats) *string {
+	var f string
+	switch {
+	case !s.Present:
+		return nil
+	case s.Trailing > 0:
+		f = "trailing-bytes"
+	case s.Padded():
+		f = "preallocated"
+	default:
+		f = "trimmed"
+	}
+	return &f
+}
+
+// orNull is &v, or nil when v is -1 (Kafka's "none").
+func orNull(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+func segmentLine(p *inspect.Partition, s *inspect.SegmentSummary) lsSegmentJSON {
+	out := lsSegmentJSON{
+		Dir: p.Dir, Segment: s.Files.Name(), BaseOffset: s.Files.BaseOffset,
+		LastOffset: orNull(s.LastOffset), NextOffset: s.NextOffset,
+		FirstTimestamp: orNull(s.FirstTimestamp), LastTimestamp: orNull(s.LastTimestamp),
+		LogBytes: s.LogBytes, IndexFill: fill(s.Index), TimeIndexFill: fill(s.TimeIndex),
+		Status: statusText(segmentStatus(s)),
+	}
+	if s.Counted {
+		out.Batches, out.Records = ptr(s.Batches), ptr(s.Records)
+	}
+	if s.Index.Present {
+		out.IndexEntries, out.IndexBytes = ptr(s.Index.Entries), ptr(s.Index.Bytes)
+	}
+	if s.TimeIndex.Present {
+		out.TimeIndexEntries, out.TimeIndexBytes = ptr(s.TimeIndex.Entries), ptr(s.TimeIndex.Bytes)
+	}
+	if s.TxnIndex.Present {
+		out.TxnIndexEntries = ptr(s.TxnIndex.Entries)
+	}
+	return out
+}
+
+// partitionLine sums a partition's segments up.
+func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *inspect.DataDirFiles, side *inspect.PartitionSideFiles) lsPartitionJSON {
+	out := lsPartitionJSON{Dir: p.Dir, Segments: len(sums), Batches: ptr(int64(0)), Records: ptr(int64(0))}
+	if p.Topic != "" {
+		out.Topic, out.Partition = ptr(p.Topic), ptr(p.Partition)
+	}
+	set := map[string]bool{}
+	for _, sk := range p.Skipped {
+		// A KRaft snapshot scheduled for deletion is the raft layer's
+		// business, not a leftover of the log (as verify sees it).
+		if !strings.HasSuffix(sk.Path, ".checkpoint.deleted") {
+			set[statusLeftoverFiles] = true
+		}
+	}
+	for i := range sums {
+		s := &sums[i]
+		if i == 0 {
+			out.BaseOffset, out.NextOffset = s.Files.BaseOffset, s.NextOffset
+		}
+		out.NextOffset = max(out.NextOffset, s.NextOffset)
+		if s.LastOffset >= 0 {
+			out.LastOffset, out.LastTimestamp = ptr(s.LastOffset), orNull(s.LastTimestamp)
+		}
+		if out.FirstTimestamp == nil && s.FirstTimestamp >= 0 {
+			out.FirstTimestamp = ptr(s.FirstTimestamp)
+		}
+		if s.Counted && out.Batches != nil {
+			*out.Batches += s.Batches
+			*out.Records += s.Records
+		} else {
+			out.Batches, out.Records = nil, nil
+		}
+		out.LogBytes += s.LogBytes
+		out.IndexEntries += int64(s.Index.Entries)
+		out.TimeIndexEntries += int64(s.TimeIndex.Entries)
+		for w := range segmentStatus(s) {
+			set[w] = true
+		}
+	}
+	out.Status = statusText(set)
+	if dd != nil && p.Topic != "" {
+		if v, ok := inspect.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok {
+			out.LogStartOffset = ptr(v)
+		}
+		if v, ok := inspect.CheckpointedOffset(&dd.RecoveryPoints, p.Topic, p.Partition); ok {
+			out.RecoveryPoint = ptr(v)
+		}
+		if v, ok := inspect.CheckpointedOffset(&dd.HighWatermarks, p.Topic, p.Partition); ok {
+			out.HighWatermark = ptr(v)
+		}
+	}
+	if side != nil {
+		if side.LeaderEpochs.OK() {
+			if e, ok := side.LeaderEpochs.Value.Latest(); ok {
+				out.LeaderEpoch = ptr(e.Epoch)
+			}
+		}
+		out.ProducerSnapshots = len(side.Snapshots)
+	}
+	return out
+}
+
+func nullableIntPtr(name string, v func(lsSegmentJSON) *int) column[lsSegmentJSON] {
+	return nullableIntColumn(name, v)
+}
+
+func textPtrColumn[T any](name string, v func(T) *string) column[T] {
+	return textColumn(name, func(t T) string {
+		if p := v(t); p != nil {
+			return *p
+		}
+		return ""
+	})
+}
+
+var lsPartitionColumns = []column[lsPartitionJSON]{
+	textColumn("dir", func(l lsPartitionJSON) string { return l.Dir }),
+	intColumn("segments", func(l lsPartitionJSON) int { return l.Segments }),
+	intColumn("base_offset", func(l lsPartitionJSON) int64 { return l.BaseOffset }),
+	nullableIntColumn("last_offset", func(l lsPartitionJSON) *int64 { return l.LastOffset }),
+	nullableIntColumn("batches", func(l lsPartitionJSON) *int64 { return l.Batches }),
+	nullableIntColumn("records", func(l lsPartitionJSON) *int64 { return l.Records }),
+	nullableTimestampColumn("first_timestamp", func(l lsPartitionJSON) *int64 { return l.FirstTimestamp }),
+	nullableTimestampColumn("last_timestamp", func(l lsPartitionJSON) *int64 { return l.LastTimestamp }),
+	intColumn("log_bytes", func(l lsPartitionJSON) int64 { return l.LogBytes }),
+	intColumn("index_entries", func(l lsPartitionJSON) int64 { return l.IndexEntries }),
+	intColumn("timeindex_entries", func(l lsPartitionJSON) int64 { return l.TimeIndexEntries }),
+	{name: "status", cell: func(l lsPartitionJSON) string { return l.Status }, style: func(l lsPartitionJSON) []color.Attribute { return statusStyle(l.Status) }},
+}
+
+var lsSegmentColumns = []column[lsSegmentJSON]{
+	textColumn("dir", func(l lsSegmentJSON) string { return l.Dir }),
+	textColumn("segment", func(l lsSegmentJSON) string { return l.Segment }),
+	intColumn("base_offset", func(l lsSegmentJSON) int64 { return l.BaseOffset }),
+	nullableIntColumn("last_offset", func(l lsSegmentJSON) *int64 { return l.LastOffset }),
+	nullableIntColumn("batches", func(l lsSegmentJSON) *int64 { return l.Batches }),
+	nullableIntColumn("records", func(l lsSegmentJSON) *int64 { return l.Records }),
+	nullableTimestampColumn("first_timestamp", func(l lsSegmentJSON) *int64 { return l.FirstTimestamp }),
+	nullableTimestampColumn("last_timestamp", func(l lsSegmentJSON) *int64 { return l.LastTimestamp }),
+	intColumn("log_bytes", func(l lsSegmentJSON) int64 { return l.LogBytes }),
+	nullableIntPtr("index_entries", func(l lsSegmentJSON) *int { return l.IndexEntries }),
+	textPtrColumn("index_fill", func(l lsSegmentJSON) *string { return l.IndexFill }),
+	nullableIntPtr("timeindex_entries", func(l lsSegmentJSON) *int { return l.TimeIndexEntries }),
+	textPtrColumn("timeindex_fill", func(l lsSegmentJSON) *string { return l.TimeIndexFill }),
+	{name: "status", cell: func(l lsSegmentJSON) string { return l.Status }, style: func(l lsSegmentJSON) []color.Attribute { return statusStyle(l.Status) }},
+}
+
+// sortPartitions orders partitions by topic, then partition number
+// (orders-2 before orders-10), then directory name.
+func sortPartitions(ps []*inspect.Partition) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return a.Dir < b.Dir
+	})
+}
+
+func runLs(ios *IOStreams, opts lsOptions) error {
+	targets := make([]*inspect.Target, 0, len(opts.paths))
+	var parts []*inspect.Partition
+	for _, p := range opts.paths {
+		t, err := resolveTarget(p)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+		parts = append(parts, t.Partitions...)
+	}
+	var bar *progressBar
+	var total, base int64
+	if opts.deep {
+		bar = ios.progress("ls --deep")
+		defer bar.done()
+		for _, p := range parts {
+			for _, s := range p.Segments {
+				if fi, err := os.Stat(s.Log); err == nil && s.Log != "" {
+					total += fi.Size()
+				}
+			}
+		}
+	}
+	var segLister *lister[lsSegmentJSON]
+	var partLister *lister[lsPartitionJSON]
+	if opts.segments {
+		segLister = newLister(ios, lsSegmentColumns)
+	} else {
+		partLister = newLister(ios, lsPartitionColumns)
+	}
+	var footer []string
+	for _, t := range targets {
+		for _, s := range t.Skipped {
+			ios.Warnf("%s: not listed: %s", s.Path, s.Reason)
+		}
+		var dd *inspect.DataDirFiles
+		if t.Kind != "segment" && t.DataDir != "" {
+			dd = inspect.ReadDataDirFiles(t.DataDir)
+			if line := shutdownLine(dd); line != "" {
+				footer = append(footer, line)
+			}
+		}
+		ps := append([]*inspect.Partition(nil), t.Partitions...)
+		sortPartitions(ps)
+		for _, p := range ps {
+			sopts := inspect.SummaryOptions{Deep: opts.deep}
+			if bar != nil {
+				at := base
+				sopts.Progress = func(done, _ int64) { bar.update(at+done, total) }
+			}
+			sums, err := p.Summarize(sopts)
+			if err != nil {
+				return err
+			}
+			for _, s := range sums {
+				base += s.LogBytes
+			}
+			if opts.segments {
+				for i := range sums {
+					segLister.Add(segmentLine(p, &sums[i]))
+				}
+				continue
+			}
+			var side *inspect.PartitionSideFiles
+			if t.Kind != "segment" {
+				if side, err = inspect.ReadPartitionSideFiles(p.Dir); err != nil {
+					return err
+				}
+			}
+			partLister.Add(partitionLine(p, sums, dd, side))
+		}
+	}
+	bar.done()
+	if opts.segments {
+		for _, f := range footer {
+			segLister.Footer("%s", f)
+		}
+		return segLister.Close()
+	}
+	for _, f := range footer {
+		partLister.Footer("%s", f)
+	}
+	return partLister.Close()
+}
+
+// shutdownLine says, under the table, how a data directory's broker last
+// stopped, when the directory is a broker's (it holds meta.properties or a
+// checkpoint); "" otherwise.
+func shutdownLine(dd *inspect.DataDirFiles) string {
+	if !dd.Meta.Present() && !dd.RecoveryPoints.Present() && !dd.LogStarts.Present() && !dd.HighWatermarks.Present() {
+		return ""
+	}
+	dir := filepath.Clean(dd.Dir)
+	if dd.CleanShutdown.Present() {
+		return dir + ": the broker shut down cleanly (.kafka_cleanshutdown present)"
+	}
+	return dir + ": no .kafka_cleanshutdown: the broker is running or did not shut down cleanly; at its next start it recovers each partition from its recovery point (kseg verify --recovery-plan)"
+}

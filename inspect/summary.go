@@ -1,0 +1,331 @@
+package inspect
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/kseg/kseg/indexfmt"
+)
+
+// IndexStats describes one index file as it lies on disk.
+type IndexStats struct {
+	Present bool
+	// Bytes is the file size.
+	Bytes int64
+	// Slots is floor(Bytes / entry size): every whole slot, which is how
+	// many entries a broker counts when it opens the file
+	// (AbstractIndex: entries = floor(length / entrySize)).
+	Slots int
+	// Entries is how many slots hold entries: the slots before the first
+	// slot i > 0 whose relative offset is 0, where the zero-filled,
+	// preallocated tail starts (DumpLogSegments' rule). For a .txnindex,
+	// the whole entries.
+	Entries int
+	// Trailing is the bytes after the last whole slot (Bytes mod entry
+	// size), which the broker's sanity check rejects.
+	Trailing int
+}
+
+// Padded reports a zero-filled tail after the entries: the index of an
+// active segment, while its broker runs or after it stopped uncleanly
+// (a clean shutdown trims it to Entries × entry size).
+func (s IndexStats) Padded() bool { return s.Entries < s.Slots }
+
+// SegmentSummary is what a glance at one segment shows: its offsets and
+// timestamps, its sizes, its index files, and whether the valid batches
+// of its .log reach the end of the file.
+type SegmentSummary struct {
+	Files SegmentFiles
+	// LogBytes is the .log's size (0 when there is no .log).
+	LogBytes int64
+	// Counted says that Batches and Records cover the whole log: the scan
+	// started at position 0 (SummaryOptions.Deep, or no usable offset
+	// index entry to start from). Otherwise both are -1.
+	Counted bool
+	Batches int64
+	// Records counts records as the batch headers do (a v2 batch's records
+	// count; a legacy wrapper's inner messages, decompressed; 1 for an
+	// uncompressed legacy message).
+	Records int64
+	// FirstOffset is the first record's offset (a batch's base offset, a
+	// legacy wrapper's first inner offset); LastOffset the last batch's
+	// last offset; NextOffset the one after it (the base offset when the
+	// log holds no batch: LogSegment.readNextOffset). FirstOffset and
+	// LastOffset are -1 when the log holds no batch.
+	FirstOffset, LastOffset, NextOffset int64
+	// FirstTimestamp is the first record's timestamp (decoded from the
+	// first batch; for LogAppendTime the batch's); LastTimestamp the last
+	// batch's max timestamp. -1 when there is none (no batch, magic 0).
+	FirstTimestamp, LastTimestamp int64
+	// Index, TimeIndex and TxnIndex describe the index files.
+	Index, TimeIndex, TxnIndex IndexStats
+	// Damage is why the .log's valid batches end before the end of the
+	// file, as the broker's file iterator sees it: a *CorruptError of kind
+	// ErrTorn (a partial batch at the end, or too few bytes left for a
+	// header) or ErrCorruptHeader (an impossible length), naming the byte
+	// position. Nil when the batches end exactly at the end of the file.
+	// CRCs are not checked (that is verify's work).
+	Damage error
+	// IndexAstray says that the offset index's last entry does not lead to
+	// a batch: its position is beyond the log, or scanning from it meets
+	// an impossible header where a scan from position 0 finds a batch
+	// boundary elsewhere. The log was then scanned from position 0.
+	IndexAstray bool
+}
+
+// SummaryOptions say how much of each .log SummarizeSegment reads.
+type SummaryOptions struct {
+	// Deep reads every batch header of every log (counting batches and
+	// records exactly, and finding damage anywhere). Otherwise a log is
+	// read where the broker reads it to find its end
+	// (LogSegment.readNextOffset): from the offset index's last entry, plus
+	// its first batch.
+	Deep bool
+	// Progress, when set, is called with the bytes of .log scanned so far
+	// and the total, every few MiB at most and last with done == total
+	// (Partition.Summarize; a deep summary counts every byte of every log,
+	// a shallow one only what it reads). Nil costs nothing.
+	Progress func(done, total int64)
+}
+
+// summaryWindow is the read size of a shallow summary's scan: the tail
+// after the last index entry is about index.interval.bytes long.
+const summaryWindow = 64 << 10
+
+// Summarize summarizes every segment of p in base-offset order. Damage is
+// reported in each summary, not as an error; an error means a file could
+// not be read.
+func (p *Partition) Summarize(opts SummaryOptions) ([]SegmentSummary, error) {
+	var m *progressMeter
+	if opts.Deep {
+		m = newProgressMeter(opts.Progress, p.Segments, 0)
+	}
+	out := make([]SegmentSummary, 0, len(p.Segments))
+	for _, sf := range p.Segments {
+		s, err := summarize(sf, opts, m)
+		if err != nil {
+			return out, err
+		}
+		m.segmentDone(s.LogBytes)
+		out = append(out, s)
+	}
+	m.finish()
+	return out, nil
+}
+
+// SummarizeSegment summarizes one segment (see SegmentSummary).
+func SummarizeSegment(sf SegmentFiles, opts SummaryOptions) (SegmentSummary, error) {
+	return summarize(sf, opts, nil)
+}
+
+func summarize(sf SegmentFiles, opts SummaryOptions, m *progressMeter) (SegmentSummary, error) {
+	s := SegmentSummary{Files: sf, Batches: -1, Records: -1, FirstOffset: -1, LastOffset: -1,
+		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
+	var idx *indexfmt.OffsetIndex
+	if sf.Index != "" {
+		f, err := OpenMapped(sf.Index)
+		if err != nil {
+			return s, err
+		}
+		defer f.Close()
+		idx = indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
+		if s.Index, err = offsetIndexStats(idx); err != nil {
+			return s, fmt.Errorf("%s: %w", sf.Index, err)
+		}
+	}
+	if sf.TimeIndex != "" {
+		f, err := OpenMapped(sf.TimeIndex)
+		if err != nil {
+			return s, err
+		}
+		defer f.Close()
+		x := indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset)
+		n, err := x.ValidEntries()
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", sf.TimeIndex, err)
+		}
+		s.TimeIndex = IndexStats{Present: true, Bytes: x.Size(), Slots: x.Slots(), Entries: n, Trailing: x.TrailingBytes()}
+	}
+	if sf.TxnIndex != "" {
+		fi, err := os.Stat(sf.TxnIndex)
+		if err != nil {
+			return s, err
+		}
+		n := int(fi.Size() / indexfmt.TxnEntrySize)
+		s.TxnIndex = IndexStats{Present: true, Bytes: fi.Size(), Slots: n, Entries: n, Trailing: int(fi.Size() % indexfmt.TxnEntrySize)}
+	}
+	if sf.Log == "" {
+		return s, nil
+	}
+	var (
+		f   *File
+		err error
+	)
+	if opts.Deep {
+		f, err = OpenPread(sf.Log) // a long sequential read
+	} else {
+		f, err = OpenMapped(sf.Log) // a few headers
+	}
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	s.LogBytes = f.Size()
+	var dec RecordDecoder
+	if err := s.first(f, &dec); err != nil {
+		return s, err
+	}
+	start := int64(0)
+	if !opts.Deep && idx != nil && s.Index.Entries > 0 {
+		e, err := idx.Entry(s.Index.Entries - 1)
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", sf.Index, err)
+		}
+		// The broker starts readNextOffset's scan at the last entry's
+		// position; an entry beyond the log leads nowhere.
+		if int64(e.Position) <= s.LogBytes && e.Position >= 0 {
+			start = int64(e.Position)
+		} else {
+			s.IndexAstray = true
+		}
+	}
+	window := summaryWindow
+	if start == 0 {
+		window = DefaultWindow
+	}
+	scan, err := s.scan(f, start, window, -1, &dec, m)
+	if err != nil {
+		return s, err
+	}
+	if start > 0 && (scan.last == nil || errors.Is(scan.damage, ErrCorruptHeader)) {
+		// No batch, or impossible bytes, where the index says a batch
+		// starts: either the log is damaged there or the entry is wrong.
+		// A scan from the start tells which, and finds the last batch
+		// before the damage. (The broker's readNextOffset would answer
+		// the base offset here.)
+		again, err := s.scan(f, 0, DefaultWindow, start, &dec, m)
+		if err != nil {
+			return s, err
+		}
+		s.IndexAstray = !again.probeHit
+		scan, start = again, 0
+	}
+	s.Damage = scan.damage
+	if scan.last != nil {
+		s.LastOffset = scan.last.LastOffset
+		s.NextOffset = scan.last.LastOffset + 1
+		s.LastTimestamp = max(scan.last.MaxTimestamp, -1)
+	}
+	if start == 0 {
+		s.Counted, s.Batches, s.Records = true, scan.batches, scan.records
+	}
+	return s, nil
+}
+
+// offsetIndexStats describes an offset index.
+func offsetIndexStats(x *indexfmt.OffsetIndex) (IndexStats, error) {
+	n, err := x.ValidEntries()
+	if err != nil {
+		return IndexStats{}, err
+	}
+	return IndexStats{Present: true, Bytes: x.Size(), Slots: x.Slots(), Entries: n, Trailing: x.TrailingBytes()}, nil
+}
+
+// first reads the first batch: the first record's offset and timestamp.
+func (s *SegmentSummary) first(f *File, dec *RecordDecoder) error {
+	sc := NewEntryScanner(f, f.Name, f.Size(), 0, summaryWindow)
+	if !sc.Next() {
+		if err := sc.Err(); err != nil && !isDamage(err) {
+			return err
+		}
+		return nil // no batch; the tail scan reports the damage
+	}
+	b := sc.Batch()
+	s.FirstOffset = b.BaseOffset
+	s.FirstTimestamp = headerFirstTimestamp(b)
+	entry, err := sc.Entry()
+	if err != nil {
+		if isDamage(err) {
+			return nil
+		}
+		return err
+	}
+	// The first record says it exactly (a legacy wrapper's first inner
+	// offset; a v2 batch whose base timestamp holds a delete horizon).
+	err = dec.Records(f.Name, entry, b, func(r *Record) error {
+		s.FirstOffset, s.FirstTimestamp = r.Offset, max(r.Timestamp, -1)
+		return errStopRecords
+	})
+	if err != nil && !errors.Is(err, errStopRecords) && !isDamage(err) {
+		return err
+	}
+	return nil
+}
+
+// headerFirstTimestamp is the first record's timestamp as far as the
+// header tells: the base timestamp (v2 CreateTime), the batch timestamp
+// (LogAppendTime, and a magic 1 message), -1 for magic 0.
+func headerFirstTimestamp(b *Batch) int64 {
+	switch {
+	case b.Magic == 0:
+		return -1
+	case b.Magic == 1 || b.LogAppendTime():
+		return max(b.MaxTimestamp, -1)
+	}
+	return max(b.BaseTimestamp, -1)
+}
+
+// tailScan is what a scan of a .log from some position found.
+type tailScan struct {
+	last     *Batch // the last valid batch (a copy), nil when none
+	batches  int64
+	records  int64
+	damage   error
+	probeHit bool // a batch starts at the position scan was asked about
+}
+
+// scan reads batch headers from start to the end of the valid entries,
+// noting whether a batch starts at position probe.
+func (s *SegmentSummary) scan(f *File, start int64, window int, probe int64, dec *RecordDecoder, m *progressMeter) (tailScan, error) {
+	var t tailScan
+	sc := NewEntryScanner(f, f.Name, f.Size(), start, window)
+	var last Batch
+	for sc.Next() {
+		b := sc.Batch()
+		t.probeHit = t.probeHit || b.Position == probe
+		t.batches++
+		switch {
+		case b.Magic >= 2:
+			t.records += int64(max(b.RecordCount, 0))
+		case b.Compression() == CompressionNone:
+			t.records++
+		default:
+			entry, err := sc.Entry()
+			if err != nil {
+				if !isDamage(err) {
+					return t, err
+				}
+				break
+			}
+			err = dec.Records(f.Name, entry, b, func(*Record) error { t.records++; return nil })
+			if err != nil && !isDamage(err) {
+				return t, err
+			}
+		}
+		last = *b
+		t.last = &last
+		m.advance(b.End())
+	}
+	if err := sc.Err(); err != nil {
+		if !isDamage(err) {
+			return t, err
+		}
+		t.damage = err
+		var ce *CorruptError
+		if errors.As(err, &ce) && ce.Position == probe {
+			t.probeHit = true // damage, but at the start of an entry
+		}
+	}
+	return t, nil
+}
