@@ -31,8 +31,11 @@ compaction (the answer is then the next batch).
 Fields: target_offset found segment segment_base_offset index_entry
 (slot, offset, position; null when no entry <= OFFSET) batch (base_offset,
 last_offset, position, size incl. the 12-byte prefix, magic, max_timestamp,
-record_count, compression) scanned_batches scanned_bytes, and with --trace
-the steps taken.
+record_count, compression) scanned_batches scanned_bytes leader_epoch (the
+batch's partition leader epoch, -1 for none) epoch_entry (epoch,
+start_offset: the leader-epoch-checkpoint entry with the largest start
+offset <= OFFSET, i.e. the epoch that wrote it; null without a checkpoint),
+and with --trace the steps taken.
 
 Exit codes: 0 found; 1 not in the log (below the first segment's base
 offset, or at/after the log end offset: {"found":false,"reason":...});
@@ -62,15 +65,19 @@ type indexEntryJSON struct {
 
 // lookupJSON is the contract's lookup line for a found offset.
 type lookupJSON struct {
-	TargetOffset      int64               `json:"target_offset"`
-	Found             bool                `json:"found"`
-	Segment           string              `json:"segment"`
-	SegmentBaseOffset int64               `json:"segment_base_offset"`
-	IndexEntry        *indexEntryJSON     `json:"index_entry"`
-	Batch             *batchJSON          `json:"batch"`
-	ScannedBatches    int                 `json:"scanned_batches"`
-	ScannedBytes      int64               `json:"scanned_bytes"`
-	Trace             []inspect.TraceStep `json:"trace,omitempty"`
+	TargetOffset      int64           `json:"target_offset"`
+	Found             bool            `json:"found"`
+	Segment           string          `json:"segment"`
+	SegmentBaseOffset int64           `json:"segment_base_offset"`
+	IndexEntry        *indexEntryJSON `json:"index_entry"`
+	Batch             *batchJSON      `json:"batch"`
+	ScannedBatches    int             `json:"scanned_batches"`
+	ScannedBytes      int64           `json:"scanned_bytes"`
+	// The leader-epoch view (epoch_view.go): the batch's partition leader
+	// epoch (-1: none) and the leader-epoch-checkpoint entry of the offset.
+	LeaderEpoch int32               `json:"leader_epoch"`
+	EpochEntry  *epochEntryJSON     `json:"epoch_entry"`
+	Trace       []inspect.TraceStep `json:"trace,omitempty"`
 }
 
 // offsetNotFoundJSON is the contract's line for an offset not in the log.
@@ -106,6 +113,11 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 	if e := res.IndexEntry; e != nil {
 		out.IndexEntry = &indexEntryJSON{e.Slot, e.Offset, e.Position}
 	}
+	// The epoch that wrote the offset: the batch's, and the checkpoint's
+	// entry for the offset (the batch's first offset when compaction
+	// removed the target).
+	out.LeaderEpoch = d.Batch.PartitionLeaderEpoch
+	out.EpochEntry = newEpochView(ios, p).entry(max(opts.offset, d.FirstOffset))
 	return printObject(ios, out, lookupColumns, traceFooter(ios, out.Trace)...)
 }
 
@@ -141,10 +153,11 @@ var lookupColumns = func() []column[lookupJSON] {
 		}),
 	}
 	cols = append(cols, batchColumns(func(l lookupJSON) *batchJSON { return l.Batch })...)
-	return append(cols,
+	cols = append(cols,
 		intColumn("scanned_batches", func(l lookupJSON) int { return l.ScannedBatches }),
 		intColumn("scanned_bytes", func(l lookupJSON) int64 { return l.ScannedBytes }),
 	)
+	return append(cols, epochColumns(func(l lookupJSON) int32 { return l.LeaderEpoch }, func(l lookupJSON) *epochEntryJSON { return l.EpochEntry })...)
 }()
 
 // batchColumns are the batch object's fields, dotted, for table and CSV.

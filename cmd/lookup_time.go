@@ -34,8 +34,10 @@ partition's largest timestamp (Kafka 3.8+).
 
 Fields: target_timestamp (-2 earliest, -1 latest, -3 max) found offset
 timestamp segment segment_base_offset timeindex_entry (slot, timestamp,
-offset; null when none was used) batch (as in lookup; null for latest), and
-with --trace the steps.
+offset; null when none was used) batch (as in lookup; null for latest)
+leader_epoch (the batch's partition leader epoch; -1 for none or latest)
+epoch_entry (epoch, start_offset: the leader-epoch-checkpoint entry covering
+the answer's offset; null without a checkpoint), and with --trace the steps.
 
 Exit codes: 0 found; 1 no record with a timestamp >= TIMESTAMP
 ({"found":false,"reason":...}); 2 could not look.`,
@@ -74,7 +76,12 @@ type lookupTimeJSON struct {
 	SegmentBaseOffset int64               `json:"segment_base_offset"`
 	TimeIndexEntry    *timeIndexEntryJSON `json:"timeindex_entry"`
 	Batch             *batchJSON          `json:"batch"`
-	Trace             []inspect.TraceStep `json:"trace,omitempty"`
+	// The leader-epoch view (epoch_view.go): the batch's partition leader
+	// epoch (-1: none, e.g. latest) and the leader-epoch-checkpoint entry
+	// of the offset.
+	LeaderEpoch int32               `json:"leader_epoch"`
+	EpochEntry  *epochEntryJSON     `json:"epoch_entry"`
+	Trace       []inspect.TraceStep `json:"trace,omitempty"`
 }
 
 type timeNotFoundJSON struct {
@@ -112,6 +119,14 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 		}
 		out.Batch = newBatchJSON(d)
 	}
+	// ListOffsets answers carry the leader epoch: the batch's for a
+	// timestamp or max, and the epoch that covers the offset (for latest,
+	// the current epoch at the log end).
+	out.LeaderEpoch = -1
+	if res.Batch != nil {
+		out.LeaderEpoch = res.Batch.PartitionLeaderEpoch
+	}
+	out.EpochEntry = newEpochView(ios, p).entry(res.Offset)
 	return printObject(ios, out, lookupTimeColumns, traceFooter(ios, out.Trace)...)
 }
 
@@ -147,7 +162,8 @@ var lookupTimeColumns = func() []column[lookupTimeJSON] {
 		}),
 		entry("timeindex_entry.offset", func(e *timeIndexEntryJSON) int64 { return e.Offset }),
 	}
-	return append(cols, batchColumns(func(l lookupTimeJSON) *batchJSON { return l.Batch })...)
+	cols = append(cols, batchColumns(func(l lookupTimeJSON) *batchJSON { return l.Batch })...)
+	return append(cols, epochColumns(func(l lookupTimeJSON) int32 { return l.LeaderEpoch }, func(l lookupTimeJSON) *epochEntryJSON { return l.EpochEntry })...)
 }()
 
 // targetTimestampColumn shows the target with its time, or the name of a

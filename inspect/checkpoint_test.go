@@ -354,3 +354,63 @@ func TestCheckpointsRealFixtures(t *testing.T) {
 		t.Errorf("cp51: clean %v meta %+v", zk.CleanShutdown.Present(), zk.Meta.Value)
 	}
 }
+
+// TestLeaderEpochsAgreeWithRealBatches: in the real brokers' partitions,
+// the leader-epoch-checkpoint entry covering each v2 batch's base offset
+// names the epoch the batch was written in.
+func TestLeaderEpochsAgreeWithRealBatches(t *testing.T) {
+	root := sideFixtures(t)
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, below := 0, 0
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		tg, err := inspect.Resolve(filepath.Join(root, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range tg.Partitions {
+			side, err := inspect.ReadPartitionSideFiles(p.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !side.LeaderEpochs.OK() {
+				continue
+			}
+			err = p.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
+				b := w.Batch
+				if b.Magic < 2 || b.PartitionLeaderEpoch < 0 {
+					return nil
+				}
+				got, ok := side.LeaderEpochs.Value.EntryFor(b.BaseOffset)
+				if !ok {
+					// Below the cache's first entry: the broker truncated the
+					// cache from the start to the log start offset
+					// (KRaft's metadata log keeps segments below its
+					// latest snapshot); such batches must also be older
+					// than the first epoch.
+					if first := side.LeaderEpochs.Value.Entries[0]; b.PartitionLeaderEpoch > first.Epoch {
+						t.Errorf("%s: batch at offset %d written in epoch %d, before the first entry %+v", p.Dir, b.BaseOffset, b.PartitionLeaderEpoch, first)
+					}
+					below++
+					return nil
+				}
+				if got.Epoch != b.PartitionLeaderEpoch {
+					t.Errorf("%s: batch at offset %d written in epoch %d, checkpoint entry %+v (%v)", p.Dir, b.BaseOffset, b.PartitionLeaderEpoch, got, ok)
+				}
+				checked++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if checked < 1000 || below == 0 {
+		t.Errorf("%d batches checked, %d below the first epoch: the fixtures have more of both", checked, below)
+	}
+}
