@@ -112,6 +112,8 @@ Exit codes:
 		newRebuildCommand(ios),
 		newGenCommand(ios),
 		newCoordinatorCommand(ios),
+		newDumpSnapshotCommand(ios),
+		newDumpCheckpointCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)

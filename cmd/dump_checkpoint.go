@@ -1,0 +1,255 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+type dumpCheckpointOptions struct {
+	paths []string
+}
+
+func newDumpCheckpointCommand(ios *IOStreams) *cobra.Command {
+	var opts dumpCheckpointOptions
+	c := &cobra.Command{
+		Use:   "dump-checkpoint PATH...",
+		Short: "List the entries of checkpoint and properties files",
+		Long: `Read the small text files a broker keeps beside the segments, with the
+broker's own strict readers, and list their entries. PATH is one of those
+files, a partition directory (its leader-epoch-checkpoint and
+partition.metadata) or a data directory (its recovery-point-offset-checkpoint,
+log-start-offset-checkpoint, replication-offset-checkpoint,
+cleaner-offset-checkpoint, meta.properties and .kafka_cleanshutdown, then
+every partition's files).
+
+Lines, by kind (every line also has kind and file):
+  offset              checkpoint (recovery_point, log_start, high_watermark,
+                      cleaner) topic partition offset, in file order
+  leader_epoch        epoch start_offset in_cache (false: the broker's epoch
+                      cache drops the entry when it loads the file)
+  partition_metadata  version topic_id
+  property            key value (meta.properties, in file order)
+  clean_shutdown      broker_epoch (absent in the empty marker of Kafka 3.6
+                      and older)
+The table and CSV views show kind, file, key and value.
+
+A file its broker reader would refuse is listed as far as it parses, then
+reported (exit 2, naming the byte position); kseg verify says what the
+broker does about it. Empty checkpoint files have no entries.`,
+		Example: `  kseg dump-checkpoint /var/lib/kafka/data/recovery-point-offset-checkpoint
+  kseg dump-checkpoint data/orders-0
+  kseg dump-checkpoint -o json /var/lib/kafka/data | jq -c 'select(.kind=="offset" and .topic=="orders")'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.paths = args
+			return runDumpCheckpoint(ios, opts)
+		},
+	}
+	return c
+}
+
+// checkpointLineJSON is one line of dump-checkpoint; the fields of the
+// other kinds are left out.
+type checkpointLineJSON struct {
+	Kind        string  `json:"kind"`
+	File        string  `json:"file"`
+	Checkpoint  string  `json:"checkpoint,omitempty"`
+	Topic       *string `json:"topic,omitempty"`
+	Partition   *int32  `json:"partition,omitempty"`
+	Offset      *int64  `json:"offset,omitempty"`
+	Epoch       *int32  `json:"epoch,omitempty"`
+	StartOffset *int64  `json:"start_offset,omitempty"`
+	InCache     *bool   `json:"in_cache,omitempty"`
+	Version     *int32  `json:"version,omitempty"`
+	TopicID     *string `json:"topic_id,omitempty"`
+	Key         *string `json:"key,omitempty"`
+	Value       *string `json:"value,omitempty"`
+	BrokerEpoch *int64  `json:"broker_epoch,omitempty"`
+}
+
+// keyValue is the line as the table shows it.
+func (l checkpointLineJSON) keyValue() (string, string) {
+	i64 := func(p *int64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	switch l.Kind {
+	case "offset":
+		return fmt.Sprintf("%s %s-%d", l.Checkpoint, *l.Topic, *l.Partition), i64(l.Offset)
+	case "leader_epoch":
+		v := i64(l.StartOffset)
+		if l.InCache != nil && !*l.InCache {
+			v += " (dropped by the broker's cache)"
+		}
+		return "epoch " + strconv.Itoa(int(*l.Epoch)), v
+	case "partition_metadata":
+		return "topic_id", fmt.Sprintf("%s (version %d)", *l.TopicID, *l.Version)
+	case "property":
+		return *l.Key, *l.Value
+	case "clean_shutdown":
+		if l.BrokerEpoch == nil {
+			return "clean_shutdown", "present"
+		}
+		return "broker_epoch", i64(l.BrokerEpoch)
+	}
+	return "", ""
+}
+
+var checkpointColumns = []column[checkpointLineJSON]{
+	textColumn("kind", func(l checkpointLineJSON) string { return l.Kind }),
+	textColumn("file", func(l checkpointLineJSON) string { return l.File }),
+	textColumn("key", func(l checkpointLineJSON) string { k, _ := l.keyValue(); return k }),
+	textColumn("value", func(l checkpointLineJSON) string { _, v := l.keyValue(); return v }),
+}
+
+// checkpointKinds maps a file name to how it is read.
+var checkpointKinds = map[string]string{
+	inspect.RecoveryPointCheckpointFile:  "recovery_point",
+	inspect.LogStartOffsetCheckpointFile: "log_start",
+	inspect.ReplicationCheckpointFile:    "high_watermark",
+	inspect.CleanerCheckpointFile:        "cleaner",
+	inspect.LeaderEpochCheckpointFile:    "leader_epoch",
+	inspect.PartitionMetadataFile:        "partition_metadata",
+	inspect.MetaPropertiesFile:           "meta_properties",
+	inspect.CleanShutdownFile:            "clean_shutdown",
+}
+
+var dataDirCheckpoints = []string{inspect.RecoveryPointCheckpointFile, inspect.LogStartOffsetCheckpointFile,
+	inspect.ReplicationCheckpointFile, inspect.CleanerCheckpointFile, inspect.MetaPropertiesFile, inspect.CleanShutdownFile}
+
+var partitionCheckpoints = []string{inspect.LeaderEpochCheckpointFile, inspect.PartitionMetadataFile}
+
+// collectCheckpoints lists the existing files a PATH names.
+func collectCheckpoints(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file or directory", path)
+		}
+		return nil, err
+	}
+	if !st.IsDir() {
+		if _, ok := checkpointKinds[filepath.Base(path)]; !ok {
+			return nil, fmt.Errorf("%s: %w: expected a checkpoint file (%s, ...), a partition directory or a data directory",
+				path, inspect.ErrNotKafka, inspect.RecoveryPointCheckpointFile)
+		}
+		return []string{path}, nil
+	}
+	var out []string
+	add := func(dir string, names []string) {
+		for _, n := range names {
+			if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && !fi.IsDir() {
+				out = append(out, filepath.Join(dir, n))
+			}
+		}
+	}
+	add(path, dataDirCheckpoints)
+	add(path, partitionCheckpoints)
+	if t, err := inspect.Resolve(path); err == nil && t.Kind == "data_dir" {
+		for _, p := range t.Partitions {
+			add(p.Dir, partitionCheckpoints)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no checkpoint, epoch, partition metadata or properties files", path)
+	}
+	return out, nil
+}
+
+func runDumpCheckpoint(ios *IOStreams, opts dumpCheckpointOptions) error {
+	var files []string
+	for _, p := range opts.paths {
+		fs, err := collectCheckpoints(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, fs...)
+	}
+	l := newLister(ios, checkpointColumns)
+	var firstErr error
+	for _, path := range files {
+		lines, err := checkpointLines(path)
+		for _, line := range lines {
+			l.Add(line)
+		}
+		if err != nil {
+			l.Footer("%s", err)
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	if err := l.Close(); err != nil {
+		return err
+	}
+	return firstErr
+}
+
+// checkpointLines reads one file into lines, and returns its problem.
+func checkpointLines(path string) ([]checkpointLineJSON, error) {
+	kind := checkpointKinds[filepath.Base(path)]
+	base := checkpointLineJSON{File: path}
+	var out []checkpointLineJSON
+	switch kind {
+	case "leader_epoch":
+		f := inspect.ReadLeaderEpochCheckpoint(path)
+		if f.Value != nil {
+			cache, _ := f.Value.Cache()
+			kept := map[inspect.EpochEntry]bool{}
+			for _, e := range cache {
+				kept[e] = true
+			}
+			for _, e := range f.Value.Entries {
+				l := base
+				l.Kind, l.Epoch, l.StartOffset, l.InCache = "leader_epoch", ptr(e.Epoch), ptr(e.StartOffset), ptr(kept[e])
+				delete(kept, e)
+				out = append(out, l)
+			}
+		}
+		return out, f.Err
+	case "partition_metadata":
+		f := inspect.ReadPartitionMetadata(path)
+		if f.Err == nil {
+			l := base
+			l.Kind, l.Version, l.TopicID = "partition_metadata", ptr(f.Value.Version), ptr(f.Value.TopicID)
+			out = append(out, l)
+		}
+		return out, f.Err
+	case "meta_properties":
+		f := inspect.ReadMetaProperties(path)
+		if f.Value != nil {
+			for _, k := range f.Value.Keys {
+				l := base
+				l.Kind, l.Key, l.Value = "property", ptr(k), ptr(f.Value.Values[k])
+				out = append(out, l)
+			}
+		}
+		return out, f.Err
+	case "clean_shutdown":
+		f := inspect.ReadCleanShutdown(path)
+		if f.Value != nil {
+			l := base
+			l.Kind, l.BrokerEpoch = "clean_shutdown", f.Value.BrokerEpoch
+			out = append(out, l)
+		}
+		return out, f.Err
+	}
+	f := inspect.ReadOffsetCheckpoint(path)
+	if f.Value != nil {
+		for _, e := range f.Value.Entries {
+			l := base
+			l.Kind, l.Checkpoint, l.Topic, l.Partition, l.Offset = "offset", kind, ptr(e.Topic), ptr(e.Partition), ptr(e.Offset)
+			out = append(out, l)
+		}
+	}
+	return out, f.Err
+}
