@@ -45,22 +45,29 @@ func BenchmarkRebuildSegment(b *testing.B) {
 	dir := benchData(b, "seg")
 	tg, logs := benchTarget(b, dir), logFiles(b, dir)
 	run := func(b *testing.B, op func() int64) {
-		var base, work time.Duration
+		var base, work, baseCPU, workCPU time.Duration
 		var bytes int64
 		for b.Loop() {
-			t0 := time.Now()
+			c0, t0 := cpuTime(), time.Now()
 			for _, l := range logs {
 				baselineCRC(b, l)
 			}
-			t1 := time.Now()
+			c1, t1 := cpuTime(), time.Now()
 			bytes = op()
 			work += time.Since(t1)
+			workCPU += cpuTime() - c1
 			base += t1.Sub(t0)
+			baseCPU += c1 - c0
 		}
 		n := float64(b.N)
 		b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
 		b.ReportMetric(float64(bytes)*n/work.Seconds()/1e6, "MB/s")
 		b.ReportMetric(base.Seconds()/work.Seconds(), "x-baseline")
+		if workCPU > 0 {
+			// The same share in CPU time, which other processes
+			// competing for the cores do not distort.
+			b.ReportMetric(baseCPU.Seconds()/workCPU.Seconds(), "cpu-x-baseline")
+		}
 	}
 	b.Run("in-place", func(b *testing.B) {
 		run(b, func() int64 { return rebuildInPlace(b, tg) })

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,4 +147,15 @@ func heapPeak() (stop func() (inuse, alloc uint64)) {
 		p := <-res
 		return p[0], p[1]
 	}
+}
+
+// cpuTime is the CPU time (user + system) this process has used so far:
+// under other load on the machine a run's wall time measures the machine,
+// its CPU time measures the code.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -29,23 +29,31 @@ func verifyClean(b *testing.B, t *inspect.Target, o Options) int64 {
 // vsBaseline alternates the machine's limit (baselineCRC over every .log
 // of the data set) and op in each iteration, and reports both throughputs
 // and op's share of the limit ("x-baseline").
+//
+// It also reports the same share in CPU time ("cpu-x-baseline"), which
+// other processes competing for the cores do not distort.
 func vsBaseline(b *testing.B, logs []string, op func() int64) {
-	var base, work time.Duration
+	var base, work, baseCPU, workCPU time.Duration
 	var bytes int64
 	for b.Loop() {
-		t0 := time.Now()
+		c0, t0 := cpuTime(), time.Now()
 		for _, l := range logs {
 			baselineCRC(b, l)
 		}
-		t1 := time.Now()
+		c1, t1 := cpuTime(), time.Now()
 		bytes = op()
 		work += time.Since(t1)
+		workCPU += cpuTime() - c1
 		base += t1.Sub(t0)
+		baseCPU += c1 - c0
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
 	b.ReportMetric(float64(bytes)*n/work.Seconds()/1e6, "MB/s")
 	b.ReportMetric(base.Seconds()/work.Seconds(), "x-baseline")
+	if workCPU > 0 {
+		b.ReportMetric(baseCPU.Seconds()/workCPU.Seconds(), "cpu-x-baseline")
+	}
 }
 
 // BenchmarkVerifySegment verifies one uncompressed segment (the "seg" data
@@ -86,17 +94,21 @@ func BenchmarkVerifyRecords(b *testing.B) {
 func BenchmarkVerifyJobs(b *testing.B) {
 	tg := benchTarget(b, benchData(b, "many"))
 	b.Run("j1-vs-j2", func(b *testing.B) {
-		var d1, d2 time.Duration
+		var d1, d2, c2 time.Duration
 		var bytes int64
 		for b.Loop() {
 			t0 := time.Now()
 			bytes = verifyClean(b, tg, Options{Jobs: 1})
-			t1 := time.Now()
+			cpu, t1 := cpuTime(), time.Now()
 			verifyClean(b, tg, Options{Jobs: 2})
 			d2 += time.Since(t1)
+			c2 += cpuTime() - cpu
 			d1 += t1.Sub(t0)
 		}
 		n := float64(b.N)
+		// Cores kept busy by -j 2 (2 at best): below that, the scheduler
+		// did not give the run two cores, or the jobs waited on each other.
+		b.ReportMetric(c2.Seconds()/d2.Seconds(), "j2-cores")
 		b.ReportMetric(float64(bytes)*n/d1.Seconds()/1e6, "j1-MB/s")
 		b.ReportMetric(float64(bytes)*n/d2.Seconds()/1e6, "j2-MB/s")
 		b.ReportMetric(d1.Seconds()/d2.Seconds(), "speedup")
