@@ -360,7 +360,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	bar.done()
 	l.Footer("%d batches", batches)
 	if salvage != nil && salvage.ranges > 0 {
-		l.Footer("%d damaged %s (%d bytes) skipped", salvage.ranges, plural(salvage.ranges, "range", "ranges"), salvage.bytes)
+		l.Footer("%s", salvage.footer())
 	}
 	if err := l.Close(); err != nil {
 		return err

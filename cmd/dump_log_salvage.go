@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -66,10 +67,11 @@ func (s *salvageReport) result() error {
 	return errNegative("damaged bytes skipped")
 }
 
-// plural picks the singular or the plural form for n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
+// footer is the table's line about the damage skipped.
+func (s *salvageReport) footer() string {
+	what := "ranges"
+	if s.ranges == 1 {
+		what = "range"
 	}
-	return many
+	return fmt.Sprintf("%d damaged %s (%d bytes) skipped", s.ranges, what, s.bytes)
 }

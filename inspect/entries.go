@@ -98,6 +98,12 @@ func (s *EntryScanner) Next() bool {
 	return true
 }
 
+// Reset restarts the scan at position start, keeping the window (a
+// salvaging walk resumes past damage this way without a new buffer).
+func (s *EntryScanner) Reset(start int64) {
+	s.pos, s.err, s.done = start, nil, false
+}
+
 // Batch is the header decoded by the last Next.
 func (s *EntryScanner) Batch() *Batch { return &s.b }
 

@@ -155,8 +155,9 @@ func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64,
 		sv.reset(f, sf)
 	}
 	prevLast := int64(-1 << 63)
+	s := NewEntryScanner(f, f.Name, f.Size(), from, 0)
 	for {
-		s := NewEntryScanner(f, f.Name, f.Size(), from, 0)
+		s.Reset(from) // past damage: one scanner and window per segment
 		resume := int64(-1)
 		for s.Next() {
 			b := s.Batch()
