@@ -273,6 +273,18 @@ func wantSeen(m *gen.Manifest, skip func(seg int, b gen.BatchManifest) bool, shi
 	return out
 }
 
+// salvaged is what a damage case of TestWalkSalvage expects: the damaged
+// log, the damaged range [pos, end) and its kind (pos -1: none), whether
+// the damaged batch is still handed out (with a bad CRC), and how far the
+// positions after it move.
+type salvaged struct {
+	out      []byte
+	pos, end int64
+	kind     error
+	kept     bool
+	delta    int64
+}
+
 func TestWalkSalvage(t *testing.T) {
 	shape := gen.Options{Seed: 8, Segments: 2, Batches: 40}
 	// The batch of segment 0 the cases damage.
@@ -291,31 +303,29 @@ func TestWalkSalvage(t *testing.T) {
 
 	cases := []struct {
 		name string
-		// damage edits segment 0's .log (b is batch k) and returns the
-		// damaged range, its kind, whether batch k is still handed out
-		// (with a bad CRC), and how the positions after it move.
-		damage func(log []byte, b gen.BatchManifest, next gen.BatchManifest) (out []byte, pos, end int64, kind error, kept bool, delta int64)
+		// damage edits segment 0's .log (b is batch k, next the one after).
+		damage func(log []byte, b gen.BatchManifest, next gen.BatchManifest) salvaged
 	}{
-		{"huge length field", func(log []byte, b, next gen.BatchManifest) ([]byte, int64, int64, error, bool, int64) {
+		{"huge length field", func(log []byte, b, next gen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], 0x7ffffff0)
-			return log, b.Position, next.Position, inspect.ErrCorruptHeader, false, 0
+			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCorruptHeader, kept: false, delta: 0}
 		}},
-		{"length field below 14", func(log []byte, b, next gen.BatchManifest) ([]byte, int64, int64, error, bool, int64) {
+		{"length field below 14", func(log []byte, b, next gen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], 3)
-			return log, b.Position, next.Position, inspect.ErrCorruptHeader, false, 0
+			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCorruptHeader, kept: false, delta: 0}
 		}},
-		{"length field shortened", func(log []byte, b, next gen.BatchManifest) ([]byte, int64, int64, error, bool, int64) {
+		{"length field shortened", func(log []byte, b, next gen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], uint32(b.Size-12-20))
-			return log, b.Position, next.Position, inspect.ErrCRC, false, 0
+			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCRC, kept: false, delta: 0}
 		}},
-		{"flipped byte in a record", func(log []byte, b, next gen.BatchManifest) ([]byte, int64, int64, error, bool, int64) {
+		{"flipped byte in a record", func(log []byte, b, next gen.BatchManifest) salvaged {
 			log[b.Position+b.Size-3] ^= 0x40
-			return log, -1, -1, nil, true, 0
+			return salvaged{out: log, pos: -1, end: -1, kind: nil, kept: true, delta: 0}
 		}},
-		{"garbage between batches", func(log []byte, b, next gen.BatchManifest) ([]byte, int64, int64, error, bool, int64) {
+		{"garbage between batches", func(log []byte, b, next gen.BatchManifest) salvaged {
 			junk := bytes.Repeat([]byte("junk\x00\x00\x01\x02"), 25)
 			out := slices.Concat(log[:b.Position], junk, log[b.Position:])
-			return out, b.Position, b.Position + int64(len(junk)), inspect.ErrCorruptHeader, true, int64(len(junk))
+			return salvaged{out: out, pos: b.Position, end: b.Position + int64(len(junk)), kind: inspect.ErrCorruptHeader, kept: true, delta: int64(len(junk))}
 		}},
 	}
 	for _, tc := range cases {
@@ -323,14 +333,12 @@ func TestWalkSalvage(t *testing.T) {
 			p, m := rsPartition(t, shape)
 			s0 := &m.Segments[0]
 			b, next := s0.Batches[k], s0.Batches[k+1]
-			var pos, end, delta int64
-			var kind error
-			var kept bool
+			var w salvaged
 			rsEdit(t, m.LogPath(s0), func(log []byte) []byte {
-				var out []byte
-				out, pos, end, kind, kept, delta = tc.damage(log, b, next)
-				return out
+				w = tc.damage(log, b, next)
+				return w.out
 			})
+			pos, end, kind, kept, delta := w.pos, w.end, w.kind, w.kept, w.delta
 			seen, damage := salvageAll(t, p, inspect.LogRange{})
 			want := wantSeen(m, func(seg int, x gen.BatchManifest) bool {
 				return seg == 0 && x.Position == b.Position && !kept
