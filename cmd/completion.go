@@ -58,9 +58,33 @@ func completeTimestamps(c *cobra.Command, args []string, toComplete string) ([]c
 	}, cobra.ShellCompDirectiveNoFileComp
 }
 
-// setCompletions sets the argument completion of every command that does
-// not set its own.
+// setCompletions adds cobra's completion command now (rather than when the
+// root first runs, so that the generated docs show it and a shell name it
+// does not know is refused) and sets the argument completion of every
+// command that does not set its own.
 func setCompletions(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Long += `
+
+The script completes command names, flags, partition directories and
+segment files. Load it in the current shell, e.g.
+
+  source <(kseg completion bash)
+
+or install it once as each shell's help (kseg completion SHELL --help) says.`
+		// cobra would print the help for an unknown shell and exit 0.
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("kseg has no completion for %q: bash, zsh, fish or powershell", args[0])
+			}
+			return c.Help()
+		}
+	}
 	byName := map[string]cobra.CompletionFunc{
 		"ls":          completePaths(segmentExts...),
 		"dump-index":  completePaths(segmentExts...),

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -99,7 +98,8 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 	}
 	if !res.Found {
 		out := offsetNotFoundJSON{res.TargetOffset, false, res.Reason, res.Trace}
-		if err := printObject(ios, out, offsetNotFoundColumns, traceFooter(ios, out.Trace)...); err != nil {
+		story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, out.Trace, offsetTarget(opts.offset), "")
+		if err := printObjectLines(ios, out, offsetNotFoundColumns, story); err != nil {
 			return err
 		}
 		return errNegative(res.Reason)
@@ -118,7 +118,10 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 	// removed the target).
 	out.LeaderEpoch = d.Batch.PartitionLeaderEpoch
 	out.EpochEntry = newEpochView(ios, p).entry(max(opts.offset, d.FirstOffset))
-	return printObject(ios, out, lookupColumns, traceFooter(ios, out.Trace)...)
+	conclusion := fmt.Sprintf("a fetch from offset %d reads %s from byte position %d: the batch of offsets %d..%d (%d bytes), found in %s (%d bytes) of headers",
+		opts.offset, res.Segment, res.Batch.Position, d.FirstOffset, res.Batch.LastOffset, res.Batch.Size, count(res.ScannedBatches, "batch"), res.ScannedBytes)
+	story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, out.Trace, offsetTarget(opts.offset), conclusion)
+	return printObjectLines(ios, out, lookupColumns, story)
 }
 
 var offsetNotFoundColumns = []column[offsetNotFoundJSON]{
@@ -196,21 +199,4 @@ func batchColumns[T any](get func(T) *batchJSON) []column[T] {
 			return ""
 		}),
 	}
-}
-
-// traceFooter renders --trace steps as numbered lines under the table (in
-// JSON they are the "trace" array; CSV has no room for them).
-func traceFooter(ios *IOStreams, steps []inspect.TraceStep) []string {
-	if len(steps) == 0 || ios.Format() != FormatTable {
-		return nil
-	}
-	lines := []string{"", "trace:"}
-	for i, s := range steps {
-		indent := "  "
-		if s.Step == "probe" || s.Step == "batch" {
-			indent = "      "
-		}
-		lines = append(lines, fmt.Sprintf("%3d.%s%s", i+1, indent, strings.TrimSpace(s.Message)))
-	}
-	return lines
 }

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
@@ -102,7 +104,7 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 	}
 	if !res.Found {
 		out := timeNotFoundJSON{res.TargetTimestamp, false, res.Reason, res.Trace}
-		if err := printObject(ios, out, timeNotFoundColumns, traceFooter(ios, out.Trace)...); err != nil {
+		if err := printObjectLines(ios, out, timeNotFoundColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, out.Trace, timeTarget(opts.timestamp), "")); err != nil {
 			return err
 		}
 		return errNegative(res.Reason)
@@ -127,7 +129,24 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 		out.LeaderEpoch = res.Batch.PartitionLeaderEpoch
 	}
 	out.EpochEntry = newEpochView(ios, p).entry(res.Offset)
-	return printObject(ios, out, lookupTimeColumns, traceFooter(ios, out.Trace)...)
+	conclusion := fmt.Sprintf("ListOffsets answers offset %d (timestamp %d) from %s", res.Offset, res.Timestamp, res.Segment)
+	return printObjectLines(ios, out, lookupTimeColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, out.Trace, timeTarget(opts.timestamp), conclusion))
+}
+
+// timeTraceTitle heads the --trace story of a time lookup.
+func timeTraceTitle(ts int64) string {
+	switch ts {
+	case inspect.TimestampEarliest:
+		return "how a broker answers ListOffsets for earliest"
+	case inspect.TimestampLatest:
+		return "how a broker answers ListOffsets for latest"
+	case inspect.TimestampMax:
+		return "how a broker answers ListOffsets for max (the largest timestamp)"
+	}
+	if h := humanTime(ts); h != "" {
+		return fmt.Sprintf("how a broker answers ListOffsets (offsetsForTimes) for timestamp %d (%s)", ts, h)
+	}
+	return fmt.Sprintf("how a broker answers ListOffsets (offsetsForTimes) for timestamp %d", ts)
 }
 
 var timeNotFoundColumns = []column[timeNotFoundJSON]{
