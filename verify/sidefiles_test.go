@@ -396,3 +396,51 @@ func TestSideFilesRealFixtures(t *testing.T) {
 		}
 	}
 }
+
+// TestSideFileChecksDocumented: every side-file check id is a row of the
+// contract's check table, with its severity.
+func TestSideFileChecksDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "cli-contract.md"))
+	if err != nil {
+		t.Skip("docs/cli-contract.md not found")
+	}
+	for _, c := range SideFileChecks() {
+		row := "| `" + c + "` | " + Severity(c) + " |"
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("no contract row %q", row)
+		}
+	}
+}
+
+// TestSideFilesRandomDamage: random bytes in the side files never make Run
+// fail or panic, and every side finding is well formed.
+func TestSideFilesRandomDamage(t *testing.T) {
+	for seed := uint64(0); seed < 12; seed++ {
+		data, dir, m := sfDataDir(t, gen.Options{Seed: int64(seed), Segments: 2, Batches: 20, Transactions: true})
+		files, _ := filepath.Glob(filepath.Join(dir, "*.snapshot"))
+		files = append(files, filepath.Join(dir, inspect.LeaderEpochCheckpointFile), filepath.Join(dir, inspect.PartitionMetadataFile),
+			filepath.Join(data, inspect.RecoveryPointCheckpointFile), filepath.Join(data, inspect.MetaPropertiesFile), m.TxnIndexPath(&m.Segments[0]))
+		rng := seed*2654435761 + 1
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil || len(b) == 0 {
+				continue
+			}
+			rng = rng*6364136223846793005 + 1442695040888963407
+			b[int(rng>>33)%len(b)] ^= byte(rng>>8) | 1
+			sfWrite(t, f, b)
+		}
+		tg, err := inspect.Resolve(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(tg, Options{SideFiles: true}, func(f Finding) {
+			if Severity(f.Check) == "" || f.Severity != Severity(f.Check) || f.File == "" || f.Message == "" {
+				t.Errorf("seed %d: malformed finding %+v", seed, f)
+			}
+		})
+		if err != nil {
+			t.Errorf("seed %d: %v", seed, err)
+		}
+	}
+}
