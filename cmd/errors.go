@@ -89,7 +89,8 @@ func isUsageError(err error) bool {
 }
 
 // reportError writes err on stderr the one way kseg does: "kseg: <error>",
-// plus a hint naming --help for usage errors; nothing for a negative answer.
+// plus a hint naming --help for usage errors, or a "kseg: hint:" line with
+// the next step for a failure (hints.go); nothing for a negative answer.
 // failed is the command cobra was running (or had found) when it failed.
 func reportError(w io.Writer, failed *cobra.Command, err error) {
 	if err == nil || exitCode(err) == exitNegative {
@@ -101,5 +102,13 @@ func reportError(w io.Writer, failed *cobra.Command, err error) {
 	fmt.Fprintf(w, "kseg: %s\n", escapeMessage(strings.TrimRight(err.Error(), "\n")))
 	if isUsageError(err) && failed != nil {
 		fmt.Fprintf(w, "Run '%s --help' for usage.\n", failed.CommandPath())
+		return
+	}
+	name := ""
+	if failed != nil {
+		name = failed.Name()
+	}
+	if hint := nextStep(name, err); hint != "" {
+		fmt.Fprintf(w, "kseg: hint: %s\n", escapeControl(hint))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -14,7 +15,16 @@ func resolveTarget(path string) (*inspect.Target, error) {
 	t, err := inspect.Resolve(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file or directory", path)
+			hint := "check the path"
+			if parent := filepath.Dir(filepath.Clean(path)); parent != "." {
+				if fi, err := os.Stat(parent); err == nil && fi.IsDir() {
+					hint += "; kseg ls " + parent + " lists the partitions kseg finds there"
+				}
+			}
+			return nil, withHint(fmt.Errorf("%s: no such file or directory", path), hint)
+		}
+		if errors.Is(err, inspect.ErrNotKafka) {
+			return nil, withHint(err, "name a data directory (a log.dirs entry), a partition directory (<topic>-<partition>) or a segment file (.log, .index, .timeindex, .txnindex)")
 		}
 		return nil, err
 	}
@@ -40,7 +50,8 @@ func resolvePartition(path string) (*inspect.Partition, error) {
 			}
 			names += p.Name()
 		}
-		return nil, fmt.Errorf("%s holds %d partitions (%s): name one partition directory", path, len(t.Partitions), names)
+		return nil, withHint(fmt.Errorf("%s holds %d partitions (%s): name one partition directory", path, len(t.Partitions), names),
+			"kseg ls "+path+" lists them; give one, e.g. "+t.Partitions[0].Dir)
 	}
 	return t.Partitions[0], nil
 }
