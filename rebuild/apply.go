@@ -259,7 +259,9 @@ func differs(path string, want []byte) (bool, error) {
 	if path == "" {
 		return true, nil
 	}
-	f, err := os.Open(path)
+	// Cache-neutral, like the log reads: comparing leaves the page cache
+	// as it was.
+	f, err := inspect.OpenPread(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
 	}
@@ -267,29 +269,26 @@ func differs(path string, want []byte) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if fi.Size() != int64(len(want)) {
+	if f.Size() != int64(len(want)) {
 		return true, nil
 	}
-	buf := make([]byte, min(len(want), 1<<20)+1)
-	for off := 0; ; {
-		n, err := f.Read(buf)
-		if n > 0 {
-			if off+n > len(want) || !bytes.Equal(buf[:n], want[off:off+n]) {
-				return true, nil
+	buf := make([]byte, min(len(want), 1<<20))
+	for off := 0; off < len(want); {
+		n := min(len(buf), len(want)-off)
+		k, err := f.ReadAt(buf[:n], int64(off))
+		if k < n {
+			var ce *inspect.CorruptError
+			if err == nil || err == io.EOF || errors.As(err, &ce) {
+				return true, nil // shorter than when it was opened
 			}
-			off += n
-		}
-		if err == io.EOF {
-			return off != len(want), nil
-		}
-		if err != nil {
 			return false, fmt.Errorf("%s: %w", path, err)
 		}
+		if !bytes.Equal(buf[:n], want[off:off+n]) {
+			return true, nil
+		}
+		off += n
 	}
+	return false, nil
 }
 
 // checkActions refuses what must not be done, before anything is written:

@@ -13,12 +13,12 @@ import (
 	"github.com/kseg/kseg/rebuild/gen"
 )
 
-// residencyPartition writes an 8 MiB partition (1 MiB preallocated indexes)
-// on a disk filesystem, syncs it, drops it from the page cache and reads a
+// residencyPartition writes an 8 MiB partition (indexes zero-extended to
+// preallocate bytes when it is not 0) on a disk filesystem, syncs it, drops it from the page cache and reads a
 // few ranges of the .log and the first page of each index back in, as a
 // broker's hot pages would be. It skips where the only temporary
 // filesystem is tmpfs or ramfs (no page cache to drop).
-func residencyPartition(t *testing.T) (*inspect.Target, []string) {
+func residencyPartition(t *testing.T, preallocate int64) (*inspect.Target, []string) {
 	t.Helper()
 	root := os.TempDir()
 	var st unix.Statfs_t
@@ -27,7 +27,7 @@ func residencyPartition(t *testing.T) (*inspect.Target, []string) {
 	}
 	dir := filepath.Join(t.TempDir(), "cache-0")
 	o := gen.BenchOptions(5, 1, 8<<20)
-	o.PreallocatedIndexBytes = 1 << 20
+	o.PreallocatedIndexBytes = preallocate
 	if _, err := gen.Generate(dir, o); err != nil {
 		t.Fatal(err)
 	}
