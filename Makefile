@@ -81,7 +81,8 @@ bench: build
 	KSEG_BENCH_DATA="$$d" KSEG_BIN="$(abspath $(BIN))" $(GO) test -run='^$$' -bench='$(BENCH)' -benchmem \
 		-count=$(BENCH_COUNT) -timeout=120m ./... | tee $(BENCH_OUT); \
 	$(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION) $(BENCH_OUT); \
-	$(GO) run ./testdata/benchsummary $(BENCH_OUT)
+	$(GO) run ./testdata/benchsummary $(BENCH_OUT); \
+	if grep -q '^FAIL' $(BENCH_OUT); then echo "make bench: some benchmarks failed (see $(BENCH_OUT))"; exit 1; fi
 
 # Every Fuzz target of every package, FUZZTIME each. A failing input is
 # saved under the package's testdata/fuzz/ and becomes a regression test.
