@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
@@ -253,11 +254,16 @@ var logColumns = []column[logLine]{
 			}
 			return humanTime(l.batch.MaxTimestamp)
 		}},
-	textColumn("crc_valid", func(l logLine) string {
+	withStyle(textColumn("crc_valid", func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
 		return strconv.FormatBool(l.batch.CRCValid)
+	}), func(l logLine) []color.Attribute {
+		if l.batch != nil && !l.batch.CRCValid {
+			return []color.Attribute{color.FgRed, color.Bold}
+		}
+		return nil
 	}),
 	textColumn("is_control", func(l logLine) string {
 		if l.batch == nil {

@@ -126,7 +126,7 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 
 var offsetNotFoundColumns = []column[offsetNotFoundJSON]{
 	intColumn("target_offset", func(l offsetNotFoundJSON) int64 { return l.TargetOffset }),
-	boolColumn("found", func(l offsetNotFoundJSON) bool { return l.Found }),
+	withStyle(boolColumn("found", func(l offsetNotFoundJSON) bool { return l.Found }), notFoundStyle[offsetNotFoundJSON]),
 	textColumn("reason", func(l offsetNotFoundJSON) string { return l.Reason }),
 }
 

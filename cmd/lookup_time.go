@@ -151,7 +151,7 @@ func timeTraceTitle(ts int64) string {
 
 var timeNotFoundColumns = []column[timeNotFoundJSON]{
 	targetTimestampColumn(func(l timeNotFoundJSON) int64 { return l.TargetTimestamp }),
-	boolColumn("found", func(l timeNotFoundJSON) bool { return l.Found }),
+	withStyle(boolColumn("found", func(l timeNotFoundJSON) bool { return l.Found }), notFoundStyle[timeNotFoundJSON]),
 	textColumn("reason", func(l timeNotFoundJSON) string { return l.Reason }),
 }
 

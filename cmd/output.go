@@ -99,6 +99,15 @@ func boolColumn[T any](name string, value func(T) bool) column[T] {
 	return column[T]{name: name, cell: func(v T) string { return strconv.FormatBool(value(v)) }}
 }
 
+// withStyle sets a column's table colour.
+func withStyle[T any](c column[T], style func(T) []color.Attribute) column[T] {
+	c.style = style
+	return c
+}
+
+// notFoundStyle colours a "found: false" cell red.
+func notFoundStyle[T any](T) []color.Attribute { return []color.Attribute{color.FgRed, color.Bold} }
+
 // timestampColumn is intColumn for milliseconds since the epoch: the table
 // shows the RFC 3339 UTC time beside the number (see humanTime).
 func timestampColumn[T any](name string, value func(T) int64) column[T] {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -101,6 +102,37 @@ func TestTraceStoryColour(t *testing.T) {
 		out, _, _ := runKseg(t, nil, "-o", f, "lookup", "--trace", dir, "30")
 		if strings.Contains(out, "trace: how") {
 			t.Errorf("-o %s carries the story", f)
+		}
+	}
+}
+
+// A bad CRC (dump-log) and a target not found (lookup) are red on a
+// terminal; the words do not change.
+func TestBadCRCAndNotFoundColour(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo-0")
+	m, err := gen.Generate(dir, gen.Options{Seed: 3, Batches: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := m.LogPath(&m.Segments[0])
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[m.Segments[0].Batches[1].Position+17] ^= 0xff // stored CRC
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tty := func(ios *IOStreams) { ios.SetStdoutTTY(true) }
+	strip := regexp.MustCompile("\x1b\\[[0-9;]*m")
+	for _, args := range [][]string{{"dump-log", dir}, {"lookup", dir, "100000"}} {
+		plain, _, _ := runKseg(t, nil, args...)
+		coloured, _, _ := runKseg(t, tty, args...)
+		if !strings.Contains(coloured, "\x1b[31;1mfalse") {
+			t.Errorf("%v: no red false in %q", args, coloured)
+		}
+		if strip.ReplaceAllString(coloured, "") != plain {
+			t.Errorf("%v: colour changed the words", args)
 		}
 	}
 }
