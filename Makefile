@@ -39,14 +39,17 @@ test:
 	$(GO) test $(RACE) -count=1 ./...
 
 # A partition of 3 segments x 200 lz4 batches in a temporary directory,
-# then the second segment's offset index, an offset lookup in that segment
-# with every step, a time lookup, and the lookup again as JSON.
+# its segments (kseg ls), then the second segment's offset index, an
+# offset lookup in that segment with every step, a time lookup, and the
+# lookup again as JSON.
 demo: build
 	@set -eu; \
 	dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
 	part="$$dir/orders-0"; \
 	echo "\$$ kseg gen --segments 3 --batches 200 --compression lz4 $$part"; \
 	$(BIN) gen --segments 3 --batches 200 --compression lz4 "$$part"; \
+	echo; echo "\$$ kseg ls --segments $$part"; \
+	$(BIN) ls --segments "$$part"; \
 	set -- "$$part"/*.index; \
 	echo; echo "\$$ kseg dump-index $$2"; \
 	$(BIN) dump-index "$$2"; \
