@@ -362,6 +362,11 @@ func (t *offsetTracker) push(c *segChecker, r region) {
 	low := r.lowest()
 	kind := ""
 	switch {
+	case r.base >= 0 && r.last < r.base:
+		// base + lastOffsetDelta (delta >= 0) went past 2^63-1 and wrapped.
+		// The broker's range check, in the same wrapping arithmetic, can let
+		// such a batch pass; no real offset is there.
+		kind = "wrap"
 	case low < t.base:
 		kind = "below"
 	case r.last-t.base > math.MaxInt32:
@@ -444,8 +449,11 @@ func (t *offsetTracker) flushRun(c *segChecker) {
 		return
 	}
 	what := fmt.Sprintf("holds offsets %d..%d, below the segment's base offset %d (LogSegment requires base offset <= every offset in it)", t.runFirst, t.runLast, t.base)
-	if t.runKind == "overflow" {
+	switch t.runKind {
+	case "overflow":
 		what = fmt.Sprintf("holds offsets up to %d, which cannot be stored relative to the base offset %d (more than 2^31-1 above it; LogSegmentOffsetOverflowException)", t.runLast, t.base)
+	case "wrap":
+		what = fmt.Sprintf("starts at offset %d and its last offset delta reaches past 2^63-1 (the last offset wraps to %d)", t.runFirst, t.runLast)
 	}
 	if t.runCount == 1 {
 		c.logFinding(LogOffsetRange, t.runPos, ptr(t.runFirst), "the batch %s", what)
