@@ -193,7 +193,7 @@ func mangleRun(t *testing.T, what string, args ...string) (stdout string, code i
 
 func TestMangledPartitions(t *testing.T) {
 	sources := mangleSources(t)
-	mutations := 500
+	mutations := 400
 	if testing.Short() {
 		mutations = 100
 	}
