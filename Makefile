@@ -6,13 +6,14 @@
 #   make bench    benchmarks on generated partitions, benchstat, targets
 #
 # Variables: GO, BIN, RACE (make test RACE= for a quicker run without the
-# race detector), FUZZTIME, BENCH, BENCH_SEGMENT_BYTES, BENCH_COUNT,
-# BENCH_OUT.
+# race detector), FUZZTIME, FUZZMINIMIZETIME, BENCH, BENCH_SEGMENT_BYTES,
+# BENCH_COUNT, BENCH_OUT.
 
 GO       ?= go
 BIN      ?= bin/kseg
 RACE     ?= -race
 FUZZTIME ?= 10s
+FUZZMINIMIZETIME ?= 3s
 BENCH    ?= .
 BENCH_SEGMENT_BYTES ?= 268435456
 BENCH_COUNT ?= 6
@@ -87,14 +88,17 @@ bench: build
 	$(GO) run ./testdata/benchsummary $(BENCH_OUT); \
 	if grep -q '^FAIL' $(BENCH_OUT); then echo "make bench: some benchmarks failed (see $(BENCH_OUT))"; exit 1; fi
 
-# Every Fuzz target of every package, FUZZTIME each. A failing input is
-# saved under the package's testdata/fuzz/ and becomes a regression test.
+# Every Fuzz target of every package, FUZZTIME each, starting from the
+# committed seeds in <package>/testdata/fuzz/<target>/ (see
+# docs/reliability.md). Minimizing a failing input is capped at
+# FUZZMINIMIZETIME (unbounded, it can stall a run). A failing input is
+# saved there too and, committed, becomes a regression test.
 fuzz:
 	@set -e; \
 	for pkg in $$($(GO) list ./...); do \
 		for target in $$($(GO) test -list='^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
 			echo "fuzz $$pkg $$target for $(FUZZTIME)"; \
-			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) "$$pkg"; \
+			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) "$$pkg"; \
 		done; \
 	done
 

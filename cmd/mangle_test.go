@@ -226,6 +226,7 @@ func TestMangledPartitions(t *testing.T) {
 		target := strconv.FormatInt(rng.Int64N(src.last+10)-5, 10)
 		ts := []string{"earliest", "latest", "max", "1700000000005", "2023-11-14T22:13:20Z", "0"}[rng.IntN(6)]
 		runs := [][]string{
+			{"ls", "--segments", "--deep", dir},
 			{"dump-index", dir},
 			{"dump-log", dir},
 			{"dump-log", "--records", "--encoding", "hex", dir},
@@ -236,8 +237,12 @@ func TestMangledPartitions(t *testing.T) {
 		}
 		if i%4 == 0 {
 			runs = append(runs,
+				[]string{"ls", dataDir},
+				[]string{"dump-log", "--salvage", "--records", dir},
 				[]string{"dump-log", "--from-offset", target, "--max-batches", "3", dataDir},
 				[]string{"verify", "-j", "2", dataDir},
+				[]string{"dump-snapshot", dir},
+				[]string{"dump-checkpoint", dir},
 			)
 		}
 		if i%5 == 0 {
