@@ -203,6 +203,13 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 		add("indexfmt", "FuzzIndexLookup", p.name+"-index", idx, s0.BaseOffset, mid, uint8(0))
 		add("indexfmt", "FuzzIndexLookup", p.name+"-timeindex", tidx, s0.BaseOffset, s0.MaxTimestamp-1, uint8(0))
 		add("indexfmt", "FuzzIndexLookup", p.name+"-index-cut-short", idx, s0.BaseOffset, mid, uint8(7))
+		add("indexfmt", "FuzzIndexEntries", p.name+"-index", idx, s0.BaseOffset)
+		add("indexfmt", "FuzzIndexEntries", p.name+"-timeindex", tidx, s0.BaseOffset)
+		for i := range p.m.Segments {
+			if s := &p.m.Segments[i]; s.TxnIndexWritten {
+				add("indexfmt", "FuzzIndexEntries", fmt.Sprintf("%s-txnindex-%d", p.name, i), p.files[gen.SegmentName(s.BaseOffset)+".txnindex"], s.BaseOffset)
+			}
+		}
 		// Entries and their payloads.
 		for i, e := range batchEntries(log, s0.Batches, 2) {
 			name := fmt.Sprintf("%s-batch%d", p.name, i)
