@@ -48,6 +48,9 @@ func BenchmarkRebuildSegment(b *testing.B) {
 		var base, work, baseCPU, workCPU time.Duration
 		var bytes int64
 		for b.Loop() {
+			b.StopTimer()
+			warm(b, dir)
+			b.StartTimer()
 			c0, t0 := cpuTime(), time.Now()
 			for _, l := range logs {
 				baselineCRC(b, l)
@@ -97,12 +100,16 @@ func BenchmarkRebuildSegment(b *testing.B) {
 // with 1 GiB segments) and reports the peak Go heap seen
 // (runtime.MemStats, sampled every 2 ms).
 func BenchmarkRebuildHeap(b *testing.B) {
-	tg := benchTarget(b, benchData(b, "part4"))
+	dir := benchData(b, "part4")
+	tg := benchTarget(b, dir)
 	b.Run("part4", func(b *testing.B) {
 		var inuse, alloc uint64
 		var bytes int64
 		b.ReportAllocs()
 		for b.Loop() {
+			b.StopTimer()
+			warm(b, dir)
+			b.StartTimer()
 			stop := heapPeak()
 			bytes = rebuildInPlace(b, tg)
 			i, a := stop()

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -36,6 +37,9 @@ func vsBaseline(b *testing.B, logs []string, op func() int64) {
 	var base, work, baseCPU, workCPU time.Duration
 	var bytes int64
 	for b.Loop() {
+		b.StopTimer()
+		warmDirs(b, logs)
+		b.StartTimer()
 		c0, t0 := cpuTime(), time.Now()
 		for _, l := range logs {
 			baselineCRC(b, l)
@@ -53,6 +57,17 @@ func vsBaseline(b *testing.B, logs []string, op func() int64) {
 	b.ReportMetric(base.Seconds()/work.Seconds(), "x-baseline")
 	if workCPU > 0 {
 		b.ReportMetric(baseCPU.Seconds()/workCPU.Seconds(), "cpu-x-baseline")
+	}
+}
+
+// warmDirs warms the partition directories holding logs (indexes too).
+func warmDirs(b *testing.B, logs []string) {
+	seen := map[string]bool{}
+	for _, l := range logs {
+		if d := filepath.Dir(l); !seen[d] {
+			seen[d] = true
+			warm(b, d)
+		}
 	}
 }
 
@@ -92,18 +107,25 @@ func BenchmarkVerifyRecords(b *testing.B) {
 // BenchmarkVerifyJobs verifies a data dir of 16 partitions (the "many" data
 // set) with -j 1 and -j 2 alternately and reports the speedup of -j 2.
 func BenchmarkVerifyJobs(b *testing.B) {
-	tg := benchTarget(b, benchData(b, "many"))
+	dir := benchData(b, "many")
+	tg := benchTarget(b, dir)
 	b.Run("j1-vs-j2", func(b *testing.B) {
 		var d1, d2, c2 time.Duration
 		var bytes int64
 		for b.Loop() {
+			b.StopTimer()
+			warm(b, dir)
+			b.StartTimer()
 			t0 := time.Now()
 			bytes = verifyClean(b, tg, Options{Jobs: 1})
+			d1 += time.Since(t0)
+			b.StopTimer()
+			warm(b, dir)
+			b.StartTimer()
 			cpu, t1 := cpuTime(), time.Now()
 			verifyClean(b, tg, Options{Jobs: 2})
 			d2 += time.Since(t1)
 			c2 += cpuTime() - cpu
-			d1 += t1.Sub(t0)
 		}
 		n := float64(b.N)
 		// Cores kept busy by -j 2 (2 at best): below that, the scheduler
@@ -119,12 +141,16 @@ func BenchmarkVerifyJobs(b *testing.B) {
 // with 1 GiB segments) with the default jobs and reports the peak Go heap
 // seen (runtime.MemStats, sampled every 2 ms).
 func BenchmarkVerifyHeap(b *testing.B) {
-	tg := benchTarget(b, benchData(b, "part4"))
+	dir := benchData(b, "part4")
+	tg := benchTarget(b, dir)
 	b.Run("part4", func(b *testing.B) {
 		var inuse, alloc uint64
 		var bytes int64
 		b.ReportAllocs()
 		for b.Loop() {
+			b.StopTimer()
+			warm(b, dir)
+			b.StartTimer()
 			stop := heapPeak()
 			bytes = verifyClean(b, tg, Options{})
 			i, a := stop()
