@@ -1,7 +1,11 @@
 package verify
 
 import (
+	"hash/crc32"
+	"io"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,11 +112,39 @@ func BenchmarkVerifyRecords(b *testing.B) {
 // set) with -j 1 and -j 2 alternately and reports the speedup of -j 2.
 func BenchmarkVerifyJobs(b *testing.B) {
 	dir := benchData(b, "many")
-	tg := benchTarget(b, dir)
+	tg, logs := benchTarget(b, dir), logFiles(b, dir)
 	b.Run("j1-vs-j2", func(b *testing.B) {
-		var d1, d2, c2 time.Duration
+		var d1, d2, c2, l1, l2 time.Duration
 		var bytes int64
 		for b.Loop() {
+			// The machine's own parallel limit: the read+CRC32C pass over
+			// every log by one goroutine, then by two.
+			b.StopTimer()
+			warm(b, dir)
+			b.StartTimer()
+			t := time.Now()
+			for _, l := range logs {
+				baselineCRC(b, l)
+			}
+			l1 += time.Since(t)
+			b.StopTimer()
+			warm(b, dir)
+			b.StartTimer()
+			t = time.Now()
+			var wg sync.WaitGroup
+			for half := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					buf := make([]byte, 1<<20)
+					for i := half; i < len(logs); i += 2 {
+						crcWith(b, logs[i], buf)
+					}
+				}()
+			}
+			wg.Wait()
+			l2 += time.Since(t)
+
 			b.StopTimer()
 			warm(b, dir)
 			b.StartTimer()
@@ -134,6 +166,7 @@ func BenchmarkVerifyJobs(b *testing.B) {
 		b.ReportMetric(float64(bytes)*n/d1.Seconds()/1e6, "j1-MB/s")
 		b.ReportMetric(float64(bytes)*n/d2.Seconds()/1e6, "j2-MB/s")
 		b.ReportMetric(d1.Seconds()/d2.Seconds(), "speedup")
+		b.ReportMetric(l1.Seconds()/l2.Seconds(), "limit-speedup")
 	})
 }
 
@@ -160,4 +193,27 @@ func BenchmarkVerifyHeap(b *testing.B) {
 		b.ReportMetric(float64(inuse)/(1<<20), "peak-heap-inuse-MiB")
 		b.ReportMetric(float64(alloc)/(1<<20), "peak-heap-alloc-MiB")
 	})
+}
+
+// crcWith is baselineCRC with the caller's buffer (one per goroutine).
+func crcWith(b *testing.B, path string, buf []byte) {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer f.Close()
+	var c uint32
+	for off := int64(0); ; {
+		k, err := f.ReadAt(buf, off)
+		c = crc32.Update(c, benchCastagnoli, buf[:k])
+		off += int64(k)
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			b.Error(err)
+			return
+		}
+	}
 }

@@ -116,6 +116,7 @@ func main() {
 		{"verify --records zstd, share of limit", "VerifyRecords/zstd", "x-baseline", "%.2f", nil, ""},
 		{"verify -j 2 speedup over -j 1 (16 partitions)", "VerifyJobs/j1-vs-j2", "speedup", "%.2fx", atLeast(1.8), ">= 1.80x"},
 		{"  cores busy during -j 2 (CPU time / wall time)", "VerifyJobs/j1-vs-j2", "j2-cores", "%.2f", nil, ""},
+		{"  the machine's own limit: read+CRC32C by 2 goroutines over 1", "VerifyJobs/j1-vs-j2", "limit-speedup", "%.2fx", nil, ""},
 		{"verify peak Go heap (HeapInuse)", "VerifyHeap/part4", "peak-heap-inuse-MiB", "%.1f MiB", below(64), "< 64 MiB"},
 		{"rebuild peak Go heap (HeapInuse)", "RebuildHeap/part4", "peak-heap-inuse-MiB", "%.1f MiB", below(64), "< 64 MiB"},
 		{"  of a partition of", "VerifyHeap/part4", "partition-MiB", "%.0f MiB", nil, ""},
