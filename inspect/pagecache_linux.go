@@ -16,7 +16,7 @@ import (
 //
 // Residency is sampled with cachestat() (a count per chunk: all cached or
 // none cached settles it) and, for a chunk partly cached, mincore() on a
-// read-only mapping of the file that is never touched (so sampling itself
+// read-only mapping of the file, made then and never touched (so sampling itself
 // faults nothing in), chunk by chunk, before the first read that could bring a chunk's pages in: a read
 // at [off, off+n) samples [off-margin, off+n+margin) first, the margin
 // covering the kernel's read-ahead (sequential read-ahead runs ahead of a
@@ -36,7 +36,7 @@ type pageCache struct {
 	own        *os.File // descriptor opened for a mapped File; nil when the pread one is used
 	size       int64
 	page       int64
-	mapping    []byte   // PROT_READ, MAP_SHARED; only for mincore
+	mapping    []byte   // PROT_READ, MAP_SHARED; only for mincore, made when first needed
 	was        []uint64 // bit i: page i was resident when its chunk was sampled
 	sampled    []uint64 // bit c: chunk c was sampled
 	vec        []byte   // mincore output for one chunk
@@ -65,17 +65,10 @@ func newPageCache(path string, f *File, sequential bool) *pageCache {
 		c.closeOwn()
 		return nil
 	}
-	m, err := unix.Mmap(c.fd, 0, int(c.size), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		c.closeOwn()
-		return nil
-	}
-	c.mapping = m
 	pages := (c.size + c.page - 1) / c.page
 	c.was = make([]uint64, (pages+63)/64)
 	chunks := (c.size + cacheChunk - 1) / cacheChunk
 	c.sampled = make([]uint64, (chunks+63)/64)
-	c.vec = make([]byte, cacheChunk/c.page)
 	return c
 }
 
@@ -132,7 +125,17 @@ func (c *pageCache) sample(ch int64) {
 			return
 		}
 	}
-	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&c.mapping[start])), uintptr(length), uintptr(unsafe.Pointer(&c.vec[0])))
+	var errno syscall.Errno = syscall.ENOMEM
+	if c.mapping == nil {
+		// Most chunks are settled by cachestat: map the file (untouched)
+		// only when mincore is needed.
+		if m, err := unix.Mmap(c.fd, 0, int(c.size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+			c.mapping, c.vec = m, make([]byte, cacheChunk/c.page)
+		}
+	}
+	if c.mapping != nil {
+		_, _, errno = unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&c.mapping[start])), uintptr(length), uintptr(unsafe.Pointer(&c.vec[0])))
+	}
 	for i := int64(0); i < pages; i++ {
 		// Unknown (mincore failed) counts as resident: never drop a
 		// page that may have been someone else's.
@@ -185,7 +188,9 @@ func (c *pageCache) release(from, to int64) {
 // the sampling mapping.
 func (c *pageCache) close() {
 	c.release(0, c.size)
-	unix.Munmap(c.mapping)
+	if c.mapping != nil {
+		unix.Munmap(c.mapping)
+	}
 	c.closeOwn()
 }
 
