@@ -452,3 +452,34 @@ func TestGrowingLogReadToAConsistentPoint(t *testing.T) {
 	}
 	t.Logf("%d rounds of reads while %d batches were appended; %d walks ended at a batch half written", rounds, len(batches)-50, torn)
 }
+
+// TestLookupsOnAPartitionWithoutSegments: a directory without segment
+// files, read with ReadPartition (Resolve refuses it, a library caller need
+// not), answers every lookup with "not found" instead of panicking.
+func TestLookupsOnAPartitionWithoutSegments(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "empty-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := inspect.ReadPartition(dir)
+	if err != nil || len(p.Segments) != 0 {
+		t.Fatalf("ReadPartition: %d segments, %v", len(p.Segments), err)
+	}
+	for _, trace := range []bool{false, true} {
+		o := inspect.LookupOptions{Trace: trace}
+		if r, err := p.LookupOffset(5, o); err != nil || r.Found || r.Reason == "" {
+			t.Errorf("LookupOffset: %+v, %v", r, err)
+		}
+		for _, ts := range []int64{1700000000000, inspect.TimestampEarliest, inspect.TimestampLatest, inspect.TimestampMax} {
+			if r, err := p.LookupTime(ts, o); err != nil || r.Found || r.Reason == "" {
+				t.Errorf("LookupTime(%d): %+v, %v", ts, r, err)
+			}
+		}
+		if _, err := p.LookupTime(-7, o); err == nil {
+			t.Errorf("LookupTime(-7): no error for a timestamp that cannot be searched")
+		}
+	}
+	if err := p.Walk(inspect.LogRange{}, func(inspect.WalkBatch) error { t.Error("a batch"); return nil }); err != nil {
+		t.Errorf("Walk: %v", err)
+	}
+}

@@ -120,6 +120,14 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 		tr = &tracer{}
 	}
 	res := &OffsetLookup{TargetOffset: target}
+	if len(p.Segments) == 0 {
+		// A broker always has a segment; a directory read without any
+		// holds no offset at all.
+		res.Reason = fmt.Sprintf("%s holds no segment", p.Dir)
+		tr.notef("%s", res.Reason)
+		res.Trace = tr.result()
+		return res, nil
+	}
 	i := floorSegment(p.Segments, target)
 	if i < 0 {
 		res.Reason = fmt.Sprintf("offset %d is below the first segment's base offset %d", target, p.Segments[0].BaseOffset)

@@ -55,17 +55,21 @@ func (p *Partition) LookupTime(target int64, opts LookupOptions) (*TimeLookup, e
 		res *TimeLookup
 		err error
 	)
-	switch target {
-	case TimestampEarliest:
+	switch {
+	case target < 0 && target != TimestampEarliest && target != TimestampLatest && target != TimestampMax:
+		return nil, fmt.Errorf("timestamp %d: negative timestamps other than the special values are not searchable", target)
+	case len(p.Segments) == 0:
+		// A broker always has a segment; a directory read without any
+		// holds no offset at all.
+		res = &TimeLookup{Reason: fmt.Sprintf("%s holds no segment", p.Dir)}
+		tr.notef("%s", res.Reason)
+	case target == TimestampEarliest:
 		res, err = p.lookupEarliest(tr)
-	case TimestampLatest:
+	case target == TimestampLatest:
 		res, err = p.lookupLatest(tr)
-	case TimestampMax:
+	case target == TimestampMax:
 		res, err = p.lookupMaxTimestamp(tr)
 	default:
-		if target < 0 {
-			return nil, fmt.Errorf("timestamp %d: negative timestamps other than the special values are not searchable", target)
-		}
 		res, err = p.lookupTimestamp(target, tr)
 	}
 	if err != nil {
