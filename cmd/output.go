@@ -169,7 +169,8 @@ type lister[T any] struct {
 	enc    *json.Encoder
 	csv    *csv.Writer
 	header bool       // the CSV header row has been written
-	rows   [][]string // table cells, rendered at Close
+	rows   [][]string // table cells not drawn yet
+	drawn  bool       // a chunk of the table (with its header) was drawn
 	footer []string
 	closed bool
 	err    error
@@ -200,7 +201,36 @@ func (l *lister[T]) Add(row T) {
 		l.writeCSV(cells(l.columns, row, nil))
 	default:
 		l.rows = append(l.rows, cells(l.columns, row, l.ios))
+		if len(l.rows) >= tableChunkRows {
+			l.err = l.drawTable(nil)
+		}
 	}
+}
+
+// tableChunkRows bounds the rows a table holds: a listing of a full 10 MiB
+// index (1.3 million slots) would otherwise keep every cell in memory until
+// Close. Past it the table is drawn in chunks, each aligned on its own rows
+// (the header comes once, before the first chunk).
+const tableChunkRows = 4096
+
+// drawTable draws the rows kept so far, headed by the column names if it is
+// the first chunk, then footer.
+func (l *lister[T]) drawTable(footer []string) error {
+	var header []string
+	right := make([]bool, len(l.columns))
+	for i, c := range l.columns {
+		right[i] = c.right
+	}
+	if !l.drawn {
+		header = make([]string, len(l.columns))
+		for i, c := range l.columns {
+			header[i] = c.name
+		}
+	}
+	l.drawn = true
+	err := writeTable(l.ios, header, right, l.rows, footer)
+	l.rows = l.rows[:0]
+	return err
 }
 
 // Footer adds a line printed under the table (table format only: the same
@@ -224,12 +254,7 @@ func (l *lister[T]) Close() error {
 	case FormatCSV:
 		l.writeCSVHeader()
 	default:
-		header := make([]string, len(l.columns))
-		right := make([]bool, len(l.columns))
-		for i, c := range l.columns {
-			header[i], right[i] = c.name, c.right
-		}
-		l.err = writeTable(l.ios, header, right, l.rows, l.footer)
+		l.err = l.drawTable(l.footer)
 	}
 	return l.err
 }
