@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/kseg/kseg/rebuild/gen/gentest"
+
 	"bufio"
 	"encoding/binary"
 	"io"
@@ -98,7 +100,7 @@ func middle(b *testing.B, dir string) (offset, timestamp int64) {
 func BenchmarkProcess(b *testing.B) {
 	bin := benchBinary(b)
 	for _, set := range []string{"seg", "segs"} {
-		dir := filepath.Join(benchData(b, set), "bench-0")
+		dir := filepath.Join(gentest.BenchData(b, set), "bench-0")
 		warmDir(b, dir)
 		off, ts := middle(b, dir)
 		for _, cmd := range []struct {

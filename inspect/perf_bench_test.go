@@ -1,6 +1,8 @@
 package inspect_test
 
 import (
+	"github.com/kseg/kseg/rebuild/gen/gentest"
+
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
@@ -32,7 +34,7 @@ func benchLog(b *testing.B) (string, int64) {
 
 func benchPartition(b *testing.B, set string) *inspect.Partition {
 	b.Helper()
-	tg, err := inspect.Resolve(filepath.Join(benchData(b, set), "bench-0"))
+	tg, err := inspect.Resolve(filepath.Join(gentest.BenchData(b, set), "bench-0"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,30 +2,34 @@
 
 package rebuild
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kseg/kseg/rebuild/gen/gentest"
+)
 
 // TestPlanCacheNeutral: after recovery is planned (every batch of the log
 // read and checked), the page cache holds exactly the pages it held before,
 // as mincore sees it.
 func TestPlanCacheNeutral(t *testing.T) {
-	tg, files := residencyPartition(t, 1<<20)
-	before := residency(t, files)
+	tg, files := gentest.ResidencyPartition(t, 1<<20)
+	before := gentest.Residency(t, files)
 	plans, err := PlanPartition(tg.Partitions[0], Options{})
 	if err != nil || len(plans) != 1 || plans[0].Batches < 500 {
 		t.Fatalf("plan: %+v: %v", plans, err)
 	}
-	assertSameResidency(t, files, before, residency(t, files))
+	gentest.AssertSameResidency(t, files, before, gentest.Residency(t, files))
 }
 
 // TestRebuildCacheNeutral: `kseg rebuild` in place on an intact partition
 // (every log read, every rebuilt index compared byte for byte with the
 // file on disk, nothing written) leaves the page cache as it found it.
 func TestRebuildCacheNeutral(t *testing.T) {
-	tg, files := residencyPartition(t, 0)
-	before := residency(t, files)
+	tg, files := gentest.ResidencyPartition(t, 0)
+	before := gentest.Residency(t, files)
 	res, err := Run(tg, ApplyOptions{})
 	if err != nil || len(res) != 1 || res[0].Changed || len(res[0].Written) != 0 {
 		t.Fatalf("rebuild: %+v: %v", res, err)
 	}
-	assertSameResidency(t, files, before, residency(t, files))
+	gentest.AssertSameResidency(t, files, before, gentest.Residency(t, files))
 }

@@ -1,6 +1,8 @@
 package rebuild
 
 import (
+	"github.com/kseg/kseg/rebuild/gen/gentest"
+
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,34 +40,34 @@ func rebuildInPlace(b *testing.B, t *inspect.Target) int64 {
 
 // BenchmarkRebuildSegment rebuilds the indexes of one uncompressed segment
 // (the "seg" data set) and, alternately, runs the machine's own limit
-// (baselineCRC) over the same log; it reports both throughputs and
+// (gentest.BaselineCRC) over the same log; it reports both throughputs and
 // rebuild's share of the limit ("x-baseline"). "out" writes the rebuilt
 // files to another directory (--out) as well.
 func BenchmarkRebuildSegment(b *testing.B) {
-	dir := benchData(b, "seg")
-	tg, logs := benchTarget(b, dir), logFiles(b, dir)
+	dir := gentest.BenchData(b, "seg")
+	tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
 	run := func(b *testing.B, op func() int64) {
-		var base, work, baseCPU, workCPU time.Duration
+		var base, elapsed, baseCPU, workCPU time.Duration
 		var bytes int64
 		for b.Loop() {
 			b.StopTimer()
-			warm(b, dir)
+			gentest.Warm(b, dir)
 			b.StartTimer()
-			c0, t0 := cpuTime(), time.Now()
+			c0, t0 := gentest.CPUTime(), time.Now()
 			for _, l := range logs {
-				baselineCRC(b, l)
+				gentest.BaselineCRC(b, l)
 			}
-			c1, t1 := cpuTime(), time.Now()
+			c1, t1 := gentest.CPUTime(), time.Now()
 			bytes = op()
-			work += time.Since(t1)
-			workCPU += cpuTime() - c1
+			elapsed += time.Since(t1)
+			workCPU += gentest.CPUTime() - c1
 			base += t1.Sub(t0)
 			baseCPU += c1 - c0
 		}
 		n := float64(b.N)
 		b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
-		b.ReportMetric(float64(bytes)*n/work.Seconds()/1e6, "MB/s")
-		b.ReportMetric(base.Seconds()/work.Seconds(), "x-baseline")
+		b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
+		b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-baseline")
 		if workCPU > 0 {
 			// The same share in CPU time, which other processes
 			// competing for the cores do not distort.
@@ -100,7 +102,7 @@ func BenchmarkRebuildSegment(b *testing.B) {
 // with 1 GiB segments) and reports the peak Go heap seen
 // (runtime.MemStats, sampled every 2 ms).
 func BenchmarkRebuildHeap(b *testing.B) {
-	dir := benchData(b, "part4")
+	dir := gentest.BenchData(b, "part4")
 	tg := benchTarget(b, dir)
 	b.Run("part4", func(b *testing.B) {
 		var inuse, alloc uint64
@@ -108,9 +110,9 @@ func BenchmarkRebuildHeap(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			b.StopTimer()
-			warm(b, dir)
+			gentest.Warm(b, dir)
 			b.StartTimer()
-			stop := heapPeak()
+			stop := gentest.HeapPeak()
 			bytes = rebuildInPlace(b, tg)
 			i, a := stop()
 			inuse, alloc = max(inuse, i), max(alloc, a)

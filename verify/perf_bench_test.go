@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"github.com/kseg/kseg/rebuild/gen/gentest"
+
 	"hash/crc32"
 	"io"
 	"os"
@@ -31,34 +33,34 @@ func verifyClean(b *testing.B, t *inspect.Target, o Options) int64 {
 	return sum.Bytes
 }
 
-// vsBaseline alternates the machine's limit (baselineCRC over every .log
+// vsBaseline alternates the machine's limit (gentest.BaselineCRC over every .log
 // of the data set) and op in each iteration, and reports both throughputs
 // and op's share of the limit ("x-baseline").
 //
 // It also reports the same share in CPU time ("cpu-x-baseline"), which
 // other processes competing for the cores do not distort.
 func vsBaseline(b *testing.B, logs []string, op func() int64) {
-	var base, work, baseCPU, workCPU time.Duration
+	var base, elapsed, baseCPU, workCPU time.Duration
 	var bytes int64
 	for b.Loop() {
 		b.StopTimer()
 		warmDirs(b, logs)
 		b.StartTimer()
-		c0, t0 := cpuTime(), time.Now()
+		c0, t0 := gentest.CPUTime(), time.Now()
 		for _, l := range logs {
-			baselineCRC(b, l)
+			gentest.BaselineCRC(b, l)
 		}
-		c1, t1 := cpuTime(), time.Now()
+		c1, t1 := gentest.CPUTime(), time.Now()
 		bytes = op()
-		work += time.Since(t1)
-		workCPU += cpuTime() - c1
+		elapsed += time.Since(t1)
+		workCPU += gentest.CPUTime() - c1
 		base += t1.Sub(t0)
 		baseCPU += c1 - c0
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
-	b.ReportMetric(float64(bytes)*n/work.Seconds()/1e6, "MB/s")
-	b.ReportMetric(base.Seconds()/work.Seconds(), "x-baseline")
+	b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
+	b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-baseline")
 	if workCPU > 0 {
 		b.ReportMetric(baseCPU.Seconds()/workCPU.Seconds(), "cpu-x-baseline")
 	}
@@ -70,7 +72,7 @@ func warmDirs(b *testing.B, logs []string) {
 	for _, l := range logs {
 		if d := filepath.Dir(l); !seen[d] {
 			seen[d] = true
-			warm(b, d)
+			gentest.Warm(b, d)
 		}
 	}
 }
@@ -78,15 +80,15 @@ func warmDirs(b *testing.B, logs []string) {
 // BenchmarkVerifySegment verifies one uncompressed segment (the "seg" data
 // set), against the machine's limit measured in the same iterations.
 func BenchmarkVerifySegment(b *testing.B) {
-	dir := benchData(b, "seg")
-	tg, logs := benchTarget(b, dir), logFiles(b, dir)
+	dir := gentest.BenchData(b, "seg")
+	tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
 	b.Run("headers", func(b *testing.B) {
 		vsBaseline(b, logs, func() int64 { return verifyClean(b, tg, Options{Jobs: 1}) })
 	})
 	// The same work spread over 256 segments of 1 MiB ("segs"): what the
 	// per-segment costs (opening, mapping, index checks) add.
-	sdir := benchData(b, "segs")
-	stg, slogs := benchTarget(b, sdir), logFiles(b, sdir)
+	sdir := gentest.BenchData(b, "segs")
+	stg, slogs := benchTarget(b, sdir), gentest.LogFiles(b, sdir)
 	b.Run("256-segments", func(b *testing.B) {
 		vsBaseline(b, slogs, func() int64 { return verifyClean(b, stg, Options{Jobs: 1}) })
 	})
@@ -96,8 +98,8 @@ func BenchmarkVerifySegment(b *testing.B) {
 // codec, against the machine's limit over the same bytes on disk.
 func BenchmarkVerifyRecords(b *testing.B) {
 	for _, set := range []string{"seg", "gzip", "snappy", "lz4", "zstd"} {
-		dir := benchData(b, set)
-		tg, logs := benchTarget(b, dir), logFiles(b, dir)
+		dir := gentest.BenchData(b, set)
+		tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
 		name := set
 		if set == "seg" {
 			name = "none"
@@ -111,8 +113,8 @@ func BenchmarkVerifyRecords(b *testing.B) {
 // BenchmarkVerifyJobs verifies a data dir of 16 partitions (the "many" data
 // set) with -j 1 and -j 2 alternately and reports the speedup of -j 2.
 func BenchmarkVerifyJobs(b *testing.B) {
-	dir := benchData(b, "many")
-	tg, logs := benchTarget(b, dir), logFiles(b, dir)
+	dir := gentest.BenchData(b, "many")
+	tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
 	b.Run("j1-vs-j2", func(b *testing.B) {
 		var d1, d2, c2, l1, l2 time.Duration
 		var bytes int64
@@ -120,15 +122,15 @@ func BenchmarkVerifyJobs(b *testing.B) {
 			// The machine's own parallel limit: the read+CRC32C pass over
 			// every log by one goroutine, then by two.
 			b.StopTimer()
-			warm(b, dir)
+			gentest.Warm(b, dir)
 			b.StartTimer()
 			t := time.Now()
 			for _, l := range logs {
-				baselineCRC(b, l)
+				gentest.BaselineCRC(b, l)
 			}
 			l1 += time.Since(t)
 			b.StopTimer()
-			warm(b, dir)
+			gentest.Warm(b, dir)
 			b.StartTimer()
 			t = time.Now()
 			var wg sync.WaitGroup
@@ -146,18 +148,18 @@ func BenchmarkVerifyJobs(b *testing.B) {
 			l2 += time.Since(t)
 
 			b.StopTimer()
-			warm(b, dir)
+			gentest.Warm(b, dir)
 			b.StartTimer()
 			t0 := time.Now()
 			bytes = verifyClean(b, tg, Options{Jobs: 1})
 			d1 += time.Since(t0)
 			b.StopTimer()
-			warm(b, dir)
+			gentest.Warm(b, dir)
 			b.StartTimer()
-			cpu, t1 := cpuTime(), time.Now()
+			cpu, t1 := gentest.CPUTime(), time.Now()
 			verifyClean(b, tg, Options{Jobs: 2})
 			d2 += time.Since(t1)
-			c2 += cpuTime() - cpu
+			c2 += gentest.CPUTime() - cpu
 		}
 		n := float64(b.N)
 		// Cores kept busy by -j 2 (2 at best): below that, the scheduler
@@ -174,7 +176,7 @@ func BenchmarkVerifyJobs(b *testing.B) {
 // with 1 GiB segments) with the default jobs and reports the peak Go heap
 // seen (runtime.MemStats, sampled every 2 ms).
 func BenchmarkVerifyHeap(b *testing.B) {
-	dir := benchData(b, "part4")
+	dir := gentest.BenchData(b, "part4")
 	tg := benchTarget(b, dir)
 	b.Run("part4", func(b *testing.B) {
 		var inuse, alloc uint64
@@ -182,9 +184,9 @@ func BenchmarkVerifyHeap(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			b.StopTimer()
-			warm(b, dir)
+			gentest.Warm(b, dir)
 			b.StartTimer()
-			stop := heapPeak()
+			stop := gentest.HeapPeak()
 			bytes = verifyClean(b, tg, Options{})
 			i, a := stop()
 			inuse, alloc = max(inuse, i), max(alloc, a)
@@ -195,7 +197,7 @@ func BenchmarkVerifyHeap(b *testing.B) {
 	})
 }
 
-// crcWith is baselineCRC with the caller's buffer (one per goroutine).
+// crcWith is gentest.BaselineCRC with the caller's buffer (one per goroutine).
 func crcWith(b *testing.B, path string, buf []byte) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -206,7 +208,7 @@ func crcWith(b *testing.B, path string, buf []byte) {
 	var c uint32
 	for off := int64(0); ; {
 		k, err := f.ReadAt(buf, off)
-		c = crc32.Update(c, benchCastagnoli, buf[:k])
+		c = crc32.Update(c, gentest.Castagnoli, buf[:k])
 		off += int64(k)
 		if err == io.EOF {
 			return

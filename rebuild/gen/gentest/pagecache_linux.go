@@ -1,6 +1,6 @@
 //go:build linux
 
-package rebuild
+package gentest
 
 import (
 	"os"
@@ -13,17 +13,17 @@ import (
 	"github.com/kseg/kseg/rebuild/gen"
 )
 
-// residencyPartition writes an 8 MiB partition (indexes zero-extended to
+// ResidencyPartition writes an 8 MiB partition (indexes zero-extended to
 // preallocate bytes when it is not 0) on a disk filesystem, syncs it, drops it from the page cache and reads a
 // few ranges of the .log and the first page of each index back in, as a
 // broker's hot pages would be. It skips where the only temporary
 // filesystem is tmpfs or ramfs (no page cache to drop).
-func residencyPartition(t *testing.T, preallocate int64) (*inspect.Target, []string) {
+func ResidencyPartition(t *testing.T, preallocate int64) (*inspect.Target, []string) {
 	t.Helper()
 	root := os.TempDir()
 	var st unix.Statfs_t
 	if err := unix.Statfs(root, &st); err != nil || st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC {
-		t.Skipf("%s is not on a disk filesystem (tmpfs or ramfs): page-cache residency cannot be changed there", root)
+		t.Skipf("%s is not on a disk filesystem (tmpfs or ramfs): page-cache Residency cannot be changed there", root)
 	}
 	dir := filepath.Join(t.TempDir(), "cache-0")
 	o := gen.BenchOptions(5, 1, 8<<20)
@@ -62,8 +62,8 @@ func residencyPartition(t *testing.T, preallocate int64) (*inspect.Target, []str
 	return tg, files
 }
 
-// residency returns the page-cache residency of each file.
-func residency(t *testing.T, files []string) [][]bool {
+// Residency returns the page-cache Residency of each file.
+func Residency(t *testing.T, files []string) [][]bool {
 	t.Helper()
 	out := make([][]bool, len(files))
 	for i, f := range files {
@@ -76,9 +76,9 @@ func residency(t *testing.T, files []string) [][]bool {
 	return out
 }
 
-// assertSameResidency fails unless every file has exactly the resident
+// AssertSameResidency fails unless every file has exactly the resident
 // pages it had before, and checks that the priming left both kinds.
-func assertSameResidency(t *testing.T, files []string, before, after [][]bool) {
+func AssertSameResidency(t *testing.T, files []string, before, after [][]bool) {
 	t.Helper()
 	for i, f := range files {
 		var in, added, lost int

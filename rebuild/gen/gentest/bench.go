@@ -1,4 +1,9 @@
-package verify
+// Package gentest holds what the benchmarks and page-cache tests of several
+// packages share: the benchmark data sets written with package gen, the
+// machine's own read+CRC32C limit, heap and CPU-time meters, and page-cache
+// residency helpers. It is support code for tests; kseg itself never
+// imports it.
+package gentest
 
 import (
 	"fmt"
@@ -21,7 +26,7 @@ import (
 // into KSEG_BENCH_DATA/<set>/ (segments of KSEG_BENCH_SEGMENT_BYTES); the
 // same options are used here to generate a set into the benchmark's
 // temporary directory when KSEG_BENCH_DATA is not set (segments of 64 MiB
-// then, unless KSEG_BENCH_SEGMENT_BYTES says otherwise). Call benchData
+// then, unless KSEG_BENCH_SEGMENT_BYTES says otherwise). Call BenchData
 // from a parent benchmark, outside b.Run, so a set is written once per
 // -count round.
 //
@@ -30,7 +35,7 @@ import (
 //	many      t-0 .. t-15: 16 partitions of one S/16 segment
 //	gzip ...  bench-0: 1 segment of S/4 bytes in that codec (snappy, lz4, zstd)
 //	segs      bench-0: 256 segments of 1 MiB
-func benchData(b *testing.B, set string) string {
+func BenchData(b *testing.B, set string) string {
 	b.Helper()
 	if d := os.Getenv("KSEG_BENCH_DATA"); d != "" {
 		dir := filepath.Join(d, set)
@@ -74,10 +79,10 @@ func benchData(b *testing.B, set string) string {
 	return dir
 }
 
-// baselineCRC is the machine's own limit for a pass over a file: read it
+// BaselineCRC is the machine's own limit for a pass over a file: read it
 // once with pread into a 1 MiB buffer (allocated once for all calls) and
 // compute its CRC-32C, nothing else. It returns the bytes read.
-func baselineCRC(b *testing.B, path string) int64 {
+func BaselineCRC(b *testing.B, path string) int64 {
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
@@ -88,7 +93,7 @@ func baselineCRC(b *testing.B, path string) int64 {
 	var n int64
 	for {
 		k, err := f.ReadAt(buf, n)
-		c = crc32.Update(c, benchCastagnoli, buf[:k])
+		c = crc32.Update(c, Castagnoli, buf[:k])
 		n += int64(k)
 		if err == io.EOF {
 			break
@@ -102,13 +107,14 @@ func baselineCRC(b *testing.B, path string) int64 {
 }
 
 var (
-	benchCastagnoli = crc32.MakeTable(crc32.Castagnoli)
-	baselineSink    uint32
-	baselineBuf     = make([]byte, 1<<20) // one buffer, as a minimal program has
+	// Castagnoli is the CRC-32C table the limit uses.
+	Castagnoli   = crc32.MakeTable(crc32.Castagnoli)
+	baselineSink uint32
+	baselineBuf  = make([]byte, 1<<20) // one buffer, as a minimal program has
 )
 
-// logFiles lists the .log files under dir (a data set), in walk order.
-func logFiles(b *testing.B, dir string) []string {
+// LogFiles lists the .log files under dir (a data set), in walk order.
+func LogFiles(b *testing.B, dir string) []string {
 	var out []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".log") {
@@ -122,9 +128,9 @@ func logFiles(b *testing.B, dir string) []string {
 	return out
 }
 
-// heapPeak samples runtime.MemStats every 2 ms while it runs, keeping the
+// HeapPeak samples runtime.MemStats every 2 ms while it runs, keeping the
 // largest HeapInuse and HeapAlloc seen; stop returns them in bytes.
-func heapPeak() (stop func() (inuse, alloc uint64)) {
+func HeapPeak() (stop func() (inuse, alloc uint64)) {
 	done := make(chan struct{})
 	res := make(chan [2]uint64)
 	go func() {
@@ -150,10 +156,10 @@ func heapPeak() (stop func() (inuse, alloc uint64)) {
 	}
 }
 
-// cpuTime is the CPU time (user + system) this process has used so far:
+// CPUTime is the CPU time (user + system) this process has used so far:
 // under other load on the machine a run's wall time measures the machine,
 // its CPU time measures the code.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -161,12 +167,12 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// warm reads every file under dir once through the page cache, so that the
+// Warm reads every file under dir once through the page cache, so that the
 // benchmark that follows reads cached data. Needed before every timed pass
 // that does not read the files itself first: this machine's kernel
 // reclaims cold page-cache pages within minutes (DAMON), and kseg's
 // cache-neutral reading would then keep them out.
-func warm(b *testing.B, dir string) {
+func Warm(b *testing.B, dir string) {
 	b.Helper()
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
