@@ -24,14 +24,9 @@ var MaxEntryBytes int64 = 256 << 20
 //	err := s.Err()
 type EntryScanner struct {
 	r      io.ReaderAt
-	name   string
-	end    int64
-	pos    int64
 	win    []byte
 	winPos int64 // file position of win[0]
-	b      Batch
-	err    error
-	done   bool
+	cursor
 }
 
 // NewEntryScanner scans r (size bytes, named name in errors) from start with
@@ -40,7 +35,7 @@ func NewEntryScanner(r io.ReaderAt, name string, size, start int64, window int) 
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &EntryScanner{r: r, name: name, end: size, pos: start, win: make([]byte, 0, window), winPos: start}
+	return &EntryScanner{r: r, win: make([]byte, 0, window), winPos: start, cursor: cursor{name: name, end: size, pos: start}}
 }
 
 // fill makes the window hold [at, at+n) (n bytes, which the caller checked
@@ -67,45 +62,16 @@ func (s *EntryScanner) fill(at, n int64) ([]byte, error) {
 
 // Next decodes the next entry's header; false at the end (see Err).
 func (s *EntryScanner) Next() bool {
-	if s.done {
+	n, ok := s.headerLen()
+	if !ok {
 		return false
 	}
-	left := s.end - s.pos
-	if left < HeaderSizeUpToMagic+1 {
-		s.done = true
-		if left > 0 {
-			s.err = corruptf(s.name, s.pos, ErrTorn, "%d bytes after the last batch, too few for a batch header", left)
-		}
-		return false
-	}
-	hdr, err := s.fill(s.pos, min(int64(HeaderReadSize), left))
+	hdr, err := s.fill(s.pos, n)
 	if err != nil {
-		s.done, s.err = true, err
-		return false
+		return s.fail(err)
 	}
-	b, err := ParseBatch(hdr, s.pos, s.name)
-	if err != nil {
-		s.done, s.err = true, err
-		return false
-	}
-	if b.Size > left {
-		s.done = true
-		s.err = corruptf(s.name, s.pos, ErrTorn, "batch of %d bytes runs past the end of the file (%d bytes left)", b.Size, left)
-		return false
-	}
-	s.b = b
-	s.pos += b.Size
-	return true
+	return s.accept(hdr)
 }
-
-// Reset restarts the scan at position start, keeping the window (a
-// salvaging walk resumes past damage this way without a new buffer).
-func (s *EntryScanner) Reset(start int64) {
-	s.pos, s.err, s.done = start, nil, false
-}
-
-// Batch is the header decoded by the last Next.
-func (s *EntryScanner) Batch() *Batch { return &s.b }
 
 // Entry returns the whole current entry (len == Batch().Size), a view into
 // the window valid until the next call to Next. Entries larger than
@@ -142,17 +108,3 @@ func (s *EntryScanner) CheckCRC() (computed uint32, ok bool, err error) {
 	}
 	return crc, crc == b.CRC, nil
 }
-
-// Position is where the next entry would start; after the scan ended with
-// an error, the end of the valid prefix.
-func (s *EntryScanner) Position() int64 {
-	if s.done && s.err != nil {
-		if ce, ok := s.err.(*CorruptError); ok && ce.Position >= 0 {
-			return ce.Position
-		}
-	}
-	return s.pos
-}
-
-// Err is nil when the scan ended exactly at the end of the file.
-func (s *EntryScanner) Err() error { return s.err }

@@ -23,84 +23,105 @@ import (
 //	for s.Next() { b := s.Batch() ... }
 //	if err := s.Err(); err != nil { ... }
 type Scanner struct {
-	r    io.ReaderAt
-	name string
-	end  int64
-	pos  int64
-	hdr  [HeaderReadSize]byte
-	b    Batch
-	err  error
-	done bool
+	r   io.ReaderAt
+	hdr [HeaderReadSize]byte
+	cursor
 }
 
 // NewScanner scans r (a .log of length size, named name in errors) from
 // byte position start.
 func NewScanner(r io.ReaderAt, name string, size, start int64) *Scanner {
-	return &Scanner{r: r, name: name, end: size, pos: start}
-}
-
-// Reset restarts the scanner at position start, keeping its buffer.
-func (s *Scanner) Reset(start int64) {
-	s.pos, s.err, s.done = start, nil, false
+	return &Scanner{r: r, cursor: cursor{name: name, end: size, pos: start}}
 }
 
 // Next decodes the next entry's header. It returns false at the end of the
 // valid entries; Err then says why.
 func (s *Scanner) Next() bool {
-	if s.done {
+	n, ok := s.headerLen()
+	if !ok {
 		return false
-	}
-	left := s.end - s.pos
-	if left < HeaderSizeUpToMagic+1 {
-		s.done = true
-		if left > 0 {
-			s.err = corruptf(s.name, s.pos, ErrTorn, "%d bytes after the last batch, too few for a batch header", left)
-		}
-		return false
-	}
-	n := int64(HeaderReadSize)
-	if left < n {
-		n = left
 	}
 	p := s.hdr[:n]
 	if k, err := s.r.ReadAt(p, s.pos); int64(k) < n {
-		s.done = true
-		s.err = readErr(s.name, s.pos, err)
-		return false
+		return s.fail(readErr(s.name, s.pos, err))
 	}
-	b, err := ParseBatch(p, s.pos, s.name)
+	return s.accept(p)
+}
+
+// cursor is the position and outcome both scanners keep, and the broker's
+// stop rules that move it (FileLogInputStream.nextBatch); the scanners only
+// differ in where the header bytes come from.
+type cursor struct {
+	name string
+	end  int64
+	pos  int64
+	b    Batch
+	err  error
+	done bool
+}
+
+// headerLen is rule 1: how many header bytes to read at pos, or false when
+// the scan is over (fewer than 18 bytes left: ErrTorn if any are left).
+func (c *cursor) headerLen() (int64, bool) {
+	if c.done {
+		return 0, false
+	}
+	left := c.end - c.pos
+	if left < HeaderSizeUpToMagic+1 {
+		c.done = true
+		if left > 0 {
+			c.err = corruptf(c.name, c.pos, ErrTorn, "%d bytes after the last batch, too few for a batch header", left)
+		}
+		return 0, false
+	}
+	return min(int64(HeaderReadSize), left), true
+}
+
+// accept is rules 2-4 on the header bytes read at pos: decode, check the
+// entry fits in the file, advance past it.
+func (c *cursor) accept(hdr []byte) bool {
+	b, err := ParseBatch(hdr, c.pos, c.name)
 	if err != nil {
-		s.done, s.err = true, err
-		return false
+		return c.fail(err)
 	}
-	if b.Size > left {
-		s.done = true
-		s.err = corruptf(s.name, s.pos, ErrTorn, "batch of %d bytes runs past the end of the file (%d bytes left)", b.Size, left)
-		return false
+	if left := c.end - c.pos; b.Size > left {
+		return c.fail(corruptf(c.name, c.pos, ErrTorn, "batch of %d bytes runs past the end of the file (%d bytes left)", b.Size, left))
 	}
-	s.b = b
-	s.pos += b.Size
+	c.b = b
+	c.pos += b.Size
 	return true
 }
 
+// fail ends the scan with err; it returns false for Next to return.
+func (c *cursor) fail(err error) bool {
+	c.done, c.err = true, err
+	return false
+}
+
+// Reset restarts the scan at position start, keeping the scanner's buffer
+// (a salvaging walk resumes past damage this way).
+func (c *cursor) Reset(start int64) {
+	c.pos, c.err, c.done = start, nil, false
+}
+
 // Batch is the header decoded by the last successful Next.
-func (s *Scanner) Batch() *Batch { return &s.b }
+func (c *cursor) Batch() *Batch { return &c.b }
 
 // Position is where the next entry would start: after a scan ended, the end
 // of the valid prefix (the broker's recovery cut point when Err is not nil).
-func (s *Scanner) Position() int64 {
-	if s.done && s.err != nil {
+func (c *cursor) Position() int64 {
+	if c.done && c.err != nil {
 		var ce *CorruptError
-		if errors.As(s.err, &ce) && ce.Position >= 0 {
+		if errors.As(c.err, &ce) && ce.Position >= 0 {
 			return ce.Position
 		}
 	}
-	return s.pos
+	return c.pos
 }
 
 // Err is nil when the scan ended exactly at the end of the file, else a
 // *CorruptError (ErrTorn, ErrCorruptHeader, ErrFault) or a read error.
-func (s *Scanner) Err() error { return s.err }
+func (c *cursor) Err() error { return c.err }
 
 func readErr(name string, pos int64, err error) error {
 	var ce *CorruptError
