@@ -19,7 +19,10 @@
 // only: the caller hands over one record's key and value.
 package internaltopics
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Decoder names, as Decoded.Decoder and the command line spell them.
 const (
@@ -92,6 +95,35 @@ func Decode(decoder string, key, value []byte) Decoded {
 
 // setValueError files a value decoding error as a Note (a version newer
 // than the decoder knows) or an Error.
+// decodeRecord fills d from a key (kb, its body after the version kv) and
+// a value: the key by ks, then a tombstone for a nil value, else the value's
+// version and, when vs is not nil, its fields by vs. Errors and notes land in
+// d, never in a return value: a record that does not decode is still shown.
+func decodeRecord(d *Decoded, ks, vs *schema, kb []byte, kv int16, value []byte) {
+	k, err := ks.decode(kb, kv)
+	if err != nil {
+		d.Error = "key: " + err.Error()
+		return
+	}
+	d.Key = k
+	if value == nil {
+		d.Tombstone = true
+		return
+	}
+	vv, vb, ok := versionPrefix(value)
+	if !ok {
+		d.Error = fmt.Sprintf("value of %d bytes has no version", len(value))
+		return
+	}
+	d.ValueVersion = &vv
+	if vs == nil {
+		d.Note = "the value of this record type is not decoded"
+		return
+	}
+	d.Value, err = vs.decode(vb, vv)
+	setValueError(d, err)
+}
+
 func setValueError(d *Decoded, err error) {
 	if err == nil {
 		return

@@ -118,28 +118,7 @@ func decodeConsumerOffsets(key, value []byte) Decoded {
 		}
 		d.Type, ks = cg.typ, &cg.schema
 	}
-	k, err := ks.decode(kb, kv)
-	if err != nil {
-		d.Error = "key: " + err.Error()
-		return d
-	}
-	d.Key = k
-	if value == nil {
-		d.Tombstone = true
-		return d
-	}
-	vv, vb, ok := versionPrefix(value)
-	if !ok {
-		d.Error = fmt.Sprintf("value of %d bytes has no version", len(value))
-		return d
-	}
-	d.ValueVersion = &vv
-	if vs == nil {
-		d.Note = "the value of this record type is not decoded"
-		return d
-	}
-	d.Value, err = vs.decode(vb, vv)
-	setValueError(&d, err)
+	decodeRecord(&d, ks, vs, kb, kv, value)
 	return d
 }
 

@@ -70,25 +70,8 @@ func decodeTransactionState(key, value []byte) Decoded {
 		return d
 	}
 	d.KeyVersion = &kv
-	k, err := transactionLogKey.decode(kb, kv)
-	if err != nil {
-		d.Error = "key: " + err.Error()
-		return d
-	}
-	d.Key = k
-	if value == nil {
-		d.Tombstone = true
-		return d
-	}
-	vv, vb, ok := versionPrefix(value)
-	if !ok {
-		d.Error = fmt.Sprintf("value of %d bytes has no version", len(value))
-		return d
-	}
-	d.ValueVersion = &vv
-	d.Value, err = transactionLogValue.decode(vb, vv)
-	setValueError(&d, err)
-	if err == nil {
+	decodeRecord(&d, &transactionLogKey, &transactionLogValue, kb, kv, value)
+	if d.Value != nil {
 		// The status as the broker names it, right after the number.
 		out := make(Fields, 0, len(d.Value)+1)
 		for _, x := range d.Value {
