@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -129,6 +130,24 @@ type timeEntryJSON struct {
 	RelativeOffset int32  `json:"relative_offset"`
 }
 
+func (e offsetEntryJSON) appendJSON(b []byte) []byte {
+	b = appendJSONString(append(b, `{"file":`...), e.File)
+	b = strconv.AppendInt(append(b, `,"slot":`...), int64(e.Slot), 10)
+	b = strconv.AppendInt(append(b, `,"offset":`...), e.Offset, 10)
+	b = strconv.AppendInt(append(b, `,"relative_offset":`...), int64(e.RelativeOffset), 10)
+	b = strconv.AppendInt(append(b, `,"position":`...), int64(e.Position), 10)
+	return append(b, '}')
+}
+
+func (e timeEntryJSON) appendJSON(b []byte) []byte {
+	b = appendJSONString(append(b, `{"file":`...), e.File)
+	b = strconv.AppendInt(append(b, `,"slot":`...), int64(e.Slot), 10)
+	b = strconv.AppendInt(append(b, `,"timestamp":`...), e.Timestamp, 10)
+	b = strconv.AppendInt(append(b, `,"offset":`...), e.Offset, 10)
+	b = strconv.AppendInt(append(b, `,"relative_offset":`...), int64(e.RelativeOffset), 10)
+	return append(b, '}')
+}
+
 type txnEntryJSON struct {
 	File             string `json:"file"`
 	Slot             int    `json:"slot"`
@@ -181,6 +200,7 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 			return fmt.Errorf("%s: %w", f.path, err)
 		}
 		l := newLister(ios, offsetEntryColumns)
+		l.appendJSON = offsetEntryJSON.appendJSON
 		for i := 0; i < n; i++ {
 			e, err := x.Entry(i)
 			if err != nil {
@@ -196,6 +216,7 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 			return fmt.Errorf("%s: %w", f.path, err)
 		}
 		l := newLister(ios, timeEntryColumns)
+		l.appendJSON = timeEntryJSON.appendJSON
 		for i := 0; i < n; i++ {
 			e, err := x.Entry(i)
 			if err != nil {

@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -333,4 +336,41 @@ func TestOutputFormatValue(t *testing.T) {
 func TestTestColumnsMatchJSON(t *testing.T) {
 	assertColumnsMatchJSON(t, testRows[0], testColumns)
 	assertColumnsMatchJSON(t, testRows[1], testColumns) // null offset: empty cell
+}
+
+// TestJSONAppendersMatchEncodingJSON holds the hand-written encoders of the
+// index rows to encoding/json's output (HTML escaping off, as newJSONEncoder
+// sets it), over extreme numbers and file names that need escaping.
+func TestJSONAppendersMatchEncodingJSON(t *testing.T) {
+	names := []string{"", "a/00000000000000000000.index", `dir "q"/x\y.index`, "tab\there", "ctl\x01\x7f", "<&>", "ünï/€.timeindex", "bad\xffutf8", "\u2028\u2029"}
+	ints := []int64{0, 1, -1, math.MaxInt64, math.MinInt64, math.MaxInt32, math.MinInt32, 4096}
+	encode := func(v any) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	n := 0
+	for _, name := range names {
+		for i, x := range ints {
+			y := ints[(i+3)%len(ints)]
+			rows := []interface{ appendJSON([]byte) []byte }{
+				offsetEntryJSON{name, int(x), y, int32(x), int32(y)},
+				timeEntryJSON{name, int(y), x, y, int32(x)},
+			}
+			for _, r := range rows {
+				got := string(r.appendJSON(nil)) + "\n"
+				if want := encode(r); got != want {
+					t.Errorf("%T:\n got %s\nwant %s", r, got, want)
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no rows compared")
+	}
 }
