@@ -341,7 +341,9 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: x.Entry, have: c.oidx.n}
+		// The comparison reads the slots in order too, but at its own pace:
+		// its own index value keeps both sequential readers chunked.
+		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: indexfmt.NewOffsetIndex(f, f.Size(), base).Entry, have: c.oidx.n}
 	} else if hasLog {
 		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
 			"no offset index: a broker rebuilds it from the log at load (LogSegment.sanityCheck: NoSuchFileException, then recoverSegment)")
@@ -357,7 +359,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: x.Entry, have: c.tidx.n}
+		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: indexfmt.NewTimeIndex(f, f.Size(), base).Entry, have: c.tidx.n}
 	} else if hasLog {
 		c.add(TimeIndexMissing, c.segFile(inspect.TimeIndexSuffix), nil, nil,
 			"no time index: a broker creates an empty one at load and does not rebuild it (unless the segment is recovered), so the segment's largest timestamp falls back to the .log's modification time (time retention, timestamp lookups)")
