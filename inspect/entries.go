@@ -45,19 +45,37 @@ func (s *EntryScanner) fill(at, n int64) ([]byte, error) {
 		off := at - s.winPos
 		return s.win[off : off+n], nil
 	}
+	start := ReadStart(at, n, int64(cap(s.win)))
 	want := max(n, int64(cap(s.win)))
-	want = min(want, s.end-at)
+	want = min(want, s.end-start)
 	if int64(cap(s.win)) < want {
 		s.win = make([]byte, 0, want)
 	}
 	s.win = s.win[:want]
-	k, err := s.r.ReadAt(s.win, at)
+	k, err := s.r.ReadAt(s.win, start)
 	if int64(k) < want {
 		s.win = s.win[:0]
 		return nil, readErr(s.name, at, err)
 	}
-	s.winPos = at
-	return s.win[:n], nil
+	s.winPos = start
+	return s.win[at-start : at-start+n], nil
+}
+
+// ReadAlignment is the file-offset granularity of sequential window reads.
+const ReadAlignment = 4096
+
+// ReadStart is where a window of size bytes that must hold [at, at+n)
+// starts reading: at rounded down to a page boundary when that still
+// fits, else at. The window buffers are page aligned, and a pread copies
+// out of the page cache faster when the file offset is aligned too: a
+// pass that checksums batch by batch measured 8.35 GB/s with aligned
+// reads against 7.5 GB/s with reads starting at batch boundaries
+// (docs/performance.md).
+func ReadStart(at, n, size int64) int64 {
+	if start := at &^ (ReadAlignment - 1); at-start+n <= size {
+		return start
+	}
+	return at
 }
 
 // Next decodes the next entry's header; false at the end (see Err).

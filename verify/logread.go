@@ -30,17 +30,18 @@ func (w *window) bytes(pos, n int64) ([]byte, error) {
 		off := pos - w.at
 		return w.buf[off : off+n], nil
 	}
-	want := min(int64(len(w.buf)), w.size-pos)
-	if want < n {
+	start := inspect.ReadStart(pos, n, int64(len(w.buf)))
+	want := min(int64(len(w.buf)), w.size-start)
+	if want < pos-start+n {
 		return nil, fmt.Errorf("%s: internal error: read of %d bytes at %d with %d left", w.name, n, pos, want)
 	}
-	k, err := w.r.ReadAt(w.buf[:want], pos)
+	k, err := w.r.ReadAt(w.buf[:want], start)
 	if int64(k) < want {
 		w.n = 0
 		return nil, readError(w.name, pos, err)
 	}
-	w.at, w.n = pos, want
-	return w.buf[:n], nil
+	w.at, w.n = start, want
+	return w.buf[pos-start : pos-start+n], nil
 }
 
 // crc computes the checksum of the entry [pos, pos+size) as the header's
