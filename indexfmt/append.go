@@ -41,7 +41,7 @@ func (b *OffsetIndexBuilder) Append(offset int64, position int32) error {
 	if err != nil {
 		return err
 	}
-	b.buf = AppendOffsetEntry(b.buf, rel, position)
+	b.buf = AppendOffsetEntry(grow(b.buf, OffsetEntrySize), rel, position)
 	b.last = offset
 	b.n++
 	return nil
@@ -91,7 +91,7 @@ func (b *TimeIndexBuilder) MaybeAppend(timestamp, offset int64) error {
 	if err != nil {
 		return err
 	}
-	b.buf = AppendTimeEntry(b.buf, timestamp, rel)
+	b.buf = AppendTimeEntry(grow(b.buf, TimeEntrySize), timestamp, rel)
 	b.lastTS, b.lastOffset = timestamp, offset
 	b.n++
 	return nil
@@ -102,3 +102,16 @@ func (b *TimeIndexBuilder) Entries() int { return b.n }
 
 // Bytes is the index file content.
 func (b *TimeIndexBuilder) Bytes() []byte { return b.buf }
+
+// grow makes room for n more bytes, doubling the capacity: append grows a
+// large slice by a quarter at a time, which for the 1-3 MiB index of a 1 GiB
+// segment allocated and copied five times its final size (rebuild's
+// allocation profile); doubling allocates at most twice, copies at most once.
+func grow(buf []byte, n int) []byte {
+	if len(buf)+n <= cap(buf) {
+		return buf
+	}
+	b := make([]byte, len(buf), max(2*cap(buf), len(buf)+n, 4096))
+	copy(b, buf)
+	return b
+}

@@ -272,7 +272,7 @@ func differs(path string, want []byte) (bool, error) {
 	if f.Size() != int64(len(want)) {
 		return true, nil
 	}
-	buf := make([]byte, min(len(want), 1<<20))
+	buf := make([]byte, min(len(want), 64<<10))
 	for off := 0; off < len(want); {
 		n := min(len(buf), len(want)-off)
 		k, err := f.ReadAt(buf[:n], int64(off))
