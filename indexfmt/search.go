@@ -77,13 +77,18 @@ const seqChunkSlots = 512
 
 // key reads the search key of a slot.
 func (s *slotReader) key(slot int, k key) (int64, error) {
-	p := s.buf[:k.width]
-	at := int64(slot)*s.entrySize + k.off
-	if n, err := s.r.ReadAt(p, at); n < len(p) {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	var p []byte
+	if i := int64(slot - s.chunkFrom); slot >= s.chunkFrom && (i+1)*s.entrySize <= int64(len(s.chunk)) {
+		p = s.chunk[i*s.entrySize+k.off : i*s.entrySize+k.off+int64(k.width)]
+	} else {
+		p = s.buf[:k.width]
+		at := int64(slot)*s.entrySize + k.off
+		if n, err := s.r.ReadAt(p, at); n < len(p) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, fmt.Errorf("slot %d at byte %d: %w", slot, at, err)
 		}
-		return 0, fmt.Errorf("slot %d at byte %d: %w", slot, at, err)
 	}
 	if k.width == 4 {
 		return k.base + int64(int32(binary.BigEndian.Uint32(p))), nil
@@ -181,6 +186,9 @@ func (s *slotReader) search(entries int, k key, target int64, mode Mode, trace f
 
 func (s *slotReader) bsearch(lo, hi, entries int, k key, target int64, mode Mode, phase Phase, trace func(Probe)) (int, error) {
 	for lo < hi {
+		if hi-lo < searchChunkSlots {
+			s.load(lo, hi)
+		}
 		mid := int(uint(lo+hi+1) >> 1)
 		v, err := s.key(mid, k)
 		if err != nil {
@@ -206,4 +214,29 @@ func (s *slotReader) bsearch(lo, hi, entries int, k key, target int64, mode Mode
 		return -1, nil
 	}
 	return lo + 1, nil
+}
+
+// searchChunkSlots: once a binary search has narrowed to fewer slots than
+// this, load copies them all with one read and the remaining probes read
+// the copy. The probes and their order are unchanged; what changes is that
+// the last levels' cache misses, each one dependent on the one before,
+// become one sequential copy.
+const searchChunkSlots = 64
+
+// load makes the chunk hold slots [lo, hi] unless it already does. A failed
+// read leaves the chunk empty: the probes then read slot by slot and report
+// the error where it is.
+func (s *slotReader) load(lo, hi int) {
+	if lo >= s.chunkFrom && int64(hi-s.chunkFrom+1)*s.entrySize <= int64(len(s.chunk)) {
+		return
+	}
+	if cap(s.chunk) == 0 {
+		s.chunk = make([]byte, seqChunkSlots*s.entrySize)
+	}
+	c := s.chunk[:int64(hi-lo+1)*s.entrySize]
+	if n, _ := s.r.ReadAt(c, int64(lo)*s.entrySize); n < len(c) {
+		s.chunk = s.chunk[:0]
+		return
+	}
+	s.chunk, s.chunkFrom = c, lo
 }

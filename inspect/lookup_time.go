@@ -335,13 +335,8 @@ func (s *Segment) lookupTimestamp(target, startingOffset int64, tr *tracer) (Tim
 			}
 			continue
 		}
-		entry, err := s.ReadEntry(b, s.buf)
-		if err != nil {
-			return a, err
-		}
-		s.buf = entry
 		st.found = false
-		err = s.dec.Records(s.LogName, entry, b, st.fn)
+		s.buf, err = s.dec.RecordsAt(s.LogName, s.Log, b, s.buf, st.fn)
 		if err != nil && err != errStopRecords {
 			return a, err
 		}

@@ -395,6 +395,48 @@ func BenchmarkLookupTimestamp(b *testing.B) {
 	})
 }
 
+// BenchmarkLookupTimestampParts times a timestamp lookup's steps
+// cumulatively, for the same random targets as BenchmarkLookupTimestamp:
+// 1 the time index search, 2 and the offset index search, 3 and the header
+// scan to the first batch that can hold the answer, 4 and the records of
+// that batch decoded up to the answer (the whole lookup). The medians
+// show where the time goes; docs/performance.md has them.
+func BenchmarkLookupTimestampParts(b *testing.B) {
+	p := benchPartition(b, "seg")
+	warmSegment(b, p.Segments[0])
+	seg, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer seg.Close()
+	targets := timeTargets(b, seg)
+	steps := []string{"1-time-index", "2-offset-index", "3-header-scan", "4-records"}
+	for n, name := range steps {
+		b.Run(name, func(b *testing.B) {
+			latency(b, func(i int) {
+				target := targets[i&4095]
+				if n == len(steps)-1 {
+					if a, err := seg.LookupTimestamp(target, seg.BaseOffset); err != nil || !a.Found {
+						b.Fatalf("timestamp %d: %+v: %v", target, a, err)
+					}
+					return
+				}
+				e, _, err := seg.TimeIndex.Lookup(target, nil)
+				if err != nil || n == 0 {
+					return
+				}
+				oe, _, err := seg.Index.Lookup(e.Offset, nil)
+				if err != nil || n == 1 {
+					return
+				}
+				sc := seg.Scan(int64(oe.Position))
+				for sc.Next() && sc.Batch().MaxTimestamp < target {
+				}
+			})
+		})
+	}
+}
+
 // latency runs op b.N times, timing each call, and reports the median and
 // the 99th percentile in ns.
 func latency(b *testing.B, op func(i int)) {

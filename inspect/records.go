@@ -3,6 +3,7 @@ package inspect
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -67,9 +68,62 @@ func (d *RecordDecoder) Records(file string, entry []byte, b *Batch, fn func(*Re
 		entry = entry[:b.Size]
 	}
 	if b.Magic >= 2 {
-		return d.recordsV2(file, entry, b, fn)
+		return d.recordsV2(file, entry, b, nil, fn)
 	}
 	return d.legacyRecords(file, entry, b, fn)
+}
+
+// RecordsAt is Records for the batch b of the file r, read as decoding
+// needs it: an uncompressed v2 batch is read in growing pieces, so a
+// caller that stops early (a timestamp lookup stops at the first record
+// that answers) copies the batch only up to that record; any other batch
+// is read whole first. The records and errors are those Records gives for
+// the whole entry. buf is the read buffer, grown as needed and returned
+// for reuse; read errors are reported by readErr's rules.
+func (d *RecordDecoder) RecordsAt(file string, r io.ReaderAt, b *Batch, buf []byte, fn func(*Record) error) ([]byte, error) {
+	if cap(buf) < int(b.Size) {
+		buf = make([]byte, 0, b.Size)
+	}
+	buf = buf[:b.Size]
+	e := &partialEntry{r: r, file: file, pos: b.Position, buf: buf}
+	lazy := b.Magic >= 2 && b.Compression() == CompressionNone && b.RecordCount > 0
+	if !lazy {
+		if err := e.need(len(buf)); err != nil {
+			return buf, err
+		}
+		return buf, d.Records(file, buf, b, fn)
+	}
+	if err := e.need(min(len(buf), V2HeaderSize+partialFirstRead)); err != nil {
+		return buf, err
+	}
+	return buf, d.recordsV2(file, buf, b, e, fn)
+}
+
+// partialFirstRead is how much of an uncompressed v2 batch's records
+// RecordsAt reads first; each further read at least doubles what was read.
+const partialFirstRead = 2048
+
+// partialEntry is an entry read from the file up to have bytes.
+type partialEntry struct {
+	r    io.ReaderAt
+	file string
+	pos  int64
+	buf  []byte // the whole entry's room
+	have int
+}
+
+// need makes sure the first n bytes of the entry (at most all of it) are
+// read, reading at least twice what was read so far.
+func (e *partialEntry) need(n int) error {
+	if n <= e.have {
+		return nil
+	}
+	to := min(max(n, 2*e.have), len(e.buf))
+	if k, err := e.r.ReadAt(e.buf[e.have:to], e.pos+int64(e.have)); k < to-e.have {
+		return readErr(e.file, e.pos+int64(e.have), err)
+	}
+	e.have = to
+	return nil
 }
 
 // FirstOffset returns the offset of the batch's first record (broker:
@@ -113,7 +167,10 @@ func (d *RecordDecoder) inflate(file string, b *Batch, codec Compression, src []
 // read); each record is DefaultRecord.readFrom; the payload must end exactly after the
 // last record ("records still remaining", checked before that record is returned) and
 // must not end before it ("premature EOF").
-func (d *RecordDecoder) recordsV2(file string, entry []byte, b *Batch, fn func(*Record) error) error {
+//
+// With partial set, entry is read only as far as partial.have and the loop
+// reads on as each record needs (the payload is uncompressed then).
+func (d *RecordDecoder) recordsV2(file string, entry []byte, b *Batch, partial *partialEntry, fn func(*Record) error) error {
 	if len(entry) < V2HeaderSize {
 		return corruptf(file, b.Position, ErrCorruptHeader, "record batch size %d is smaller than the minimum allowed overhead %d", len(entry), V2HeaderSize)
 	}
@@ -136,6 +193,11 @@ func (d *RecordDecoder) recordsV2(file string, entry []byte, b *Batch, fn func(*
 	logAppendTime := b.Attributes&AttrLogAppendTime != 0
 	pos := 0
 	for i := int32(0); i < count; i++ {
+		if partial != nil {
+			if err := partial.need(V2HeaderSize + pos + maxVarintLen); err != nil {
+				return err
+			}
+		}
 		length, n := ReadVarint(payload[pos:])
 		switch {
 		case n == 0:
@@ -145,6 +207,11 @@ func (d *RecordDecoder) recordsV2(file string, entry []byte, b *Batch, fn func(*
 		}
 		if length < 0 || int(length) > len(payload)-pos-n {
 			return d.v2Error(file, b, i, pos, fmt.Sprintf("invalid record size: expected %d bytes in record payload, but %d bytes remain", length, len(payload)-pos-n))
+		}
+		if partial != nil {
+			if err := partial.need(V2HeaderSize + pos + n + int(length)); err != nil {
+				return err
+			}
 		}
 		if err := d.decodeV2Record(payload[pos+n:pos+n+int(length)], b, logAppendTime); err != nil {
 			return d.v2Error(file, b, i, pos, err.Error())

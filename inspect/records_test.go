@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -726,7 +727,88 @@ func FuzzRecords(f *testing.F) {
 		if _, err := d.FirstOffset("fuzz.log", entry, &b); err != nil && !errors.As(err, &ce) {
 			t.Fatalf("FirstOffset error %v (%T) is not a *CorruptError", err, err)
 		}
+		rdSameAsRecordsAt(t, entry, b)
 	})
+}
+
+// rdSameAsRecordsAt holds RecordsAt (the batch read piece by piece, into a
+// buffer full of stale bytes) to Records on the whole entry: the same
+// records and the same error, whether decoding runs to the end or stops at
+// any record.
+func rdSameAsRecordsAt(t *testing.T, entry []byte, b Batch) {
+	t.Helper()
+	type rec struct {
+		off, ts    int64
+		key, value string
+		headers    int
+	}
+	errStop := errors.New("stop")
+	decode := func(at bool, stopAt int) ([]rec, string) {
+		var got []rec
+		fn := func(r *Record) error {
+			got = append(got, rec{r.Offset, r.Timestamp, string(r.Key), string(r.Value), len(r.Headers)})
+			if len(got) == stopAt {
+				return errStop
+			}
+			return nil
+		}
+		d := RecordDecoder{MaxDecompressedBytes: 1 << 20}
+		var err error
+		if at {
+			stale := bytes.Repeat([]byte{0xa5}, len(entry)+7)
+			_, err = d.RecordsAt("x.log", bytes.NewReader(entry), &b, stale[:3], fn)
+		} else {
+			err = d.Records("x.log", entry, &b, fn)
+		}
+		if err == nil {
+			return got, ""
+		}
+		return got, err.Error()
+	}
+	want, werr := decode(false, -1)
+	for stopAt := -1; stopAt <= len(want); stopAt++ {
+		if stopAt == 0 {
+			continue
+		}
+		w, we := want, werr
+		if stopAt > 0 {
+			w, we = decode(false, stopAt)
+		}
+		got, gerr := decode(true, stopAt)
+		if gerr != we || !slices.Equal(got, w) {
+			t.Fatalf("stop at %d: RecordsAt gave %d records, error %q; Records %d records, error %q", stopAt, len(got), gerr, len(w), we)
+		}
+	}
+}
+
+// TestRecordsAtMatchesRecords: batches of large records (so that RecordsAt
+// reads them in several pieces), intact and with a byte changed anywhere in
+// the records, in every codec.
+func TestRecordsAtMatchesRecords(t *testing.T) {
+	var recs []rdRec
+	for i := range 12 {
+		recs = append(recs, rdRec{tsDelta: int64(i * 7), offDelta: int32(i), key: rdBytes(i*50, uint64(i)), value: rdBytes(300+i*400, uint64(100+i)),
+			headers: []Header{{Key: []byte("h"), Value: rdBytes(i*30, uint64(200+i))}}})
+	}
+	payload := rdRecords(recs...)
+	for _, codec := range []Compression{CompressionNone, CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd} {
+		entry := rdBatch(rdSpec{attrs: int16(codec), lastOffsetDelta: 11, count: 12, baseTs: 1000, maxTs: 1077, payload: rdCompress(t, codec, payload)})
+		rdSameAsRecordsAt(t, entry, rdParse(t, entry))
+		if codec != CompressionNone {
+			continue
+		}
+		for pos := V2HeaderSize; pos < len(entry); pos += 37 {
+			bad := append([]byte{}, entry...)
+			bad[pos] ^= 0x5c
+			rdSameAsRecordsAt(t, bad, rdParse(t, bad))
+		}
+		// Record counts that disagree with the payload.
+		for _, count := range []int32{1, 11, 13, 1000} {
+			bad := append([]byte{}, entry...)
+			binary.BigEndian.PutUint32(bad[57:], uint32(count))
+			rdSameAsRecordsAt(t, bad, rdParse(t, bad))
+		}
+	}
 }
 
 // BenchmarkRecords decodes a 100-record batch per codec.
