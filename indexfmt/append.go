@@ -47,6 +47,9 @@ func (b *OffsetIndexBuilder) Append(offset int64, position int32) error {
 	return nil
 }
 
+// Grow makes room for n more entries without reallocating.
+func (b *OffsetIndexBuilder) Grow(n int) { b.buf = grow(b.buf, max(n, 0)*OffsetEntrySize) }
+
 // Entries is the number of entries appended.
 func (b *OffsetIndexBuilder) Entries() int { return b.n }
 
@@ -97,6 +100,9 @@ func (b *TimeIndexBuilder) MaybeAppend(timestamp, offset int64) error {
 	return nil
 }
 
+// Grow makes room for n more entries without reallocating.
+func (b *TimeIndexBuilder) Grow(n int) { b.buf = grow(b.buf, max(n, 0)*TimeEntrySize) }
+
 // Entries is the number of entries appended.
 func (b *TimeIndexBuilder) Entries() int { return b.n }
 
@@ -112,6 +118,9 @@ func grow(buf []byte, n int) []byte {
 		return buf
 	}
 	b := make([]byte, len(buf), max(2*cap(buf), len(buf)+n, 4096))
+	if n > 4096 {
+		b = make([]byte, len(buf), len(buf)+n) // Grow: the caller knows the size
+	}
 	copy(b, buf)
 	return b
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
@@ -235,6 +236,12 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 		maxTs: -1, maxTsOffset: seg.BaseOffset, maxTsPos: 0,
 		lastTxnOffset: -1, size: size,
 	}
+	// The rebuilt indexes usually have as many entries as the ones on
+	// disk: reserve that much (never more than the log could need), so that
+	// building them does not reallocate.
+	most := int(size/(r.interval+1)) + 2
+	run.oi.Grow(min(fileSize(seg.Index)/indexfmt.OffsetEntrySize, most))
+	run.ti.Grow(min(fileSize(seg.TimeIndex)/indexfmt.TimeEntrySize, most))
 	stop, err := r.scan(f, size, run)
 	r.meter.segmentDone(&r.reported, size)
 	if err != nil {
@@ -269,6 +276,18 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 	plan.ValidBytes = run.validBytes
 	plan.TruncatedBytes = size - run.validBytes
 	return plan, nil
+}
+
+// fileSize is the size of the file at path, 0 when there is none.
+func fileSize(path string) int {
+	if path == "" {
+		return 0
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	return int(min(st.Size(), math.MaxInt32))
 }
 
 func nonNil(b []byte) []byte {
