@@ -289,6 +289,26 @@ func timeTargets(b *testing.B, seg *inspect.Segment) []int64 {
 	return t
 }
 
+// lookupSegments opens the segment of the "seg" data set, warmed, twice:
+// with the log mapped (OpenSegmentWith, a long-lived process) and read
+// with pread (OpenSegment, what the one-shot commands use). Both are
+// closed when the benchmark ends.
+func lookupSegments(b *testing.B) (p *inspect.Partition, mapped, pread *inspect.Segment) {
+	p = benchPartition(b, "seg")
+	warmSegment(b, p.Segments[0])
+	mapped, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { mapped.Close() })
+	pread, err = inspect.OpenSegment(p.Segments[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { pread.Close() })
+	return p, mapped, pread
+}
+
 // BenchmarkLookupOffset is an offset lookup in an opened segment of the
 // "seg" data set (default index density: index.interval.bytes 4096):
 // the offset index's warm/cold binary search and the header scan, for
@@ -297,18 +317,7 @@ func timeTargets(b *testing.B, seg *inspect.Segment) []int64 {
 // the one-shot commands use). "latency" times each lookup alone and
 // reports the median and 99th percentile.
 func BenchmarkLookupOffset(b *testing.B) {
-	p := benchPartition(b, "seg")
-	warmSegment(b, p.Segments[0])
-	seg, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer seg.Close()
-	pseg, err := inspect.OpenSegment(p.Segments[0])
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pseg.Close()
+	p, seg, pseg := lookupSegments(b)
 	targets := lookupTargets(b, seg)
 	b.Run("segment-pread-log", func(b *testing.B) {
 		b.ReportAllocs()
@@ -348,18 +357,7 @@ func BenchmarkLookupOffset(b *testing.B) {
 // opened segment: time index search, offset index search, header scan and
 // the decoding of the one batch holding the answer.
 func BenchmarkLookupTimestamp(b *testing.B) {
-	p := benchPartition(b, "seg")
-	warmSegment(b, p.Segments[0])
-	seg, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer seg.Close()
-	pseg, err := inspect.OpenSegment(p.Segments[0])
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pseg.Close()
+	p, seg, pseg := lookupSegments(b)
 	targets := timeTargets(b, seg)
 	b.Run("segment-pread-log", func(b *testing.B) {
 		b.ReportAllocs()
@@ -402,13 +400,7 @@ func BenchmarkLookupTimestamp(b *testing.B) {
 // that batch decoded up to the answer (the whole lookup). The medians
 // show where the time goes; docs/performance.md has them.
 func BenchmarkLookupTimestampParts(b *testing.B) {
-	p := benchPartition(b, "seg")
-	warmSegment(b, p.Segments[0])
-	seg, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer seg.Close()
+	_, seg, _ := lookupSegments(b)
 	targets := timeTargets(b, seg)
 	steps := []string{"1-time-index", "2-offset-index", "3-header-scan", "4-records"}
 	for n, name := range steps {
