@@ -125,6 +125,12 @@ func (f *File) CacheNeutral() bool { return f.cache != nil }
 // ReadAt reads len(p) bytes at off. Reading past the size fixed at open
 // returns io.EOF with the bytes that were there.
 func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
+	return f.readAt(p, off, true)
+}
+
+// readAt is ReadAt; guard false reads a mapping without readMapped's
+// per-read fault guard (see unguarded).
+func (f *File) readAt(p []byte, off int64, guard bool) (n int, err error) {
 	if off < 0 {
 		return 0, fmt.Errorf("%s: negative read position %d", f.Name, off)
 	}
@@ -142,9 +148,12 @@ func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
 	if f.cache != nil {
 		f.cache.before(off, int64(len(p)))
 	}
-	if f.mm != nil {
+	switch {
+	case f.mm != nil && guard:
 		n, err = f.readMapped(p, off)
-	} else {
+	case f.mm != nil:
+		n, err = f.mm.ReadAt(p, off)
+	default:
 		n, err = f.f.ReadAt(p, off)
 		if err == io.EOF && n < len(p) {
 			err = &CorruptError{File: f.Name, Position: off + int64(n), Offset: -1, Err: fmt.Errorf("%w: file is shorter than when it was opened (%d bytes)", ErrFault, f.size)}
@@ -158,6 +167,22 @@ func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
 	}
 	return n, err
 }
+
+// unguarded returns a reader of f that reads a mapping without the
+// per-read fault guard of ReadAt. Only code that holds the guard itself
+// around all its reads may use it (Segment.unguarded): a fault there
+// (another process cut the file short) is a panic that code recovers.
+// Files that are not mapped are returned as they are.
+func (f *File) unguarded() io.ReaderAt {
+	if f.mm == nil {
+		return f
+	}
+	return unguardedFile{f}
+}
+
+type unguardedFile struct{ f *File }
+
+func (u unguardedFile) ReadAt(p []byte, off int64) (int, error) { return u.f.readAt(p, off, false) }
 
 // readMapped copies from the mapping with faults turned into errors. The
 // fault flag is per goroutine, so it is set around each access.

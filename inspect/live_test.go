@@ -83,9 +83,21 @@ func TestMappedLogTruncatedUnderneath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// Before the cut the lookup answers (and touches the last pages).
-	if b, _, found, err := s.LookupOffset(last.LastOffset); err != nil || !found || b.Position != last.Position {
-		t.Fatalf("before the cut: %+v %v %v", b, found, err)
+	// The same segment with the log mapped too: its lookups read the
+	// mappings under one fault guard for the whole lookup.
+	sm, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sm.Close()
+	// Before the cut the lookups answer (and touch the last pages).
+	for _, s := range []*inspect.Segment{s, sm} {
+		if b, _, found, err := s.LookupOffset(last.LastOffset); err != nil || !found || b.Position != last.Position {
+			t.Fatalf("before the cut: %+v %v %v", b, found, err)
+		}
+	}
+	if a, err := sm.LookupTimestamp(last.MaxTimestamp, sm.BaseOffset); err != nil || !a.Found {
+		t.Fatalf("timestamp lookup before the cut: %+v %v", a, err)
 	}
 
 	// Cut to one page: the header scan of the last batches now reads pages
@@ -93,6 +105,10 @@ func TestMappedLogTruncatedUnderneath(t *testing.T) {
 	truncateFromAnotherProcess(t, logPath, 4096)
 	_, _, _, err = s.LookupOffset(last.LastOffset)
 	wantFault(t, "LookupOffset after the cut", err, logPath)
+	_, _, _, err = sm.LookupOffset(last.LastOffset)
+	wantFault(t, "LookupOffset after the cut, log mapped", err, logPath)
+	_, err = sm.LookupTimestamp(last.MaxTimestamp, sm.BaseOffset)
+	wantFault(t, "LookupTimestamp after the cut, log mapped", err, logPath)
 	// Every mapped read of a lost page says the same, including a scan
 	// over the whole file as opened.
 	sc := s.Scan(0)
@@ -153,6 +169,8 @@ func TestMappedIndexTruncatedUnderneath(t *testing.T) {
 	truncateFromAnotherProcess(t, m.TimeIndexPath(seg), 0)
 	_, _, _, err = s.LookupOffset(target)
 	wantFault(t, "LookupOffset", err, m.IndexPath(seg))
+	_, err = s.LookupTimestamp(seg.Batches[10].MaxTimestamp, s.BaseOffset)
+	wantFault(t, "LookupTimestamp", err, m.TimeIndexPath(seg))
 	_, _, err = s.TimeIndex.Lookup(seg.Batches[10].MaxTimestamp, nil)
 	wantFault(t, "TimeIndex.Lookup", err, m.TimeIndexPath(seg))
 	if _, err := s.Index.ValidEntries(); err == nil {

@@ -172,7 +172,7 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 // last batch it saw (the segment's log end offset when the scan reached it).
 func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer) (bool, int64, error) {
 	var st scanStats
-	b, hit, found, err := seg.lookupOffset(target, tr, &st)
+	b, hit, found, err := seg.lookupOffset(seg.guarded(), target, tr, &st)
 	res.ScannedBatches += st.batches
 	res.ScannedBytes += st.bytes
 	res.IndexEntry = nil
@@ -208,24 +208,28 @@ type scanStats struct {
 // goroutines at once.
 func (s *Segment) LookupOffset(target int64) (b Batch, hit IndexHit, found bool, err error) {
 	var st scanStats
-	return s.lookupOffset(target, nil, &st)
+	if s.unguarded(func(r readers) { b, hit, found, err = s.lookupOffset(r, target, nil, &st) }) {
+		st = scanStats{}
+		return s.lookupOffset(s.guarded(), target, nil, &st)
+	}
+	return b, hit, found, err
 }
 
-func (s *Segment) lookupOffset(target int64, tr *tracer, st *scanStats) (Batch, IndexHit, bool, error) {
+func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStats) (Batch, IndexHit, bool, error) {
 	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
 	st.next = s.BaseOffset
 	start := int64(0)
 	switch {
-	case s.Index == nil:
+	case r.idx == nil:
 		if tr != nil {
 			tr.notef("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.LogName)
 		}
-	case s.Index.Slots() == 0:
+	case r.idx.Slots() == 0:
 		if tr != nil {
 			tr.notef("offset index %s is empty: scanning from position 0", s.IndexName)
 		}
 	default:
-		e, slot, err := s.Index.Lookup(target, tr.probes("offset"))
+		e, slot, err := r.idx.Lookup(target, tr.probes("offset"))
 		if err != nil {
 			return Batch{}, hit, false, fmt.Errorf("%s: %w", s.IndexName, err)
 		}
@@ -249,7 +253,7 @@ func (s *Segment) lookupOffset(target int64, tr *tracer, st *scanStats) (Batch, 
 	if start < 0 || start > s.LogSize {
 		return Batch{}, hit, false, nil
 	}
-	sc := s.scanner(start)
+	sc := s.scanner(r.log, start)
 	for sc.Next() {
 		b := sc.Batch()
 		st.batches++

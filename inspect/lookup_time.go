@@ -237,7 +237,7 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer) (*TimeLookup, erro
 // findOffsetByTimestamp is LogSegment.findOffsetByTimestamp +
 // FileRecords.searchForTimestamp.
 func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *tracer) (*TimeLookup, error) {
-	a, err := seg.lookupTimestamp(target, startingOffset, tr)
+	a, err := seg.lookupTimestamp(seg.guarded(), target, startingOffset, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -286,15 +286,18 @@ type timeLookupState struct {
 // Searching and scanning allocate nothing; decoding a batch reuses the
 // Segment's buffers (they grow to the largest batch decoded). A Segment
 // must not be used by several goroutines at once.
-func (s *Segment) LookupTimestamp(target, startingOffset int64) (TimeAnswer, error) {
-	return s.lookupTimestamp(target, startingOffset, nil)
+func (s *Segment) LookupTimestamp(target, startingOffset int64) (a TimeAnswer, err error) {
+	if s.unguarded(func(r readers) { a, err = s.lookupTimestamp(r, target, startingOffset, nil) }) {
+		return s.lookupTimestamp(s.guarded(), target, startingOffset, nil)
+	}
+	return a, err
 }
 
-func (s *Segment) lookupTimestamp(target, startingOffset int64, tr *tracer) (TimeAnswer, error) {
+func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *tracer) (TimeAnswer, error) {
 	a := TimeAnswer{TimeIndexEntry: TimeHit{Slot: -1, Timestamp: -1, Offset: s.BaseOffset}}
 	from := s.BaseOffset
-	if s.TimeIndex != nil {
-		e, slot, err := s.TimeIndex.Lookup(target, tr.probes("time"))
+	if r.tidx != nil {
+		e, slot, err := r.tidx.Lookup(target, tr.probes("time"))
 		if err != nil {
 			return a, fmt.Errorf("%s: %w", s.TimeIndexName, err)
 		}
@@ -311,7 +314,7 @@ func (s *Segment) lookupTimestamp(target, startingOffset int64, tr *tracer) (Tim
 		}
 	}
 	from = max(from, startingOffset)
-	pos, err := offsetPosition(s, from, tr)
+	pos, err := offsetPosition(s, r.idx, from, tr)
 	if err != nil {
 		return a, err
 	}
@@ -326,7 +329,7 @@ func (s *Segment) lookupTimestamp(target, startingOffset int64, tr *tracer) (Tim
 			return nil
 		}
 	}
-	sc := s.scanner(pos)
+	sc := s.scanner(r.log, pos)
 	for sc.Next() {
 		b := sc.Batch()
 		if b.MaxTimestamp < target {
@@ -336,7 +339,7 @@ func (s *Segment) lookupTimestamp(target, startingOffset int64, tr *tracer) (Tim
 			continue
 		}
 		st.found = false
-		s.buf, err = s.dec.RecordsAt(s.LogName, s.Log, b, s.buf, st.fn)
+		s.buf, err = s.dec.RecordsAt(s.LogName, r.log, b, s.buf, st.fn)
 		if err != nil && err != errStopRecords {
 			return a, err
 		}
@@ -357,12 +360,13 @@ func (s *Segment) lookupTimestamp(target, startingOffset int64, tr *tracer) (Tim
 	return a, nil
 }
 
-// offsetPosition is OffsetIndex.lookup(offset).position, 0 without an index.
-func offsetPosition(seg *Segment, offset int64, tr *tracer) (int64, error) {
-	if seg.Index == nil {
+// offsetPosition is OffsetIndex.lookup(offset).position in idx, seg's
+// offset index, 0 without one.
+func offsetPosition(seg *Segment, idx *indexfmt.OffsetIndex, offset int64, tr *tracer) (int64, error) {
+	if idx == nil {
 		return 0, nil
 	}
-	e, slot, err := seg.Index.Lookup(offset, tr.probes("offset"))
+	e, slot, err := idx.Lookup(offset, tr.probes("offset"))
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", seg.IndexName, err)
 	}
@@ -405,7 +409,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer) (*TimeLookup, error) {
 	}
 	defer seg.Close()
 	res := &TimeLookup{Segment: sf.Name(), SegmentBaseOffset: sf.BaseOffset, TimeIndexEntry: bestHit}
-	pos, err := offsetPosition(seg, bestOffset, tr)
+	pos, err := offsetPosition(seg, seg.Index, bestOffset, tr)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/kseg/kseg/indexfmt"
@@ -28,6 +29,11 @@ type Segment struct {
 
 	closers []io.Closer
 
+	// fast reads the same files as Log, Index and TimeIndex, the mapped
+	// ones without a fault guard per read; LookupOffset and LookupTimestamp
+	// go through it under one guard for the whole lookup (unguarded).
+	fast readers
+
 	// Reused by the lookups, so that they allocate nothing (a Segment is
 	// for one goroutine at a time).
 	sc  Scanner
@@ -48,7 +54,41 @@ func NewSegment(baseOffset int64, log, idx, tidx []byte) *Segment {
 		s.TimeIndexName = SegmentName(baseOffset) + TimeIndexSuffix
 		s.TimeIndex = indexfmt.NewTimeIndex(bytes.NewReader(tidx), int64(len(tidx)), baseOffset)
 	}
+	s.fast = s.guarded()
 	return s
+}
+
+// readers are the readers a lookup goes through: the Segment's own
+// (guarded) or its fast ones.
+type readers struct {
+	log  io.ReaderAt
+	idx  *indexfmt.OffsetIndex // nil when the .index is absent
+	tidx *indexfmt.TimeIndex   // nil when the .timeindex is absent
+}
+
+// guarded are the Segment's own readers, every read of a mapping guarded
+// against faults.
+func (s *Segment) guarded() readers { return readers{s.Log, s.Index, s.TimeIndex} }
+
+// unguarded runs lookup over the fast readers, holding one fault guard
+// for all of its reads instead of one per read: setting and restoring the
+// goroutine's fault mode and arming a recover on each of the forty-odd
+// small reads of a timestamp lookup cost a quarter of a time index search
+// (docs/performance.md). It reports whether a mapped file faulted, i.e.
+// another process cut it short while mapped; the caller then repeats the
+// lookup over the guarded readers, whose error names the file.
+func (s *Segment) unguarded(lookup func(r readers)) (faulted bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+			faulted = true
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	lookup(s.fast)
+	return false
 }
 
 // OpenSegment opens the segment's .log, .index and .timeindex read-only
@@ -76,11 +116,13 @@ func OpenSegmentWith(sf SegmentFiles, log OpenOptions) (*Segment, error) {
 		}
 		s.closers = append(s.closers, f)
 		s.LogName, s.Log, s.LogSize = f.Name, f, f.Size()
+		s.fast.log = f.unguarded()
 		if st, err := os.Stat(sf.Log); err == nil {
 			s.LogModTime = st.ModTime()
 		}
 	} else {
 		s.Log = bytes.NewReader(nil)
+		s.fast.log = s.Log
 	}
 	if sf.Index != "" {
 		f, err := OpenMapped(sf.Index)
@@ -90,6 +132,7 @@ func OpenSegmentWith(sf SegmentFiles, log OpenOptions) (*Segment, error) {
 		s.closers = append(s.closers, f)
 		s.IndexName = f.Name
 		s.Index = indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
+		s.fast.idx = indexfmt.NewOffsetIndex(f.unguarded(), f.Size(), sf.BaseOffset)
 	}
 	if sf.TimeIndex != "" {
 		f, err := OpenMapped(sf.TimeIndex)
@@ -99,6 +142,7 @@ func OpenSegmentWith(sf SegmentFiles, log OpenOptions) (*Segment, error) {
 		s.closers = append(s.closers, f)
 		s.TimeIndexName = f.Name
 		s.TimeIndex = indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset)
+		s.fast.tidx = indexfmt.NewTimeIndex(f.unguarded(), f.Size(), sf.BaseOffset)
 	}
 	return s, nil
 }
@@ -118,9 +162,10 @@ func (s *Segment) Scan(start int64) *Scanner {
 	return NewScanner(s.Log, s.LogName, s.LogSize, start)
 }
 
-// scanner returns the segment's own header scanner, restarted at start.
-func (s *Segment) scanner(start int64) *Scanner {
-	s.sc.r, s.sc.name, s.sc.end = s.Log, s.LogName, s.LogSize
+// scanner returns the segment's own header scanner over log, restarted
+// at start.
+func (s *Segment) scanner(log io.ReaderAt, start int64) *Scanner {
+	s.sc.r, s.sc.name, s.sc.end = log, s.LogName, s.LogSize
 	s.sc.Reset(start)
 	return &s.sc
 }
