@@ -37,26 +37,6 @@ func benchBinary(b *testing.B) string {
 	return bin
 }
 
-// warmDir reads every file of dir once through the page cache (this
-// machine's kernel reclaims cold page-cache pages within minutes).
-func warmDir(b *testing.B, dir string) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, e := range ents {
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, err = io.Copy(io.Discard, f)
-		f.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // runProcess runs the binary with args, output discarded, and fails unless
 // it exits 0.
 func runProcess(b *testing.B, bin string, args ...string) {
@@ -101,7 +81,7 @@ func BenchmarkProcess(b *testing.B) {
 	bin := benchBinary(b)
 	for _, set := range []string{"seg", "segs"} {
 		dir := filepath.Join(gentest.BenchData(b, set), "bench-0")
-		warmDir(b, dir)
+		gentest.Warm(b, dir)
 		off, ts := middle(b, dir)
 		for _, cmd := range []struct {
 			name string

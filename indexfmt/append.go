@@ -48,7 +48,7 @@ func (b *OffsetIndexBuilder) Append(offset int64, position int32) error {
 }
 
 // Grow makes room for n more entries without reallocating.
-func (b *OffsetIndexBuilder) Grow(n int) { b.buf = grow(b.buf, max(n, 0)*OffsetEntrySize) }
+func (b *OffsetIndexBuilder) Grow(n int) { b.buf = reserve(b.buf, n*OffsetEntrySize) }
 
 // Entries is the number of entries appended.
 func (b *OffsetIndexBuilder) Entries() int { return b.n }
@@ -101,7 +101,7 @@ func (b *TimeIndexBuilder) MaybeAppend(timestamp, offset int64) error {
 }
 
 // Grow makes room for n more entries without reallocating.
-func (b *TimeIndexBuilder) Grow(n int) { b.buf = grow(b.buf, max(n, 0)*TimeEntrySize) }
+func (b *TimeIndexBuilder) Grow(n int) { b.buf = reserve(b.buf, n*TimeEntrySize) }
 
 // Entries is the number of entries appended.
 func (b *TimeIndexBuilder) Entries() int { return b.n }
@@ -117,10 +117,15 @@ func grow(buf []byte, n int) []byte {
 	if len(buf)+n <= cap(buf) {
 		return buf
 	}
-	b := make([]byte, len(buf), max(2*cap(buf), len(buf)+n, 4096))
-	if n > 4096 {
-		b = make([]byte, len(buf), len(buf)+n) // Grow: the caller knows the size
+	return reserve(buf, max(cap(buf), n, 4096))
+}
+
+// reserve makes room for exactly n more bytes unless there is room already.
+func reserve(buf []byte, n int) []byte {
+	if n <= cap(buf)-len(buf) {
+		return buf
 	}
+	b := make([]byte, len(buf), len(buf)+n)
 	copy(b, buf)
 	return b
 }

@@ -49,7 +49,7 @@ func benchPartition(b *testing.B, set string) *inspect.Partition {
 // mapping). docs/performance.md records the choice these numbers made.
 func BenchmarkReadLog(b *testing.B) {
 	path, size := benchLog(b)
-	warmFile(b, path)
+	gentest.Warm(b, path)
 	for _, w := range []int{64 << 10, 256 << 10, 1 << 20, 4 << 20} {
 		b.Run("pread-"+sizeName(w), func(b *testing.B) {
 			f, err := os.Open(path)
@@ -159,7 +159,7 @@ func BenchmarkScanLog(b *testing.B) {
 			b.SetBytes(size)
 			for b.Loop() {
 				b.StopTimer()
-				warmFile(b, path)
+				gentest.Warm(b, path)
 				b.StartTimer()
 				f, err := inspect.Open(path, inspect.OpenOptions{CacheNeutral: neutral})
 				if err != nil {
@@ -232,30 +232,6 @@ func BenchmarkScanLogCold(b *testing.B) {
 	}
 }
 
-// warmFile reads path once through the page cache. This machine's kernel
-// reclaims cold page-cache pages within minutes (DAMON), and a
-// cache-neutral read would keep them out: benchmarks of cached data warm
-// it first.
-func warmFile(b *testing.B, path string) {
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := io.Copy(io.Discard, f); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// warmSegment warms a segment's files.
-func warmSegment(b *testing.B, sf inspect.SegmentFiles) {
-	for _, p := range []string{sf.Log, sf.Index, sf.TimeIndex} {
-		if p != "" {
-			warmFile(b, p)
-		}
-	}
-}
-
 // lookupTargets are offsets spread at random over the segment, the same
 // in every run.
 func lookupTargets(b *testing.B, seg *inspect.Segment) []int64 {
@@ -296,7 +272,7 @@ func timeTargets(b *testing.B, seg *inspect.Segment) []int64 {
 // closed when the benchmark ends.
 func lookupSegments(b *testing.B) (p *inspect.Partition, mapped, pread *inspect.Segment) {
 	p = benchPartition(b, "seg")
-	warmSegment(b, p.Segments[0])
+	gentest.Warm(b, filepath.Dir(p.Segments[0].Log))
 	mapped, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
 	if err != nil {
 		b.Fatal(err)

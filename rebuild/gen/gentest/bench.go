@@ -168,7 +168,7 @@ func CPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// Warm reads every file under dir once through the page cache, so that the
+// Warm reads every file under dir (or the file dir) once through the page cache, so that the
 // benchmark that follows reads cached data. Needed before every timed pass
 // that does not read the files itself first: this machine's kernel
 // reclaims cold page-cache pages within minutes (DAMON), and kseg's
