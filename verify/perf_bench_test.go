@@ -23,9 +23,11 @@ func benchTarget(b *testing.B, dir string) *inspect.Target {
 	return tg
 }
 
-// verifyClean runs verify over t and fails on any finding (the data sets
-// are clean). It returns the bytes of log checked.
+// verifyClean runs verify over t as the command does (side files too)
+// and fails on any finding (the data sets are clean). It returns the
+// bytes of log checked.
 func verifyClean(b *testing.B, t *inspect.Target, o Options) int64 {
+	o.SideFiles = true
 	sum, err := Run(t, o, func(f Finding) { b.Fatalf("finding %+v", f) })
 	if err != nil || sum.Batches == 0 {
 		b.Fatalf("verify: %d batches: %v", sum.Batches, err)

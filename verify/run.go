@@ -112,10 +112,18 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 				j.hasNext, j.next = true, p.Segments[si+1]
 			}
 			jobs = append(jobs, j)
+			sum.Segments++
+		}
+		// The partition's side files are a job of their own, after its
+		// segments: the workers check them while later partitions' segments
+		// are checked (the .txnindex comparison replays the whole log).
+		if o.SideFiles && len(p.Segments) > 0 {
+			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, done: make(chan struct{})})
 		}
 	}
-	sum.Partitions, sum.Segments = len(t.Partitions), len(jobs)
+	sum.Partitions = len(t.Partitions)
 
+	side := newSideChecker(t, &o)
 	// At most 2*Jobs results wait to be emitted: memory stays bounded
 	// when an early segment is slow.
 	tickets := make(chan struct{}, 2*o.Jobs)
@@ -135,7 +143,11 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			defer wg.Done()
 			bufs := &buffers{win: make([]byte, o.Window), scan: make([]byte, scanBuffer), rs: inspect.NewResyncer(emptyReader{}, "", 0)}
 			for j := range work {
-				if !stop.Load() {
+				switch {
+				case stop.Load():
+				case j.side:
+					j.res = side.run(t.Partitions[j.part])
+				default:
 					j.res = runJob(&o, j, bufs)
 					o.meter.segmentDone(j)
 				}
@@ -158,19 +170,14 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	var carried []Finding
 	// Side files (snapshots, checkpoints, transaction index against the
 	// log): the data directory's first, each partition's after its segments.
-	side := newSideChecker(t, &o)
-	sideFindings := func(fs []Finding, serr error) {
-		if serr != nil && err == nil {
-			err = serr
-			stop.Store(true)
-		}
-		if err == nil {
-			for _, f := range fs {
-				count(f)
-			}
+	if fs, serr := side.dataDirFindings(); serr != nil {
+		err = serr
+		stop.Store(true)
+	} else {
+		for _, f := range fs {
+			count(f)
 		}
 	}
-	sideFindings(side.dataDirFindings())
 	for _, j := range jobs {
 		<-j.done
 		if err == nil && j.res != nil && j.res.err != nil {
@@ -185,14 +192,21 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			for _, f := range left {
 				count(f)
 			}
-			if part >= 0 {
-				if sideFindings(side.partitionFindings(t.Partitions[part])); err != nil {
-					<-tickets
-					continue
-				}
-			}
 			part = j.part
 			left, carried = leftovers(t.Partitions[part]), nil
+		}
+		if j.side {
+			// After the partition's last segment: its leftover files not
+			// yet reported, then its side files.
+			for _, f := range left {
+				count(f)
+			}
+			for _, f := range j.res.findings {
+				count(f)
+			}
+			left = nil
+			<-tickets
+			continue
 		}
 		for len(left) > 0 && left[0].SegmentBaseOffset != nil && *left[0].SegmentBaseOffset < j.files.BaseOffset {
 			count(left[0])
@@ -212,9 +226,6 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		for _, f := range left {
 			count(f)
 		}
-		if part >= 0 {
-			sideFindings(side.partitionFindings(t.Partitions[part]))
-		}
 	}
 	wg.Wait()
 	if err == nil {
@@ -231,6 +242,7 @@ type segmentJob struct {
 	dir     string
 	hasNext bool
 	next    inspect.SegmentFiles
+	side    bool // the partition's side files, not a segment
 
 	// Filled by the worker.
 	nextFirst    int64 // first offset of the next segment (its base when unknown)
@@ -320,10 +332,14 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	}
 
 	open := func(path string) (*inspect.File, error) {
-		// Indexes are mapped, as the broker maps them, and read whole
-		// by the checks: cache-neutral, so that verifying beside a live
-		// broker leaves its page cache as it was.
-		f, err := inspect.Open(path, inspect.OpenOptions{Mapped: true, CacheNeutral: true})
+		// The checks read an index whole and in order, so it is read
+		// with pread, not mapped as a lookup maps it: unmapping a mapping
+		// that was touched flushes the TLB of every core running this
+		// process, interrupting the other workers (4-7% of -j 2's
+		// cycles on partitions of small segments, docs/performance.md).
+		// Cache-neutral, so that verifying beside a live broker leaves
+		// its page cache as it was.
+		f, err := inspect.Open(path, inspect.OpenOptions{CacheNeutral: true})
 		if err != nil {
 			return nil, err
 		}

@@ -147,8 +147,20 @@ func (s *sideChecker) dataDirFindings() ([]Finding, error) {
 	return out, nil
 }
 
+// run is partitionFindings as a worker's job: a panic (a bug, never an
+// answer) becomes an error naming the partition, as runJob's does.
+func (s *sideChecker) run(p *inspect.Partition) (res *segmentResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = &segmentResult{err: fmt.Errorf("internal error checking the side files of %s: %v", p.Dir, r)}
+		}
+	}()
+	fs, err := s.partitionFindings(p)
+	return &segmentResult{findings: fs, err: err}
+}
+
 // partitionFindings checks one partition's side files against its
-// segments.
+// segments. Workers call it concurrently: it only reads the checker.
 func (s *sideChecker) partitionFindings(p *inspect.Partition) ([]Finding, error) {
 	if !s.opts.SideFiles {
 		return nil, nil

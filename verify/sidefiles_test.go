@@ -444,3 +444,67 @@ func TestSideFilesRandomDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestSideFindingsOrderAcrossJobs: side files are checked by the workers
+// as a job after each partition's segments, yet the findings come out in
+// Run's order whatever Options.Jobs: per partition, its segments'
+// findings, then leftover files after its last segment, then its side
+// files; the summary's segment count does not include the side jobs.
+func TestSideFindingsOrderAcrossJobs(t *testing.T) {
+	data := t.TempDir()
+	var segments int
+	for p := range 3 {
+		o := sfShape
+		o.Seed = int64(40 + p)
+		dir := filepath.Join(data, fmt.Sprintf("orders-%d", p))
+		m, err := gen.Generate(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		segments += len(m.Segments)
+		// A segment finding (the first segment's time index gone), a
+		// leftover after the last segment, and a side-file finding (a
+		// snapshot's CRC).
+		if err := os.Remove(filepath.Join(dir, gen.SegmentName(m.Segments[0].BaseOffset)+inspect.TimeIndexSuffix)); err != nil {
+			t.Fatal(err)
+		}
+		sfWrite(t, filepath.Join(dir, gen.SegmentName(m.LogEndOffset+1000)+inspect.IndexSuffix), nil)
+		snap := filepath.Join(dir, gen.SegmentName(m.Snapshots[0])+".snapshot")
+		b := sfRead(t, snap)
+		b[len(b)-1] ^= 1
+		sfWrite(t, snap, b)
+	}
+	want, sum := verifyPath(t, data, Options{SideFiles: true, Jobs: 1, IndexIntervalBytes: sfShape.IndexIntervalBytes})
+	if sum.Segments != segments || sum.Partitions != 3 {
+		t.Errorf("summary counts %d segments in %d partitions, want %d in 3", sum.Segments, sum.Partitions, segments)
+	}
+	// The order within each partition, and partitions in turn.
+	var seq []string
+	for _, f := range want {
+		part := filepath.Base(filepath.Dir(f.File))
+		kind := "segment"
+		switch {
+		case f.Check == SegmentLeftover:
+			kind = "leftover"
+		case slices.Contains(SideFileChecks(), f.Check):
+			kind = "side"
+		}
+		if k := part + " " + kind; len(seq) == 0 || seq[len(seq)-1] != k {
+			seq = append(seq, k)
+		}
+	}
+	wantSeq := []string{
+		"orders-0 segment", "orders-0 leftover", "orders-0 side",
+		"orders-1 segment", "orders-1 leftover", "orders-1 side",
+		"orders-2 segment", "orders-2 leftover", "orders-2 side",
+	}
+	if !slices.Equal(seq, wantSeq) {
+		t.Fatalf("findings come in the order %q, want %q:%s", seq, wantSeq, sfDescribe(want))
+	}
+	for _, jobs := range []int{2, 3, 8} {
+		got, gotSum := verifyPath(t, data, Options{SideFiles: true, Jobs: jobs, IndexIntervalBytes: sfShape.IndexIntervalBytes})
+		if sfDescribe(got) != sfDescribe(want) || gotSum != sum {
+			t.Errorf("jobs %d: findings%s\nsummary %+v\nwant (jobs 1)%s\nsummary %+v", jobs, sfDescribe(got), gotSum, sfDescribe(want), sum)
+		}
+	}
+}
