@@ -90,3 +90,71 @@ func TestSequentialEntriesChunked(t *testing.T) {
 		}
 	}
 }
+
+// TestResetReadsTheNewFile: an index value reset onto another file reads
+// that file's slots only (nothing of the previous file's chunk survives,
+// though its buffer is reused), with the new base offset and size, and
+// its in-order reads allocate nothing.
+func TestResetReadsTheNewFile(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	file := func(slots, size int) []byte {
+		b := make([]byte, slots*size)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	a, b := file(3*seqChunkSlots, OffsetEntrySize), file(seqChunkSlots+9, OffsetEntrySize)
+	x := NewOffsetIndex(bytes.NewReader(a), int64(len(a)), 100)
+	for n := range 100 { // the chunk holds a's slots 1..512
+		if _, err := x.Entry(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.Reset(bytes.NewReader(b), int64(len(b)), 7000)
+	if x.Slots() != seqChunkSlots+9 || x.BaseOffset != 7000 || x.Size() != int64(len(b)) {
+		t.Fatalf("after Reset: %d slots, base %d, size %d", x.Slots(), x.BaseOffset, x.Size())
+	}
+	for n := range x.Slots() {
+		e, err := x.Entry(n)
+		want := decodeOffsetEntry(b[n*OffsetEntrySize:], 7000)
+		if err != nil || e != want {
+			t.Fatalf("offset slot %d after Reset: %+v %v, want %+v", n, e, err, want)
+		}
+	}
+	if _, err := x.Entry(x.Slots()); err == nil {
+		t.Fatal("a slot past the new file's end reads")
+	}
+
+	c, d := file(2*seqChunkSlots, TimeEntrySize), file(5, TimeEntrySize)
+	var y TimeIndex // a zero value, as a worker keeps one
+	y.Reset(bytes.NewReader(c), int64(len(c)), 0)
+	for n := range 3 {
+		y.Entry(n)
+	}
+	y.Reset(bytes.NewReader(d), int64(len(d)), 50)
+	if y.Slots() != 5 {
+		t.Fatalf("time index reset onto 5 slots has %d", y.Slots())
+	}
+	for n := range y.Slots() {
+		e, err := y.Entry(n)
+		s := d[n*TimeEntrySize:]
+		rel := int32(binary.BigEndian.Uint32(s[8:]))
+		if want := (TimeEntry{Timestamp: int64(binary.BigEndian.Uint64(s)), Offset: 50 + int64(rel), RelativeOffset: rel}); err != nil || e != want {
+			t.Fatalf("time slot %d after Reset: %+v %v, want %+v", n, e, err, want)
+		}
+	}
+
+	ra, rb := bytes.NewReader(a), bytes.NewReader(b)
+	allocs := testing.AllocsPerRun(10, func() {
+		for _, f := range []*bytes.Reader{ra, rb} {
+			x.Reset(f, f.Size(), 100)
+			for n := range x.Slots() {
+				x.Entry(n)
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("reading files in order through one reset index allocates %.0f times", allocs)
+	}
+}

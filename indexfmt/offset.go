@@ -38,6 +38,15 @@ func NewOffsetIndex(r io.ReaderAt, size, baseOffset int64) *OffsetIndex {
 	return &OffsetIndex{BaseOffset: baseOffset, size: max(size, 0), sr: slotReader{r: r, entrySize: OffsetEntrySize}}
 }
 
+// Reset makes x read the index of another segment, as NewOffsetIndex
+// would, keeping the buffer its in-order reads fill: a worker that checks
+// segment after segment allocates it once. A zero OffsetIndex is ready once
+// reset.
+func (x *OffsetIndex) Reset(r io.ReaderAt, size, baseOffset int64) {
+	x.BaseOffset, x.size = baseOffset, max(size, 0)
+	x.sr.reset(r, OffsetEntrySize)
+}
+
 // Size is the file length.
 func (x *OffsetIndex) Size() int64 { return x.size }
 

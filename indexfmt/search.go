@@ -71,6 +71,12 @@ type slotReader struct {
 	next      int // the slot after the one slot() read last
 }
 
+// reset points s at another file, keeping the chunk's buffer but none of
+// its contents.
+func (s *slotReader) reset(r io.ReaderAt, entrySize int64) {
+	s.r, s.entrySize, s.chunk, s.chunkFrom, s.next = r, entrySize, s.chunk[:0], 0, 0
+}
+
 // seqChunkSlots is how many slots a sequential read fetches at once
 // (4 KiB of an offset index, 6 KiB of a time index).
 const seqChunkSlots = 512

@@ -34,6 +34,15 @@ func NewTimeIndex(r io.ReaderAt, size, baseOffset int64) *TimeIndex {
 	return &TimeIndex{BaseOffset: baseOffset, size: max(size, 0), sr: slotReader{r: r, entrySize: TimeEntrySize}}
 }
 
+// Reset makes x read the index of another segment, as NewTimeIndex
+// would, keeping the buffer its in-order reads fill: a worker that checks
+// segment after segment allocates it once. A zero TimeIndex is ready once
+// reset.
+func (x *TimeIndex) Reset(r io.ReaderAt, size, baseOffset int64) {
+	x.BaseOffset, x.size = baseOffset, max(size, 0)
+	x.sr.reset(r, TimeEntrySize)
+}
+
 // Size is the file length.
 func (x *TimeIndex) Size() int64 { return x.size }
 

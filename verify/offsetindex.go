@@ -100,7 +100,7 @@ func newOffsetIndexCheck(c *segChecker, x *indexfmt.OffsetIndex, r io.ReaderAt, 
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	o := &offsetIndexCheck{c: c, x: x, name: name, n: n, hasLog: hasLog, logSize: c.logSize,
-		maxLast: math.MinInt64, maxLastPos: -1, stride: 1}
+		maxLast: math.MinInt64, maxLastPos: -1, stride: 1, cps: c.bufs.cps[:0]}
 	o.cps = append(o.cps, checkpoint{pos: 0, maxLast: math.MinInt64, maxLastPos: -1})
 	if t := x.TrailingBytes(); t != 0 {
 		at := x.Size() - int64(t)

@@ -271,6 +271,13 @@ type buffers struct {
 	rs   *inspect.Resyncer
 	big  []byte // whole batches larger than win, for record decoding
 	dec  inspect.RecordDecoder
+
+	// Index readers, reset onto each segment's files (the check's and
+	// the stale comparison's), and the offset index check's checkpoints:
+	// a worker allocates their buffers once, not per segment.
+	oidx [2]indexfmt.OffsetIndex
+	tidx [2]indexfmt.TimeIndex
+	cps  []checkpoint
 }
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
@@ -352,14 +359,16 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		x := indexfmt.NewOffsetIndex(f, f.Size(), base)
+		x := &b.oidx[0]
+		x.Reset(f, f.Size(), base)
 		if c.oidx, err = newOffsetIndexCheck(c, x, f, sf.Index, hasLog); err != nil {
 			res.err = err
 			return res
 		}
 		// The comparison reads the slots in order too, but at its own pace:
 		// its own index value keeps both sequential readers chunked.
-		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: indexfmt.NewOffsetIndex(f, f.Size(), base).Entry, have: c.oidx.n}
+		b.oidx[1].Reset(f, f.Size(), base)
+		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: b.oidx[1].Entry, have: c.oidx.n}
 	} else if hasLog {
 		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
 			"no offset index: a broker rebuilds it from the log at load (LogSegment.sanityCheck: NoSuchFileException, then recoverSegment)")
@@ -370,12 +379,14 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		x := indexfmt.NewTimeIndex(f, f.Size(), base)
+		x := &b.tidx[0]
+		x.Reset(f, f.Size(), base)
 		if c.tidx, err = newTimeIndexCheck(c, x, f, sf.TimeIndex, hasLog); err != nil {
 			res.err = err
 			return res
 		}
-		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: indexfmt.NewTimeIndex(f, f.Size(), base).Entry, have: c.tidx.n}
+		b.tidx[1].Reset(f, f.Size(), base)
+		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: b.tidx[1].Entry, have: c.tidx.n}
 	} else if hasLog {
 		c.add(TimeIndexMissing, c.segFile(inspect.TimeIndexSuffix), nil, nil,
 			"no time index: a broker creates an empty one at load and does not rebuild it (unless the segment is recovered), so the segment's largest timestamp falls back to the .log's modification time (time retention, timestamp lookups)")
@@ -390,6 +401,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	}
 	if c.oidx != nil {
 		c.oidx.finish()
+		b.cps = c.oidx.cps[:0] // the grown buffer, for the worker's next segment
 	}
 	if c.tidx != nil {
 		c.tidx.finish()
