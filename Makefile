@@ -81,6 +81,7 @@ bench: build
 	for i in $$(seq 0 15); do gen many t-$$i --seed $$((10 + i)) --segments 1 --segment-bytes $$((s / 16)); done; \
 	for c in gzip snappy lz4 zstd; do gen $$c bench-0 --seed 3 --segments 1 --segment-bytes $$((s / 4)) --compression $$c; done; \
 	gen segs bench-0 --seed 4 --segments 256 --segment-bytes 1048576; \
+	for i in $$(seq 0 63); do gen parts p-$$i --seed $$((100 + i)) --segments 3 --segment-bytes 2097152; done; \
 	echo "nproc: $$(nproc)"; \
 	KSEG_BENCH_DATA="$$d" KSEG_BIN="$(abspath $(BIN))" $(GO) test -run='^$$' -bench='$(BENCH)' -benchmem \
 		-count=$(BENCH_COUNT) -timeout=120m ./... | tee $(BENCH_OUT); \

@@ -112,66 +112,72 @@ func BenchmarkVerifyRecords(b *testing.B) {
 	}
 }
 
-// BenchmarkVerifyJobs verifies a data dir of 16 partitions (the "many" data
-// set) with -j 1 and -j 2 alternately and reports the speedup of -j 2.
+// BenchmarkVerifyJobs verifies a data dir of many partitions with -j 1 and
+// -j 2 alternately and reports the speedup of -j 2: 16 partitions of one
+// large segment (the "many" data set), and 64 partitions of three 2 MiB
+// segments ("parts"), where the per-segment costs weigh more.
 func BenchmarkVerifyJobs(b *testing.B) {
-	dir := gentest.BenchData(b, "many")
-	tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
-	b.Run("j1-vs-j2", func(b *testing.B) {
-		var d1, d2, c2, l1, l2 time.Duration
-		var bytes int64
-		for b.Loop() {
-			// The machine's own parallel limit: the read+CRC32C pass over
-			// every log by one goroutine, then by two.
-			b.StopTimer()
-			gentest.Warm(b, dir)
-			b.StartTimer()
-			t := time.Now()
-			for _, l := range logs {
-				gentest.BaselineCRC(b, l)
-			}
-			l1 += time.Since(t)
-			b.StopTimer()
-			gentest.Warm(b, dir)
-			b.StartTimer()
-			t = time.Now()
-			var wg sync.WaitGroup
-			for half := range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					buf := make([]byte, 1<<20)
-					for i := half; i < len(logs); i += 2 {
-						crcWith(b, logs[i], buf)
-					}
-				}()
-			}
-			wg.Wait()
-			l2 += time.Since(t)
+	many, parts := gentest.BenchData(b, "many"), gentest.BenchData(b, "parts")
+	b.Run("j1-vs-j2", func(b *testing.B) { jobsSpeedup(b, many) })
+	b.Run("parts-j1-vs-j2", func(b *testing.B) { jobsSpeedup(b, parts) })
+}
 
-			b.StopTimer()
-			gentest.Warm(b, dir)
-			b.StartTimer()
-			t0 := time.Now()
-			bytes = verifyClean(b, tg, Options{Jobs: 1})
-			d1 += time.Since(t0)
-			b.StopTimer()
-			gentest.Warm(b, dir)
-			b.StartTimer()
-			cpu, t1 := gentest.CPUTime(), time.Now()
-			verifyClean(b, tg, Options{Jobs: 2})
-			d2 += time.Since(t1)
-			c2 += gentest.CPUTime() - cpu
+// jobsSpeedup times verify of the data set dir with -j 1 and -j 2, and
+// the machine's own limit (the read+CRC32C pass over every log by one
+// goroutine, then by two), in the same iterations.
+func jobsSpeedup(b *testing.B, dir string) {
+	tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
+	var d1, d2, c2, l1, l2 time.Duration
+	var bytes int64
+	for b.Loop() {
+		b.StopTimer()
+		gentest.Warm(b, dir)
+		b.StartTimer()
+		t := time.Now()
+		for _, l := range logs {
+			gentest.BaselineCRC(b, l)
 		}
-		n := float64(b.N)
-		// Cores kept busy by -j 2 (2 at best): below that, the scheduler
-		// did not give the run two cores, or the jobs waited on each other.
-		b.ReportMetric(c2.Seconds()/d2.Seconds(), "j2-cores")
-		b.ReportMetric(float64(bytes)*n/d1.Seconds()/1e6, "j1-MB/s")
-		b.ReportMetric(float64(bytes)*n/d2.Seconds()/1e6, "j2-MB/s")
-		b.ReportMetric(d1.Seconds()/d2.Seconds(), "speedup")
-		b.ReportMetric(l1.Seconds()/l2.Seconds(), "limit-speedup")
-	})
+		l1 += time.Since(t)
+		b.StopTimer()
+		gentest.Warm(b, dir)
+		b.StartTimer()
+		t = time.Now()
+		var wg sync.WaitGroup
+		for half := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				buf := make([]byte, 1<<20)
+				for i := half; i < len(logs); i += 2 {
+					crcWith(b, logs[i], buf)
+				}
+			}()
+		}
+		wg.Wait()
+		l2 += time.Since(t)
+
+		b.StopTimer()
+		gentest.Warm(b, dir)
+		b.StartTimer()
+		t0 := time.Now()
+		bytes = verifyClean(b, tg, Options{Jobs: 1})
+		d1 += time.Since(t0)
+		b.StopTimer()
+		gentest.Warm(b, dir)
+		b.StartTimer()
+		cpu, t1 := gentest.CPUTime(), time.Now()
+		verifyClean(b, tg, Options{Jobs: 2})
+		d2 += time.Since(t1)
+		c2 += gentest.CPUTime() - cpu
+	}
+	n := float64(b.N)
+	// Cores kept busy by -j 2 (2 at best): below that, the scheduler
+	// did not give the run two cores, or the jobs waited on each other.
+	b.ReportMetric(c2.Seconds()/d2.Seconds(), "j2-cores")
+	b.ReportMetric(float64(bytes)*n/d1.Seconds()/1e6, "j1-MB/s")
+	b.ReportMetric(float64(bytes)*n/d2.Seconds()/1e6, "j2-MB/s")
+	b.ReportMetric(d1.Seconds()/d2.Seconds(), "speedup")
+	b.ReportMetric(l1.Seconds()/l2.Seconds(), "limit-speedup")
 }
 
 // BenchmarkVerifyHeap verifies the 4-segment partition ("part4": 4 GiB

@@ -35,6 +35,7 @@ import (
 //	many      t-0 .. t-15: 16 partitions of one S/16 segment
 //	gzip ...  bench-0: 1 segment of S/4 bytes in that codec (snappy, lz4, zstd)
 //	segs      bench-0: 256 segments of 1 MiB
+//	parts     p-0 .. p-63: 64 partitions of 3 segments of 2 MiB
 func BenchData(b *testing.B, set string) string {
 	b.Helper()
 	if d := os.Getenv("KSEG_BENCH_DATA"); d != "" {
@@ -73,6 +74,10 @@ func BenchData(b *testing.B, set string) string {
 		write("bench-0", o)
 	case "segs":
 		write("bench-0", gen.BenchOptions(4, 256, 1<<20))
+	case "parts":
+		for i := range 64 {
+			write(fmt.Sprintf("p-%d", i), gen.BenchOptions(int64(100+i), 3, 2<<20))
+		}
 	default:
 		b.Fatalf("no benchmark data set %q", set)
 	}
