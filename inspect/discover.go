@@ -32,15 +32,24 @@ type SegmentFiles struct {
 
 // set records path as the segment's file with the given suffix.
 func (s *SegmentFiles) set(suffix, path string) {
+	var f *string
 	switch suffix {
 	case LogSuffix:
-		s.Log = path
+		f = &s.Log
 	case IndexSuffix:
-		s.Index = path
+		f = &s.Index
 	case TimeIndexSuffix:
-		s.TimeIndex = path
+		f = &s.TimeIndex
 	case TxnIndexSuffix:
-		s.TxnIndex = path
+		f = &s.TxnIndex
+	default:
+		return
+	}
+	// Two names with the same base offset and suffix (20 digits and 19,
+	// say): the one that sorts last is kept, whatever order the directory
+	// was listed in.
+	if *f == "" || path > *f {
+		*f = path
 	}
 }
 
@@ -152,7 +161,15 @@ func leftoverReason(name string) string {
 // ReadPartition lists the segments of one partition directory without
 // opening any of them.
 func ReadPartition(dir string) (*Partition, error) {
-	ents, err := os.ReadDir(dir)
+	// Listed unsorted (os.ReadDir sorts): segments and skipped files are
+	// sorted below, and sorting a listing of thousands of files cost a
+	// time lookup more than its search.
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +178,15 @@ func ReadPartition(dir string) (*Partition, error) {
 	if p.Topic == "" {
 		p.Partition = -1
 	}
-	byBase := map[int64]*SegmentFiles{}
+	// filepath.Join(dir, name) for every name of the listing, without
+	// cleaning the whole path again for each (a listed name is never "",
+	// "." or "..", nor holds a separator).
+	prefix := filepath.Join(dir, "x")
+	prefix = prefix[:len(prefix)-1]
+	byBase := make(map[int64]*SegmentFiles, len(ents)/3+1)
 	for _, e := range ents {
 		name := e.Name()
-		path := filepath.Join(dir, name)
+		path := prefix + name
 		if e.IsDir() {
 			continue
 		}

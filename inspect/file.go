@@ -30,7 +30,7 @@ type File struct {
 	Name  string // the path as given
 	size  int64
 	mm    *mmap.ReaderAt // mapped files
-	f     *os.File       // pread files
+	f     *descriptor    // pread files
 	cache *pageCache     // nil unless cache-neutral (and supported)
 }
 
@@ -101,18 +101,11 @@ func openMapped(path string) (*File, error) {
 }
 
 func openPread(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, size, err := openDescriptor(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		return nil, errors.Join(err, f.Close())
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.Join(fmt.Errorf("%s: not a regular file", path), f.Close())
-	}
-	return &File{Name: path, size: st.Size(), f: f}, nil
+	return &File{Name: path, size: size, f: f}, nil
 }
 
 // Size is the file length when it was opened.

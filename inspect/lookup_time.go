@@ -212,7 +212,9 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer) (*TimeLookup, erro
 			how = "no timestamps: .log last-modified time"
 		}
 		if largest < target {
-			tr.notef("segment %s: largest timestamp %d (%s) < %d: skip", sf.Name(), largest, how, target)
+			if tr != nil { // sf.Name() formats a name: not for every segment passed untraced
+				tr.notef("segment %s: largest timestamp %d (%s) < %d: skip", sf.Name(), largest, how, target)
+			}
 			continue
 		}
 		tr.add(TraceStep{Step: "segment", Segment: sf.Name(), Candidates: len(p.Segments),

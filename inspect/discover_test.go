@@ -1,0 +1,160 @@
+package inspect_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// sortedReadPartition is ReadPartition written the plain way: the sorted
+// listing of os.ReadDir, filepath.Join for every path, the last of two
+// names for the same file kept as a sorted listing leaves it.
+func sortedReadPartition(t *testing.T, dir string) *inspect.Partition {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &inspect.Partition{Dir: dir, Partition: -1}
+	p.Topic, p.Partition, _ = inspect.ParsePartitionDirName(filepath.Base(filepath.Clean(dir)))
+	if p.Topic == "" {
+		p.Partition = -1
+	}
+	suffixes := []string{inspect.LogSuffix, inspect.IndexSuffix, inspect.TimeIndexSuffix, inspect.TxnIndexSuffix}
+	byBase := map[int64]*inspect.SegmentFiles{}
+	var bases []int64
+	for _, e := range ents {
+		name, path := e.Name(), filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			continue
+		}
+		if m, _ := filepath.Match("*.deleted", name); m {
+			p.Skipped = append(p.Skipped, inspect.Skipped{Path: path, Reason: "scheduled for deletion (.deleted)"})
+			continue
+		}
+		if m, _ := filepath.Match("*.cleaned", name); m {
+			p.Skipped = append(p.Skipped, inspect.Skipped{Path: path, Reason: "log cleaner output not yet swapped in (.cleaned)"})
+			continue
+		}
+		if m, _ := filepath.Match("*.swap", name); m {
+			p.Skipped = append(p.Skipped, inspect.Skipped{Path: path, Reason: "log cleaner swap file (.swap)"})
+			continue
+		}
+		sfx := ""
+		for _, s := range suffixes {
+			if filepath.Ext(name) == s {
+				sfx = s
+			}
+		}
+		if sfx == "" {
+			continue
+		}
+		base, err := inspect.ParseBaseOffset(name)
+		if err != nil {
+			p.Skipped = append(p.Skipped, inspect.Skipped{Path: path, Reason: "not a segment file name"})
+			continue
+		}
+		s := byBase[base]
+		if s == nil {
+			s = &inspect.SegmentFiles{BaseOffset: base}
+			byBase[base] = s
+			bases = append(bases, base)
+		}
+		switch sfx {
+		case inspect.LogSuffix:
+			s.Log = path
+		case inspect.IndexSuffix:
+			s.Index = path
+		case inspect.TimeIndexSuffix:
+			s.TimeIndex = path
+		case inspect.TxnIndexSuffix:
+			s.TxnIndex = path
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	for _, b := range bases {
+		s := byBase[b]
+		if s.Log == "" {
+			for _, f := range []string{s.Index, s.TimeIndex, s.TxnIndex} {
+				if f != "" {
+					p.Skipped = append(p.Skipped, inspect.Skipped{Path: f, Reason: "index file without a .log (orphaned)"})
+				}
+			}
+			continue
+		}
+		p.Segments = append(p.Segments, *s)
+	}
+	sort.Slice(p.Skipped, func(i, j int) bool { return p.Skipped[i].Path < p.Skipped[j].Path })
+	return p
+}
+
+// checkReadPartition compares ReadPartition(dir) with sortedReadPartition.
+func checkReadPartition(t *testing.T, dir string) {
+	t.Helper()
+	got, err := inspect.ReadPartition(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sortedReadPartition(t, dir); !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadPartition(%q):\n got %+v\nwant %+v", dir, got, want)
+	}
+}
+
+// TestReadPartitionMatchesSortedListing: ReadPartition lists unsorted and
+// joins paths by prefix; it must find exactly what a sorted listing joined
+// with filepath.Join finds, on a directory of odd names spelled in several
+// ways.
+func TestReadPartitionMatchesSortedListing(t *testing.T) {
+	odd := t.TempDir()
+	dir := filepath.Join(odd, "orders-3")
+	if err := os.MkdirAll(filepath.Join(dir, "00000000000000000500.log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{
+		"00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex",
+		"00000000000000000100.log", "00000000000000000100.index", "00000000000000000100.txnindex",
+		"0000000000000000100.log", "000000000000000000100.index", // the same base offset, other spellings
+		"00000000000000000200.index", "00000000000000000200.timeindex", // orphaned
+		"00000000000000000300.log.deleted", "00000000000000000400.index.cleaned", "00000000000000000100.log.swap",
+		"abc.log", "-1.index", "99999999999999999999.log", // not segment names
+		"00000000000000000100.snapshot", "leader-epoch-checkpoint", "partition.metadata",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkReadPartition(t, dir)
+	checkReadPartition(t, dir+string(filepath.Separator))
+	checkReadPartition(t, filepath.Join(dir, ".", "..", "orders-3"))
+	t.Chdir(odd)
+	checkReadPartition(t, "orders-3")
+	checkReadPartition(t, "./orders-3/")
+	t.Chdir(dir)
+	checkReadPartition(t, ".")
+}
+
+// TestReadPartitionRealFixturesMatchSortedListing: the same on every real
+// partition directory.
+func TestReadPartitionRealFixturesMatchSortedListing(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir(realFixtures(t), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p, err := inspect.ReadPartition(path); err == nil && len(p.Segments) > 0 {
+				checkReadPartition(t, path)
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("%d real partitions: %v", n, err)
+	}
+}
