@@ -68,8 +68,15 @@ func (d *descriptor) ReadAt(p []byte, off int64) (int, error) {
 // Fd is the descriptor, for the page-cache bookkeeping.
 func (d *descriptor) Fd() uintptr { return uintptr(d.fd) }
 
+// Close closes the descriptor once; closing again reports fs.ErrClosed
+// rather than closing whatever file has since been given the same number.
 func (d *descriptor) Close() error {
-	if err := syscall.Close(d.fd); err != nil {
+	if d.fd < 0 {
+		return &fs.PathError{Op: "close", Path: d.name, Err: fs.ErrClosed}
+	}
+	fd := d.fd
+	d.fd = -1
+	if err := syscall.Close(fd); err != nil {
 		return &fs.PathError{Op: "close", Path: d.name, Err: err}
 	}
 	return nil
