@@ -267,24 +267,17 @@ func ListSnapshots(dir string) ([]SnapshotFile, error) {
 // readSmallFile reads a whole side file (snapshot, checkpoint) of at most
 // limit bytes.
 func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, size, err := openDescriptor(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
+	if size > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d this kind of file can sensibly hold", path, size, limit)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d this kind of file can sensibly hold", path, st.Size(), limit)
-	}
-	b := make([]byte, st.Size())
+	b := make([]byte, size)
 	n, err := f.ReadAt(b, 0)
-	if int64(n) < st.Size() {
+	if int64(n) < size {
 		if err == nil {
 			err = errors.New("short read")
 		}
