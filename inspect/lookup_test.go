@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
@@ -161,5 +162,63 @@ func TestLookupTraceRecordsProbes(t *testing.T) {
 	}
 	if got.IndexEntry == nil || got.IndexEntry.Offset > 60000 || got.Batch.LastOffset < 60000 {
 		t.Fatalf("index entry %+v / batch %+v do not bracket 60000", got.IndexEntry, got.Batch)
+	}
+}
+
+// TestOpenSegmentUnmappedReadsTheSame: a segment opened unmapped answers
+// every offset and timestamp lookup and NextOffset as the mapped one does,
+// on every real segment, and (where /proc/self/maps shows it) maps none
+// of its files while OpenSegment maps its indexes.
+func TestOpenSegmentUnmappedReadsTheSame(t *testing.T) {
+	mapped := func(path string) (bool, bool) {
+		b, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			return false, false
+		}
+		abs, _ := filepath.Abs(path)
+		return strings.Contains(string(b), abs), true
+	}
+	n := 0
+	for _, p := range realPartitions(t) {
+		for _, sf := range p.Segments {
+			b, err := inspect.OpenSegmentUnmapped(sf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bm, ok := mapped(sf.Index)
+			a, err := inspect.OpenSegment(sf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if am, _ := mapped(sf.Index); ok && sf.Index != "" && a.Index.Size() > 0 && (bm || !am) {
+				t.Errorf("%s: mapped after OpenSegmentUnmapped %v, after OpenSegment too %v", sf.Index, bm, am)
+			}
+			an, aerr := a.NextOffset()
+			bn, berr := b.NextOffset()
+			if an != bn || (aerr == nil) != (berr == nil) {
+				t.Errorf("%s: NextOffset %d %v unmapped, %d %v mapped", sf.Log, bn, berr, an, aerr)
+			}
+			step := max(1, (an-sf.BaseOffset)/150) // about 150 offsets a segment, ends included
+			for off := sf.BaseOffset - 1; off <= an; off += step {
+				ab, ah, af, aerr := a.LookupOffset(off)
+				bb, bh, bf, berr := b.LookupOffset(off)
+				if ab != bb || ah != bh || af != bf || (aerr == nil) != (berr == nil) {
+					t.Fatalf("%s: LookupOffset(%d) differs unmapped", sf.Log, off)
+				}
+				if n%5 == 0 {
+					ta, aerr := a.LookupTimestamp(ab.MaxTimestamp, sf.BaseOffset)
+					tb, berr := b.LookupTimestamp(ab.MaxTimestamp, sf.BaseOffset)
+					if ta != tb || (aerr == nil) != (berr == nil) {
+						t.Fatalf("%s: LookupTimestamp(%d) differs unmapped", sf.Log, ab.MaxTimestamp)
+					}
+				}
+				n++
+			}
+			a.Close()
+			b.Close()
+		}
+	}
+	if n == 0 {
+		t.Fatal("no lookups compared")
 	}
 }

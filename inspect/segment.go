@@ -108,6 +108,21 @@ func OpenSegment(sf SegmentFiles) (*Segment, error) {
 // better mapping it too, OpenOptions{Mapped: true}: once its pages are
 // mapped a header read is a copy, not a system call.
 func OpenSegmentWith(sf SegmentFiles, log OpenOptions) (*Segment, error) {
+	return openSegment(sf, log, OpenOptions{Mapped: true})
+}
+
+// OpenSegmentUnmapped opens the segment with every file read by pread,
+// cache-neutral, nothing mapped: for a short read (a segment's last
+// batches, one slot) made beside other goroutines of the process, which
+// the unmap at Close would interrupt with a TLB flush on every core
+// running them (docs/performance.md, "What changed since run G").
+func OpenSegmentUnmapped(sf SegmentFiles) (*Segment, error) {
+	o := OpenOptions{CacheNeutral: true}
+	return openSegment(sf, o, o)
+}
+
+// openSegment opens the .log as log says and the indexes as indexes says.
+func openSegment(sf SegmentFiles, log, indexes OpenOptions) (*Segment, error) {
 	s := &Segment{BaseOffset: sf.BaseOffset}
 	if sf.Log != "" {
 		f, err := Open(sf.Log, log)
@@ -125,7 +140,7 @@ func OpenSegmentWith(sf SegmentFiles, log OpenOptions) (*Segment, error) {
 		s.fast.log = s.Log
 	}
 	if sf.Index != "" {
-		f, err := OpenMapped(sf.Index)
+		f, err := Open(sf.Index, indexes)
 		if err != nil {
 			return nil, errors.Join(err, s.Close())
 		}
@@ -135,7 +150,7 @@ func OpenSegmentWith(sf SegmentFiles, log OpenOptions) (*Segment, error) {
 		s.fast.idx = indexfmt.NewOffsetIndex(f.unguarded(), f.Size(), sf.BaseOffset)
 	}
 	if sf.TimeIndex != "" {
-		f, err := OpenMapped(sf.TimeIndex)
+		f, err := Open(sf.TimeIndex, indexes)
 		if err != nil {
 			return nil, errors.Join(err, s.Close())
 		}

@@ -218,7 +218,12 @@ func partitionEnds(p *inspect.Partition) (logEnds, error) {
 	// The last segment holding a batch gives the epoch; the last segment
 	// gives the log end offset (an empty active segment: its base).
 	for i := len(p.Segments) - 1; i >= 0; i-- {
-		next, lastBatch, err := lastBatchOf(p.Segments[i])
+		seg, err := inspect.OpenSegmentUnmapped(p.Segments[i])
+		if err != nil {
+			return e, err
+		}
+		next, lastBatch, err := lastBatchOf(seg)
+		seg.Close()
 		if err != nil {
 			return e, err
 		}
@@ -236,38 +241,18 @@ func partitionEnds(p *inspect.Partition) (logEnds, error) {
 // lastBatchOf scans a segment from its offset index's last entry (as
 // readNextOffset does) and returns the next offset and the last valid
 // batch, nil when none. Damage ends the scan: the log checks report it.
-//
-// The files are read with pread, not mapped: workers run this beside
-// other workers, and unmapping would flush their TLBs (see checkSegment).
-func lastBatchOf(sf inspect.SegmentFiles) (int64, *inspect.Batch, error) {
-	if sf.Log == "" {
-		return sf.BaseOffset, nil, nil
-	}
-	log, err := inspect.Open(sf.Log, inspect.OpenOptions{CacheNeutral: true})
-	if err != nil {
-		return 0, nil, err
-	}
-	defer log.Close()
+// Callers open the segment unmapped: workers run this beside others.
+func lastBatchOf(seg *inspect.Segment) (int64, *inspect.Batch, error) {
 	start := int64(0)
-	if sf.Index != "" {
-		f, err := inspect.Open(sf.Index, inspect.OpenOptions{CacheNeutral: true})
-		if err != nil {
-			return 0, nil, err
-		}
-		x := indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
-		if n := x.Slots(); n > 0 {
-			if e, err := x.Entry(n - 1); err == nil && e.Position >= 0 && int64(e.Position) <= log.Size() {
-				start = int64(e.Position)
-			}
-		}
-		if err := f.Close(); err != nil {
-			return 0, nil, err
+	if seg.Index != nil && seg.Index.Slots() > 0 {
+		if e, err := seg.Index.Entry(seg.Index.Slots() - 1); err == nil && e.Position >= 0 && int64(e.Position) <= seg.LogSize {
+			start = int64(e.Position)
 		}
 	}
 	for {
-		next := sf.BaseOffset
+		next := seg.BaseOffset
 		var last *inspect.Batch
-		sc := inspect.NewScanner(log, sf.Log, log.Size(), start)
+		sc := seg.Scan(start)
 		for sc.Next() {
 			b := *sc.Batch()
 			last = &b
@@ -409,16 +394,12 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 	if i < 0 {
 		return false, nil
 	}
-	sf := p.Segments[i]
-	if sf.Log == "" {
-		return false, nil
-	}
-	log, err := inspect.Open(sf.Log, inspect.OpenOptions{CacheNeutral: true}) // pread, as lastBatchOf
+	seg, err := inspect.OpenSegmentUnmapped(p.Segments[i])
 	if err != nil {
 		return false, err
 	}
-	defer log.Close()
-	sc := inspect.NewScanner(log, sf.Log, log.Size(), 0)
+	defer seg.Close()
+	sc := seg.Scan(0)
 	for sc.Next() {
 		if sc.Batch().LastOffset+1 == offset {
 			return true, nil
@@ -597,7 +578,12 @@ func compareTxnIndex(p *inspect.Partition, pl *rebuild.SegmentPlan) (*Finding, e
 // txnIndexSound: every entry has version byte 0, a first offset not above
 // its last, a last offset inside the segment, and last offsets increase.
 func txnIndexSound(sf inspect.SegmentFiles, es []indexfmt.AbortedTxn) (bool, error) {
-	next, _, err := lastBatchOf(sf)
+	seg, err := inspect.OpenSegmentUnmapped(sf)
+	if err != nil {
+		return false, err
+	}
+	next, _, err := lastBatchOf(seg)
+	seg.Close()
 	if err != nil {
 		return false, err
 	}
