@@ -11,9 +11,10 @@ import (
 
 // descriptor is a file opened for pread: a bare descriptor. os.Open
 // would also try to register it with the runtime's poller and reset its
-// flags (three more system calls, which a regular file never needs); a
-// time lookup that passes hundreds of segments opens one file for each,
-// and these calls were most of its cost (docs/performance.md).
+// flags (three more system calls, which a regular file never needs):
+// opening, stating, reading 12 bytes of and closing a time index took
+// 2.4 µs that way and 1.2 µs this way, and a time lookup passing hundreds
+// of segments does it once for each (docs/performance.md).
 type descriptor struct {
 	fd   int
 	name string
