@@ -93,15 +93,17 @@ type generator struct {
 	z   *compressor
 	st  state
 
-	pool    []byte // printable text values are cut from
-	p       pending
-	offsets []int64
-	recs    []genRecord
-	hdrs    []RecordHeader
-	arena   []byte
-	raw     []byte
-	batch   []byte
-	scratch []byte
+	pool      []byte // printable text values are cut from
+	p         pending
+	offsets   []int64
+	recs      []genRecord
+	given     int // Options.Records used so far
+	remaining int // batches still to write, this one included (-1: unknown)
+	hdrs      []RecordHeader
+	arena     []byte
+	raw       []byte
+	batch     []byte
+	scratch   []byte
 
 	seg   *segmentWriter
 	man   *Manifest
@@ -248,6 +250,7 @@ func (g *generator) runBySize() error {
 // next generates the next batch. remaining is the number of batches still
 // to write including this one (-1: unknown); it keeps transactions closable.
 func (g *generator) next(remaining int, segmentStart bool) (*pending, error) {
+	g.remaining = remaining
 	if g.o.Transactions {
 		open := 0
 		for i := range g.st.producers {
@@ -356,6 +359,14 @@ func (g *generator) fillRecords(offsets []int64) {
 	if cap(g.hdrs) < 2*len(offsets) {
 		g.hdrs = make([]RecordHeader, 0, 2*len(offsets))
 	}
+	if len(g.o.Records) > 0 {
+		for _, off := range offsets {
+			kv := g.o.Records[g.given]
+			g.given++
+			g.recs = append(g.recs, genRecord{offset: off, key: kv.Key, value: kv.Value})
+		}
+		return
+	}
 	for _, off := range offsets {
 		r := genRecord{offset: off}
 		if g.rng.IntN(5) != 0 {
@@ -434,6 +445,10 @@ func (g *generator) dataBatch(pi int, segmentStart bool) (*pending, error) {
 	g.tick()
 	base := g.advanceOffset(segmentStart)
 	n := 1 + g.rng.IntN(o.RecordsPerBatch)
+	if len(o.Records) > 0 {
+		// The records left, spread evenly over the batches left.
+		n = (len(o.Records) - g.given + g.remaining - 1) / g.remaining
+	}
 	if o.Magic < 2 && g.c.id == codecNone {
 		n = 1 // an uncompressed legacy message is its own batch
 	}
