@@ -143,7 +143,7 @@ type Decoder struct {
 // plainValue when those are given.
 func NewDecoder(reg *Registry, plainKey, plainValue *PlainSchema) *Decoder {
 	return &Decoder{reg: reg, plainKey: plainKey, plainValue: plainValue,
-		messages: map[protoreflect.MessageDescriptor]*dynamicpb.Message{},
+		messages:  map[protoreflect.MessageDescriptor]*dynamicpb.Message{},
 		protoJSON: protojson.MarshalOptions{}, protoUnmarshalOptions: proto.UnmarshalOptions{RecursionLimit: maxAvroDepth}}
 }
 
