@@ -65,11 +65,11 @@ const (
 	// maxAvroDepth bounds the nesting of values (a recursive schema can
 	// nest as deep as its payload allows).
 	maxAvroDepth = 256
-	// The JSON one value may expand to is bounded by 1 MiB plus 64 bytes
+	// The JSON one value may expand to is bounded by 256 KiB plus 64 bytes
 	// per payload byte: items that take no payload bytes (null, empty
 	// records) would let a block count of 2^62 make unbounded output from a
 	// few bytes.
-	outputBase, outputPerByte = 1 << 20, 64
+	outputBase, outputPerByte = 256 << 10, 64
 )
 
 var (
