@@ -353,6 +353,9 @@ func (g *generator) fillRecords(offsets []int64) {
 	g.arena = g.arena[:0]
 	// Reserve the arenas so that slices into them stay put.
 	need := len(offsets) * (g.o.ValueSize + 32)
+	if g.o.ValueFormat != "" {
+		need = len(offsets) * 128 // a demo value and its key and headers
+	}
 	if cap(g.arena) < need {
 		g.arena = make([]byte, 0, need)
 	}
@@ -377,14 +380,19 @@ func (g *generator) fillRecords(offsets []int64) {
 			r.key = g.arena[s:len(g.arena):len(g.arena)]
 		}
 		s := len(g.arena)
-		g.arena = strconv.AppendInt(g.arena, off, 10)
-		g.arena = append(g.arena, ' ')
-		if len(g.arena)-s >= g.o.ValueSize {
-			g.arena = g.arena[:s+g.o.ValueSize]
+		if g.o.ValueFormat != "" {
+			o := demoOrder{id: off, customer: g.rng.IntN(1000), cents: 100 + g.rng.Int64N(100000), status: g.rng.IntN(3), note: g.rng.IntN(4) == 0}
+			g.arena = appendDemoValue(g.arena, g.o.ValueFormat, o)
 		} else {
-			n := g.o.ValueSize - (len(g.arena) - s)
-			p := g.rng.IntN(len(g.pool) - n + 1)
-			g.arena = append(g.arena, g.pool[p:p+n]...)
+			g.arena = strconv.AppendInt(g.arena, off, 10)
+			g.arena = append(g.arena, ' ')
+			if len(g.arena)-s >= g.o.ValueSize {
+				g.arena = g.arena[:s+g.o.ValueSize]
+			} else {
+				n := g.o.ValueSize - (len(g.arena) - s)
+				p := g.rng.IntN(len(g.pool) - n + 1)
+				g.arena = append(g.arena, g.pool[p:p+n]...)
+			}
 		}
 		r.value = g.arena[s:len(g.arena):len(g.arena)]
 		if g.o.Magic == 2 && g.rng.IntN(3) == 0 {

@@ -117,6 +117,12 @@ type Options struct {
 	// RecordsPerBatch needs; every batch gets at least one record). Magic
 	// 2 only, not with SegmentBytes or Transactions.
 	Records []KeyValue `json:"-"`
+	// ValueFormat, when set, writes values in the schema registry's wire
+	// format instead of text (ValueSize is then unused): an order (id = the
+	// record's offset, a customer, an amount, a status, sometimes a note)
+	// in avro, protobuf or json, with the schemas DemoSchemas registers
+	// (DemoSchemaRecords are their _schemas records).
+	ValueFormat string
 }
 
 // KeyValue is one record given in Options.Records.
@@ -218,6 +224,11 @@ func (o Options) resolved() (Options, error) {
 		return o, fmt.Errorf("gen: StartTimestamp %d is negative", o.StartTimestamp)
 	case o.PreallocatedIndexBytes < 0 || o.PreallocatedIndexBytes > math.MaxInt32:
 		return o, fmt.Errorf("gen: PreallocatedIndexBytes %d out of range", o.PreallocatedIndexBytes)
+	}
+	switch o.ValueFormat {
+	case "", ValueAvro, ValueProtobuf, ValueJSON:
+	default:
+		return o, fmt.Errorf("gen: unknown value format %q (avro|protobuf|json)", o.ValueFormat)
 	}
 	switch o.Timestamps {
 	case "increasing", "jumping", "equal", "random":
