@@ -163,6 +163,7 @@ func TestDumpLogSchemaErrors(t *testing.T) {
 	sideRun(t, 2, []string{"dump-log", "--value-schema", "bad.avsc", "orders-0"}, `stderr:--value-schema: bad.avsc: `)
 	sideRun(t, 2, []string{"dump-log", "--value-schema", "x.proto", "--value-message", "Nope", "orders-0"}, `stderr:--value-schema: x.proto: no message "Nope"`)
 	sideRun(t, 2, []string{"dump-log", "--schemas", "orders-0/00000000000000000000.log", "orders-0"}, `stderr:no schemas found`)
+	sideRun(t, 2, []string{"dump-log", "--schemas", "orders-0", "orders-0"}, `stderr:--schemas: orders-0: no schemas found: 2 records, none registers a schema`)
 	if err := os.Mkdir("empty", 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,11 @@ func Open(path string) (*Registry, error) {
 		return nil, fmt.Errorf("%s: %w: want a data directory, a %s directory or a directory of <id>.avsc, <id>.proto, <id>.json files", path, ErrNoSchemas, TopicPartitionDir)
 	}
 	if _, _, ok := inspect.ParsePartitionDirName(filepath.Base(filepath.Clean(path))); ok {
-		return readTopic(path)
+		r, err := readTopic(path)
+		if err == nil && r.Len() == 0 {
+			return nil, fmt.Errorf("%s: %w: %d records, none registers a schema", path, ErrNoSchemas, r.Records)
+		}
+		return r, err
 	}
 	if r, err := Find(path); r != nil || err != nil {
 		return r, err
