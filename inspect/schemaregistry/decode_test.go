@@ -2,6 +2,7 @@ package schemaregistry
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -203,5 +204,39 @@ func TestAvroJSONEncodingBytes(t *testing.T) {
 	want := `{"b":"A\u0000é\"","f":"ÿ\n` + "\u0080" + `","x":0.1,"d":1e-7,"s":"tab\t\u2028 ✓","e":{}}`
 	if string(got.Value) != want || got.Error != "" {
 		t.Errorf("got %s (%s)\nwant %s", got.Value, got.Error, want)
+	}
+}
+
+// TestDecodersShareARegistry: decoders in several goroutines compile and
+// use the registry's schemas at the same time (run with -race).
+func TestDecodersShareARegistry(t *testing.T) {
+	reg, err := Open(writeRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := [][]byte{
+		gen.WireFormat(idOrderV1, nil, mustAvro(t, orderV1Schema, map[string]any{"id": int64(7), "amount": 1.5})),
+		gen.WireFormat(idEvents, []int{1, 0}, mustProto(t, "shop.Event.Inner", `{"n":5}`)),
+		gen.WireFormat(idClicks, nil, []byte(`{"page":"/x"}`)),
+	}
+	want := []string{`{"id":7,"amount":1.5}`, `{"n":5}`, `{"page":"/x"}`}
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			d := NewDecoder(reg, nil, nil)
+			for i := range 50 {
+				k := (g + i) % len(values)
+				if got := d.Decode(nil, values[k]); string(got.Value) != want[k] {
+					done <- fmt.Errorf("goroutine %d: %s %q", g, got.Value, got.Error)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }
