@@ -121,6 +121,12 @@ func (r *Registry) version(subject string, version int32) *Schema {
 // schema files.
 var ErrNoSchemas = errors.New("no schemas found")
 
+// noSchemas: path is not a schema source Open reads.
+func noSchemas(path string) error {
+	return fmt.Errorf("%s: %w: want a data directory, a %s directory or a directory of <id>.avsc, <id>.proto, <id>.json files",
+		path, ErrNoSchemas, TopicPartitionDir)
+}
+
 // Find looks for the registry's topic in a data directory: it returns nil
 // and no error when dataDir has no _schemas-0 directory.
 func Find(dataDir string) (*Registry, error) {
@@ -142,7 +148,7 @@ func Open(path string) (*Registry, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: %w: want a data directory, a %s directory or a directory of <id>.avsc, <id>.proto, <id>.json files", path, ErrNoSchemas, TopicPartitionDir)
+		return nil, noSchemas(path)
 	}
 	if _, _, ok := inspect.ParsePartitionDirName(filepath.Base(filepath.Clean(path))); ok {
 		r, err := readTopic(path)
@@ -268,7 +274,7 @@ func readFiles(dir string) (*Registry, error) {
 		reg.byID[int32(id)] = &Schema{ID: int32(id), SchemaType: typ, Schema: text, File: path}
 	}
 	if len(reg.byID) == 0 {
-		return nil, fmt.Errorf("%s: %w: want a data directory, a %s directory or a directory of <id>.avsc, <id>.proto, <id>.json files", dir, ErrNoSchemas, TopicPartitionDir)
+		return nil, noSchemas(dir)
 	}
 	return reg, nil
 }
