@@ -153,19 +153,22 @@ func appendDemoValue(dst []byte, format string, o demoOrder) []byte {
 			dst = binary.AppendVarint(dst, 0)
 		}
 	case ValueProtobuf:
+		// Tags: field number << 3 | wire type (0 varint, 1 fixed64, 2
+		// length-delimited).
+		const varint, fixed64, bytes = 0, 1, 2
 		dst = appendWireHeader(dst, DemoProtobufID, []int{0})
-		dst = append(dst, 1<<3|0)
+		dst = append(dst, 1<<3|varint)
 		dst = binary.AppendUvarint(dst, uint64(o.id))
-		dst = append(dst, 2<<3|2)
+		dst = append(dst, 2<<3|bytes)
 		dst = binary.AppendUvarint(dst, uint64(len(customer)))
 		dst = append(dst, customer...)
-		dst = append(dst, 3<<3|1)
+		dst = append(dst, 3<<3|fixed64)
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(o.amount()))
 		if o.status != 0 {
-			dst = append(dst, 4<<3|0, byte(o.status))
+			dst = append(dst, 4<<3|varint, byte(o.status))
 		}
 		if o.note {
-			dst = append(dst, 5<<3|2, byte(len(demoNote)))
+			dst = append(dst, 5<<3|bytes, byte(len(demoNote)))
 			dst = append(dst, demoNote...)
 		}
 	case ValueJSON:
