@@ -240,3 +240,27 @@ func TestDecodersShareARegistry(t *testing.T) {
 		}
 	}
 }
+
+// TestRecursiveSchema: a schema that refers to itself decodes as deep as
+// its payload goes, up to the nesting bound, and no deeper.
+func TestRecursiveSchema(t *testing.T) {
+	const node = `{"type":"record","name":"Node","namespace":"list","fields":[{"name":"v","type":"int"},{"name":"next","type":["null","Node"]}]}`
+	reg := newRegistry("t")
+	reg.byID[1] = &Schema{ID: 1, SchemaType: Avro, Schema: node}
+	d := NewDecoder(reg, nil, nil)
+	list := func(n int) []byte {
+		var b []byte
+		for i := range n {
+			b = append(b, byte(i%60)<<1, 2) // v, then the Node branch
+		}
+		return append(b[:len(b)-1], 0) // the last next is null
+	}
+	got := d.Decode(nil, gen.WireFormat(1, nil, list(3)))
+	if want := `{"v":0,"next":{"list.Node":{"v":1,"next":{"list.Node":{"v":2,"next":null}}}}}`; string(got.Value) != want {
+		t.Errorf("got %s %q\nwant %s", got.Value, got.Error, want)
+	}
+	got = d.Decode(nil, gen.WireFormat(1, nil, list(10000)))
+	if got.Value != nil || !strings.Contains(got.Error, "values nest deeper than 256") {
+		t.Errorf("10000 levels: %.80s %q", got.Value, got.Error)
+	}
+}
