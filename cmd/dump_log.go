@@ -323,9 +323,11 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	bar := ios.progress("dump-log")
 	defer bar.done()
 	opts.rng.Progress = bar.callback()
-	decoder, err := recordValuesFor(ios, opts, p)
-	if err != nil {
-		return err
+	var decoder *recordValues
+	if opts.records {
+		if decoder, err = recordValuesFor(ios, opts.decoder, opts.schemas, p); err != nil {
+			return err
+		}
 	}
 	l := newLister(ios, logColumnsFor(decoder))
 	var dec inspect.RecordDecoder

@@ -101,17 +101,15 @@ type recordValues struct {
 	schemas  *schemaregistry.Decoder // or this
 }
 
-// recordValuesFor chooses how dump-log decodes p's records (nil: not at
-// all). auto follows the topic: an internal topic's decoder, else the
+// recordValuesFor chooses how p's records are decoded with --decoder
+// decoder and the schema flags (nil: not at all); dump-log asks only with
+// --records, and find may ask the same. auto follows the topic: an internal topic's decoder, else the
 // schema registry's when the data directory of p holds _schemas-0 (the
 // registry's own topic, and other topics named with a leading underscore,
 // are not decoded with it). A _schemas log damaged part way gives the
 // schemas before the damage, with a warning.
-func recordValuesFor(ios *IOStreams, opts dumpLogOptions, p *inspect.Partition) (*recordValues, error) {
-	if !opts.records {
-		return nil, nil
-	}
-	switch opts.decoder {
+func recordValuesFor(ios *IOStreams, decoder string, so schemaOptions, p *inspect.Partition) (*recordValues, error) {
+	switch decoder {
 	case decoderNone:
 		return nil, nil
 	case decoderAuto:
@@ -134,9 +132,9 @@ func recordValuesFor(ios *IOStreams, opts dumpLogOptions, p *inspect.Partition) 
 		}
 		return &recordValues{schemas: schemaregistry.NewDecoder(reg, nil, nil)}, nil
 	case decoderSchemaRegistry:
-		return openSchemas(ios, opts.schemas, p)
+		return openSchemas(ios, so, p)
 	}
-	return &recordValues{internal: opts.decoder}, nil
+	return &recordValues{internal: decoder}, nil
 }
 
 // openSchemas opens what --decoder schema-registry decodes with: the
