@@ -143,8 +143,11 @@ type Decoder struct {
 // plainValue when those are given.
 func NewDecoder(reg *Registry, plainKey, plainValue *PlainSchema) *Decoder {
 	return &Decoder{reg: reg, plainKey: plainKey, plainValue: plainValue,
-		messages:  map[protoreflect.MessageDescriptor]*dynamicpb.Message{},
-		protoJSON: protojson.MarshalOptions{}, protoUnmarshalOptions: proto.UnmarshalOptions{RecursionLimit: maxAvroDepth}}
+		messages: map[protoreflect.MessageDescriptor]*dynamicpb.Message{},
+		// AllowPartial: a message missing a proto2 required field is shown
+		// as far as it goes (and the check costs a third of the decoding).
+		protoJSON:             protojson.MarshalOptions{AllowPartial: true},
+		protoUnmarshalOptions: proto.UnmarshalOptions{RecursionLimit: maxAvroDepth, AllowPartial: true}}
 }
 
 // Decode decodes a record's key and value (nil means null). It never

@@ -264,3 +264,14 @@ func TestRecursiveSchema(t *testing.T) {
 		t.Errorf("10000 levels: %.80s %q", got.Value, got.Error)
 	}
 }
+
+// TestProto2MissingRequired: a proto2 message without a required field is
+// shown as far as it goes, as protoc --decode would.
+func TestProto2MissingRequired(t *testing.T) {
+	reg := newRegistry("t")
+	reg.byID[1] = &Schema{ID: 1, SchemaType: Protobuf, Schema: `syntax = "proto2"; message R { required int32 a = 1; optional string b = 2; }`}
+	got := NewDecoder(reg, nil, nil).Decode(nil, gen.WireFormat(1, []int{0}, []byte{0x12, 1, 'x'}))
+	if string(got.Value) != `{"b":"x"}` || got.Error != "" {
+		t.Errorf("got %s %q", got.Value, got.Error)
+	}
+}
