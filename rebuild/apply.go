@@ -70,15 +70,16 @@ const BackupSuffix = ".bak"
 
 // Run rebuilds every segment of a resolved PATH: partition by partition it
 // plans (PlanPartition) and applies (Apply). In place and not a dry run, it
-// first refuses to write when the data directory's .lock is held, unless
-// opts.Force. It returns the results of the segments done so far with the
+// first refuses to write when the .lock of the data directory really
+// holding the files (symbolic links and relative spellings resolved:
+// lockDirs) is held, unless opts.Force. It returns the results of the segments done so far with the
 // first error.
 func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 	if _, err := opts.interval(); err != nil {
 		return nil, err
 	}
 	if opts.OutDir == "" && !opts.DryRun && !opts.Force {
-		if err := CheckLock(t.DataDir); err != nil {
+		if err := checkLocks(t, opts.TruncateLog); err != nil {
 			return nil, err
 		}
 	}
