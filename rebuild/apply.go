@@ -362,7 +362,7 @@ func backupUsable(final, bak string) (bool, error) {
 	if os.SameFile(fi, bi) {
 		return true, nil
 	}
-	f, err := os.Open(final)
+	f, err := inspect.OpenFile(final)
 	if err != nil {
 		return false, err
 	}
@@ -383,7 +383,7 @@ func savedUsable(saved, log string, off, n int64) (bool, error) {
 	if !si.Mode().IsRegular() {
 		return false, nil
 	}
-	f, err := os.Open(log)
+	f, err := inspect.OpenFile(log)
 	if err != nil {
 		return false, err
 	}
@@ -394,7 +394,7 @@ func savedUsable(saved, log string, off, n int64) (bool, error) {
 // sameContent reports whether the file at path holds exactly the n bytes of
 // r from off.
 func sameContent(path string, r io.ReaderAt, off, n int64) (bool, error) {
-	f, err := os.Open(path)
+	f, err := inspect.OpenFile(path)
 	if err != nil {
 		return false, err
 	}

@@ -3,7 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"sort"
 
@@ -513,7 +513,12 @@ func compareTxnIndex(p *inspect.Partition, pl *rebuild.SegmentPlan) (*Finding, e
 	var have []indexfmt.AbortedTxn
 	path := pl.Segment.TxnIndex
 	if path != "" {
-		b, err := os.ReadFile(path)
+		f, err := inspect.OpenFile(path)
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(f)
+		f.Close()
 		if err != nil {
 			return nil, err
 		}
