@@ -62,7 +62,8 @@ const (
 	IndexStale     = "index.stale"
 	TimeIndexStale = "timeindex.stale"
 
-	// TxnIndexSize (error): .txnindex size not a multiple of 34.
+	// TxnIndexSize (error): .txnindex size not a multiple of 34, or more
+	// entries than its log could justify (inspect.MaxTxnIndexEntries).
 	TxnIndexSize = "txnindex.size"
 	// TxnIndexVersion (error): an entry whose version byte is not 0 (the
 	// broker's load fails with KafkaException).

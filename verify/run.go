@@ -419,7 +419,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		c.checkTxnIndex(indexfmt.NewTxnIndex(f, f.Size()), f.Size(), sf.TxnIndex)
+		c.checkTxnIndex(indexfmt.NewTxnIndex(f, f.Size()), f.Size(), sf.TxnIndex, hasLog)
 	}
 	if c.err != nil {
 		res.err = c.err
