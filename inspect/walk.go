@@ -104,13 +104,14 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 	if damage != nil {
 		sv = &salvager{report: damage}
 	}
-	var m *progressMeter
+	var m *Meter
+	var counted int64 // bytes of the current segment counted by m
 	if r.Progress != nil {
 		end := len(p.Segments)
 		if r.ToOffset != nil {
 			end = max(startSeg, floorSegment(p.Segments, *r.ToOffset)+1)
 		}
-		m = newProgressMeter(r.Progress, p.Segments[startSeg:end], startPos)
+		m = NewMeter(r.Progress, LogBytes(p.Segments[startSeg:end], startPos))
 	}
 	for i := startSeg; i < len(p.Segments); i++ {
 		sf := &p.Segments[i]
@@ -128,8 +129,8 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		if i == startSeg {
 			from = startPos
 		}
-		stop, err := walkSegment(f, sf, from, r, minTS, &seen, fn, sv, m)
-		m.segmentDone(f.Size() - from)
+		stop, err := walkSegment(f, sf, from, r, minTS, &seen, fn, sv, m, &counted)
+		m.Done(&counted, f.Size()-from)
 		f.Close()
 		if err != nil {
 			if !isDamage(err) {
@@ -143,13 +144,13 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 			break
 		}
 	}
-	m.finish()
+	m.Finish()
 	return firstErr
 }
 
 // walkSegment walks one segment from position from. sv is nil for Walk:
 // the scan then stops at the first damage, returned as the error.
-func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64, seen *int, fn func(WalkBatch) error, sv *salvager, m *progressMeter) (bool, error) {
+func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64, seen *int, fn func(WalkBatch) error, sv *salvager, m *Meter, counted *int64) (bool, error) {
 	start := from
 	if sv != nil {
 		sv.reset(f, sf)
@@ -215,7 +216,7 @@ func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64,
 			if err := fn(WalkBatch{Segment: sf, Batch: b, Entry: entry, CRCValid: crcOK}); err != nil {
 				return true, err
 			}
-			m.advance(b.End() - start)
+			m.Advance(counted, b.End()-start)
 		}
 		if resume >= 0 {
 			from = resume

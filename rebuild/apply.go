@@ -92,7 +92,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 		}
 	}
-	opts.meter = newMeter(opts.Progress, t.Partitions)
+	opts.meter = inspect.NewMeter(opts.Progress, t.LogBytes())
 	var results []Result
 	for _, p := range t.Partitions {
 		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
@@ -116,7 +116,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			return results, err
 		}
 	}
-	opts.meter.finish()
+	opts.meter.Finish()
 	return results, nil
 }
 

@@ -33,7 +33,7 @@ type Options struct {
 	// Nil costs nothing.
 	Progress func(done, total int64)
 
-	meter *meter // Run's, shared by the partitions it plans
+	meter *inspect.Meter // Run's, shared by the partitions it plans
 	// CutOverlap plans, beyond broker recovery, the cut of a segment's log
 	// at its first batch whose offsets reach the next segment's base offset
 	// (SegmentPlan.Overlap): recovery stops there as if the log ended
@@ -156,10 +156,10 @@ func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err err
 	plans := make([]SegmentPlan, 0, len(p.Segments))
 	r.meter = opts.meter
 	if r.meter == nil {
-		r.meter = newMeter(opts.Progress, []*inspect.Partition{p})
+		r.meter = inspect.NewMeter(opts.Progress, inspect.LogBytes(p.Segments, 0))
 		defer func() {
 			if err == nil {
-				r.meter.finish()
+				r.meter.Finish()
 			}
 		}()
 	}
@@ -180,8 +180,8 @@ func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err err
 // recoverer carries what lives across segments: the producer state and the
 // record decoder's buffers.
 type recoverer struct {
-	meter      *meter // progress; nil: none
-	reported   int64  // bytes of the current segment reported to meter
+	meter      *inspect.Meter // progress; nil: none
+	reported   int64          // bytes of the current segment reported to meter
 	interval   int64
 	cutOverlap bool
 	txns       *txnState
@@ -238,7 +238,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 	run.oi.Grow(min(fileSize(seg.Index)/indexfmt.OffsetEntrySize, most))
 	run.ti.Grow(min(fileSize(seg.TimeIndex)/indexfmt.TimeEntrySize, most))
 	stop, err := r.scan(f, size, run)
-	r.meter.segmentDone(&r.reported, size)
+	r.meter.Done(&r.reported, size)
 	if err != nil {
 		return plan, err
 	}
@@ -317,7 +317,7 @@ func (r *recoverer) scan(f *inspect.File, size int64, run *segmentRun) (stop, er
 			if stop, err := r.batch(run, b, s.Entry); stop != nil || err != nil {
 				return stop, err
 			}
-			r.meter.advance(&r.reported, b.End())
+			r.meter.Advance(&r.reported, b.End())
 		}
 		serr := s.Err()
 		if serr == nil {

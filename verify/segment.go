@@ -151,7 +151,7 @@ func (c *segChecker) checkLog() error {
 			return err
 		}
 		pos = next
-		c.opts.meter.advance(&c.job.reported, pos)
+		c.opts.meter.Advance(&c.job.reported, pos)
 	}
 	return nil
 }
