@@ -74,7 +74,7 @@ const BackupSuffix = ".bak"
 // opts.Force. It returns the results of the segments done so far with the
 // first error.
 func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
-	if _, err := opts.interval(); err != nil {
+	if _, err := opts.Interval(); err != nil {
 		return nil, err
 	}
 	if opts.OutDir == "" && !opts.DryRun && !opts.Force {
@@ -92,7 +92,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 		}
 	}
-	opts.meter = inspect.NewMeter(opts.Progress, t.LogBytes())
+	opts.Meter = inspect.NewMeter(opts.Progress, t.LogBytes())
 	var results []Result
 	for _, p := range t.Partitions {
 		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
@@ -116,7 +116,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			return results, err
 		}
 	}
-	opts.meter.Finish()
+	opts.Meter.Finish()
 	return results, nil
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // recoveryEmu feeds the batches the log pass delivers to the broker's
@@ -27,7 +27,7 @@ type recoveryEmu struct {
 }
 
 // indexCompare counts where the entries a rebuild writes differ from an
-// index file's, slot by slot (rebuild.PlanPartition then describes them).
+// index file's, slot by slot (recovery.PlanPartition then describes them).
 type indexCompare[E comparable] struct {
 	entry func(int) (E, error)
 	have  int // entries in the file (before padding)
@@ -113,7 +113,7 @@ func (m *recoveryEmu) finish() {
 // stale reports index.stale and timeindex.stale: an index without errors
 // or padding that differs from what broker recovery would rebuild from an
 // undamaged log. The streaming emulation above says cheaply whether a file
-// differs; rebuild.PlanPartition, the project's recovery emulation, then
+// differs; recovery.PlanPartition, the project's recovery emulation, then
 // confirms it and gives the bytes the message describes.
 func (c *segChecker) stale() error {
 	m := c.emu
@@ -129,14 +129,14 @@ func (c *segChecker) stale() error {
 		return nil
 	}
 	interval := int64(c.opts.IndexIntervalBytes)
-	ropts := rebuild.Options{IndexIntervalBytes: interval}
+	ropts := recovery.Options{IndexIntervalBytes: interval}
 	if interval == 0 {
-		ropts.IndexIntervalBytes = rebuild.IndexEveryBatch
+		ropts.IndexIntervalBytes = recovery.IndexEveryBatch
 	}
 	one := &inspect.Partition{Dir: c.job.dir, Segments: []inspect.SegmentFiles{c.job.files}, Only: true}
-	plans, err := rebuild.PlanPartition(one, ropts)
+	plans, err := recovery.PlanPartition(one, ropts)
 	if err != nil {
-		if errors.Is(err, rebuild.ErrUnrecoverable) {
+		if errors.Is(err, recovery.ErrUnrecoverable) {
 			return nil // recovery itself fails: nothing to compare with
 		}
 		return err

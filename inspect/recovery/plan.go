@@ -1,4 +1,4 @@
-package rebuild
+package recovery
 
 import (
 	"errors"
@@ -33,7 +33,10 @@ type Options struct {
 	// Nil costs nothing.
 	Progress func(done, total int64)
 
-	meter *inspect.Meter // Run's, shared by the partitions it plans
+	// Meter, when set, is used instead of Progress: one meter shared by
+	// the plans of several partitions (rebuild.Run's), finished by its
+	// owner.
+	Meter *inspect.Meter
 	// CutOverlap plans, beyond broker recovery, the cut of a segment's log
 	// at its first batch whose offsets reach the next segment's base offset
 	// (SegmentPlan.Overlap): recovery stops there as if the log ended
@@ -41,8 +44,9 @@ type Options struct {
 	CutOverlap bool
 }
 
-// interval returns the effective index.interval.bytes.
-func (o Options) interval() (int64, error) {
+// Interval returns the effective index.interval.bytes, or an error for an
+// invalid IndexIntervalBytes.
+func (o Options) Interval() (int64, error) {
 	switch {
 	case o.IndexIntervalBytes == 0:
 		return DefaultIndexIntervalBytes, nil
@@ -148,13 +152,13 @@ var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
 // failing one, when a segment cannot be read, or when recovery itself would
 // fail (ErrUnrecoverable).
 func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err error) {
-	interval, err := opts.interval()
+	interval, err := opts.Interval()
 	if err != nil {
 		return nil, err
 	}
 	r := recoverer{interval: interval, txns: newTxnState(), cutOverlap: opts.CutOverlap}
 	plans := make([]SegmentPlan, 0, len(p.Segments))
-	r.meter = opts.meter
+	r.meter = opts.Meter
 	if r.meter == nil {
 		r.meter = inspect.NewMeter(opts.Progress, inspect.LogBytes(p.Segments, 0))
 		defer func() {
