@@ -245,7 +245,6 @@ type salvager struct {
 	report func(Damage) error
 	rs     *Resyncer
 	sf     *SegmentFiles
-	size   int64
 	name   string
 }
 
@@ -255,7 +254,7 @@ func (sv *salvager) reset(f *File, sf *SegmentFiles) {
 	} else {
 		sv.rs.Reset(f, f.Name, f.Size())
 	}
-	sv.sf, sv.size, sv.name = sf, f.Size(), f.Name
+	sv.sf, sv.name = sf, f.Name
 }
 
 // skip reports the damage that starts at pos (why: the scanner's error)
@@ -279,28 +278,20 @@ func (sv *salvager) skip(pos int64, why error) (next int64, ok bool, err error) 
 }
 
 // check computes b's CRC (streaming large entries). When it does not match
-// and b's length is not credible (b does not end the file and no plausible
-// header starts where it ends) while a valid batch follows, the range up to
-// that batch is reported as damage and skipTo is where to resume (verify
-// judges such a batch the same way); otherwise skipTo is -1 and b is handed
-// out.
+// and b's length is not credible while a valid batch follows
+// (Resyncer.SkipBadCRC, verify's decision too), the range up to that batch
+// is reported as damage and skipTo is where to resume; otherwise skipTo is
+// -1 and b is handed out.
 func (sv *salvager) check(s *EntryScanner, b *Batch) (crcOK bool, skipTo int64, err error) {
 	computed, ok, err := s.CheckCRC()
 	if err != nil || ok {
 		return ok, -1, err
 	}
-	end := b.End()
-	if end >= sv.size {
-		return false, -1, nil
-	}
-	if _, plausible, err := sv.rs.header(end); err != nil || plausible {
+	next, err := sv.rs.SkipBadCRC(b)
+	if err != nil || next < 0 {
 		return false, -1, err
 	}
-	next, found, err := sv.rs.Next(b.Position + 1)
-	if err != nil || !found {
-		return false, -1, err
-	}
-	why := corruptf(sv.name, b.Position, ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, end)
+	why := corruptf(sv.name, b.Position, ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, b.End())
 	if err := sv.report(Damage{Segment: sv.sf, Position: b.Position, End: next, Err: why}); err != nil {
 		return false, -1, err
 	}
