@@ -316,13 +316,9 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		var recErr error // records that do not decode, when salvaging
 		if b.Magic < 2 {
 			// A legacy wrapper's first offset and count are inside it.
-			line.RecordCount = 0
-			first := int64(-1)
+			count := inspect.RecordsCount()
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-				if first < 0 {
-					first = r.Offset
-				}
-				line.RecordCount++
+				count.Record(r)
 				if opts.records && inRange(opts.rng, r) {
 					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder))
 				}
@@ -332,7 +328,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 				return err
 			}
 			recErr = err
-			line.BaseOffset = first
+			line.BaseOffset, line.RecordCount = count.FirstOffset, count.RecordCount
 			l.Add(logLine{batch: line})
 		} else {
 			l.Add(logLine{batch: line})

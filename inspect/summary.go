@@ -296,24 +296,20 @@ func (s *SegmentSummary) scan(f *File, start int64, window int, probe int64, dec
 		b := sc.Batch()
 		t.probeHit = t.probeHit || b.Position == probe
 		t.batches++
-		switch {
-		case b.Magic >= 2:
-			t.records += int64(max(b.RecordCount, 0))
-		case b.Compression() == CompressionNone:
-			t.records++
-		default:
+		c := HeaderCount(b)
+		if c.FromRecords() {
 			entry, err := sc.Entry()
-			if err != nil {
-				if !isDamage(err) {
-					return t, err
-				}
-				break
-			}
-			err = dec.Records(f.Name, entry, b, func(*Record) error { t.records++; return nil })
 			if err != nil && !isDamage(err) {
 				return t, err
 			}
+			if err == nil {
+				err = dec.Records(f.Name, entry, b, func(r *Record) error { c.Record(r); return nil })
+				if err != nil && !isDamage(err) {
+					return t, err
+				}
+			}
 		}
+		t.records += max(c.RecordCount, 0)
 		last = *b
 		t.last = &last
 		m.Advance(counted, b.End())
