@@ -319,7 +319,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 			count := inspect.RecordsCount()
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
 				count.Record(r)
-				if opts.records && inRange(opts.rng, r) {
+				if opts.records && opts.rng.Contains(r) {
 					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder))
 				}
 				return nil
@@ -334,7 +334,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 			l.Add(logLine{batch: line})
 			if opts.records {
 				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-					if inRange(opts.rng, r) {
+					if opts.rng.Contains(r) {
 						l.Add(logLine{record: ptr(decodedRecordLine(r, b, opts.encoding, decoder))})
 					}
 					return nil
@@ -374,22 +374,6 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func inRange(r inspect.LogRange, rec *inspect.Record) bool {
-	if r.FromOffset != nil && rec.Offset < *r.FromOffset {
-		return false
-	}
-	if r.ToOffset != nil && rec.Offset > *r.ToOffset {
-		return false
-	}
-	if r.FromTime != nil && rec.Timestamp < *r.FromTime {
-		return false
-	}
-	if r.ToTime != nil && rec.Timestamp > *r.ToTime {
-		return false
-	}
-	return true
-}
 
 func recordLine(r *inspect.Record, b *inspect.Batch, encoding string) recordLineJSON {
 	out := recordLineJSON{Kind: "record", Offset: r.Offset, Timestamp: r.Timestamp, Headers: []headerJSON{}}

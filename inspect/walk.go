@@ -24,6 +24,26 @@ type LogRange struct {
 	Progress func(done, total int64)
 }
 
+// Contains reports whether a record is inside the range's offsets and
+// times (bounds included; MaxBatches and Progress do not apply). A walk
+// hands out whole batches that overlap the range; a reader of their
+// records keeps those it contains.
+func (r LogRange) Contains(rec *Record) bool {
+	if r.FromOffset != nil && rec.Offset < *r.FromOffset {
+		return false
+	}
+	if r.ToOffset != nil && rec.Offset > *r.ToOffset {
+		return false
+	}
+	if r.FromTime != nil && rec.Timestamp < *r.FromTime {
+		return false
+	}
+	if r.ToTime != nil && rec.Timestamp > *r.ToTime {
+		return false
+	}
+	return true
+}
+
 // WalkBatch is what Walk hands its callback: the batch, its complete
 // entry bytes (a view valid during the call) and whether its CRC matches.
 type WalkBatch struct {
