@@ -316,14 +316,10 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		var recErr error // records that do not decode, when salvaging
 		if b.Magic < 2 {
 			// A legacy wrapper's first offset and count are inside it.
-			line.RecordCount = 0
-			first := int64(-1)
+			count := inspect.RecordsCount()
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-				if first < 0 {
-					first = r.Offset
-				}
-				line.RecordCount++
-				if opts.records && inRange(opts.rng, r) {
+				count.Record(r)
+				if opts.records && opts.rng.Contains(r) {
 					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder))
 				}
 				return nil
@@ -332,13 +328,13 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 				return err
 			}
 			recErr = err
-			line.BaseOffset = first
+			line.BaseOffset, line.RecordCount = count.FirstOffset, count.RecordCount
 			l.Add(logLine{batch: line})
 		} else {
 			l.Add(logLine{batch: line})
 			if opts.records {
 				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-					if inRange(opts.rng, r) {
+					if opts.rng.Contains(r) {
 						l.Add(logLine{record: ptr(decodedRecordLine(r, b, opts.encoding, decoder))})
 					}
 					return nil
@@ -378,22 +374,6 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func inRange(r inspect.LogRange, rec *inspect.Record) bool {
-	if r.FromOffset != nil && rec.Offset < *r.FromOffset {
-		return false
-	}
-	if r.ToOffset != nil && rec.Offset > *r.ToOffset {
-		return false
-	}
-	if r.FromTime != nil && rec.Timestamp < *r.FromTime {
-		return false
-	}
-	if r.ToTime != nil && rec.Timestamp > *r.ToTime {
-		return false
-	}
-	return true
-}
 
 func recordLine(r *inspect.Record, b *inspect.Batch, encoding string) recordLineJSON {
 	out := recordLineJSON{Kind: "record", Offset: r.Offset, Timestamp: r.Timestamp, Headers: []headerJSON{}}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -387,11 +386,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		bar = ios.progress("ls --deep")
 		defer bar.done()
 		for _, p := range parts {
-			for _, s := range p.Segments {
-				if fi, err := os.Stat(s.Log); err == nil && s.Log != "" {
-					total += fi.Size()
-				}
-			}
+			total += inspect.LogBytes(p.Segments, 0)
 		}
 	}
 	var segLister *lister[lsSegmentJSON]

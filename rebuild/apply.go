@@ -75,7 +75,7 @@ const BackupSuffix = ".bak"
 // lockDirs) is held, unless opts.Force. It returns the results of the segments done so far with the
 // first error.
 func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
-	if _, err := opts.interval(); err != nil {
+	if _, err := opts.Interval(); err != nil {
 		return nil, err
 	}
 	if opts.OutDir == "" && !opts.DryRun && !opts.Force {
@@ -93,7 +93,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 		}
 	}
-	opts.meter = newMeter(opts.Progress, t.Partitions)
+	opts.Meter = inspect.NewMeter(opts.Progress, t.LogBytes())
 	var results []Result
 	for _, p := range t.Partitions {
 		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
@@ -117,7 +117,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			return results, err
 		}
 	}
-	opts.meter.finish()
+	opts.Meter.Finish()
 	return results, nil
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // Check ids of the files beside the segments (producer snapshots,
@@ -413,7 +413,7 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 }
 
 // txnIndexFindings compares each segment's .txnindex with what broker
-// recovery writes (rebuild.PlanPartition, transactions tracked from the
+// recovery writes (recovery.PlanPartition, transactions tracked from the
 // partition's first segment). The comparison is made only when that
 // replay starts from the broker's own state: the partition starts at
 // offset 0, or a producer snapshot at its first segment's base offset loads
@@ -440,7 +440,7 @@ func (s *sideChecker) txnIndexFindings(p *inspect.Partition) ([]Finding, error) 
 		return nil, nil
 	}
 	// The transaction index does not depend on index.interval.bytes.
-	plans, err := rebuild.PlanPartition(full, rebuild.Options{})
+	plans, err := recovery.PlanPartition(full, recovery.Options{})
 	if err != nil && len(plans) == 0 {
 		return nil, nil // recovery itself fails: the log checks say why
 	}
@@ -509,7 +509,7 @@ func knownStartState(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
 // offsets out of order or outside the segment, a first offset above its
 // last) is left to txnindex.size, .version, .order and .range, the more
 // specific findings.
-func compareTxnIndex(p *inspect.Partition, pl *rebuild.SegmentPlan) (*Finding, error) {
+func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, error) {
 	// The file is read entry by entry, never whole: a file of more entries
 	// than its log could justify is left to txnindex.size.
 	have := indexfmt.NewTxnIndex(emptyReader{}, 0)

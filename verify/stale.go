@@ -7,44 +7,27 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
-// recoveryEmu follows LogSegment.recover (kafka-on-disk.md 9.1) batch by
-// batch as the log pass delivers them, and compares the index entries it
-// would write with the files on disk, one entry at a time, so memory does
-// not grow with the segment:
-//
-//	for each batch at position p (validBytes):
-//	    if batch.maxTimestamp > maxTs: maxTs = (batch.maxTimestamp, batch.lastOffset)   (strict)
-//	    if p - lastIndexEntry > index.interval.bytes:                                   (strict)
-//	        offsetIndex.append(batch.lastOffset, p)
-//	        timeIndex.maybeAppend(maxTs)              (only a strictly greater timestamp)
-//	        lastIndexEntry = p
-//	timeIndex.maybeAppend(maxTs, skipFullCheck = true)   (the final entry)
-//
+// recoveryEmu feeds the batches the log pass delivers to the broker's
+// index-point rule (indexfmt.RecoveryIndexer, the one rebuild's planner
+// drives) and compares the entries recovery would write with the files on
+// disk, one entry at a time, so memory does not grow with the segment.
 // Recovery stops at the first invalid batch, so the comparison is only
 // meaningful for a log without damage; verify reports *.stale only then.
 type recoveryEmu struct {
-	interval       int64
-	base           int64
-	lastIndexEntry int64
-	maxTs, maxOff  int64
-	broken         bool // a region recovery would not pass
+	idx    *indexfmt.RecoveryIndexer
+	broken bool // a region recovery would not pass, or an append it fails
 
 	off  *indexCompare[indexfmt.OffsetEntry]
 	time *indexCompare[indexfmt.TimeEntry]
 
-	lastTime     indexfmt.TimeEntry // TimeIndex.lastEntry of the rebuilt index
-	timeEntries  int
-	finalSlot    int // slot of the final entry, -1 when none is added
-	finalEntry   indexfmt.TimeEntry
-	lastOffEntry int64
-	offEntries   int
+	finalSlot int // slot of the final time-index entry, -1 when none is added
 }
 
 // indexCompare counts where the entries a rebuild writes differ from an
-// index file's, slot by slot (rebuild.PlanPartition then describes them).
+// index file's, slot by slot (recovery.PlanPartition then describes them).
 type indexCompare[E comparable] struct {
 	entry func(int) (E, error)
 	have  int // entries in the file (before padding)
@@ -77,8 +60,7 @@ func (ic *indexCompare[E]) finish() {
 }
 
 func newRecoveryEmu(base int64, interval int64) *recoveryEmu {
-	return &recoveryEmu{interval: interval, base: base, maxTs: -1, maxOff: base,
-		lastTime: indexfmt.TimeEntry{Timestamp: -1, Offset: base}, finalSlot: -1}
+	return &recoveryEmu{idx: indexfmt.NewRecoveryIndexer(base, interval), finalSlot: -1}
 }
 
 func (m *recoveryEmu) region(r region) {
@@ -89,46 +71,36 @@ func (m *recoveryEmu) region(r region) {
 		m.broken = true
 		return
 	}
-	if r.maxTs > m.maxTs {
-		m.maxTs, m.maxOff = r.maxTs, r.last
+	pt, err := m.idx.Batch(r.pos, r.end-r.pos, r.last, r.maxTs)
+	if err != nil {
+		// An append the broker's index refuses: InvalidOffsetException
+		// empties the segment (the log check reports the offsets), the
+		// others make recovery fail. Nothing to compare with.
+		m.broken = true
+		return
 	}
-	if r.pos-m.lastIndexEntry > m.interval {
-		if m.offEntries > 0 && r.last <= m.lastOffEntry {
-			// OffsetIndex.append throws InvalidOffsetException and recovery
-			// empties the segment; the log check reports the offsets.
-			m.broken = true
-			return
-		}
-		m.offEntries++
-		m.lastOffEntry = r.last
-		if m.off != nil {
-			m.off.add(indexfmt.OffsetEntry{Offset: r.last, RelativeOffset: int32(r.last - m.base), Position: int32(r.pos)})
-		}
-		m.maybeAppendTime()
-		m.lastIndexEntry = r.pos
+	if pt.HasOffset && m.off != nil {
+		m.off.add(pt.Offset)
 	}
-}
-
-// maybeAppendTime is TimeIndex.maybeAppend with the running maximum.
-func (m *recoveryEmu) maybeAppendTime() bool {
-	if m.maxTs <= m.lastTime.Timestamp {
-		return false
+	if pt.HasTime && m.time != nil {
+		m.time.add(pt.Time)
 	}
-	e := indexfmt.TimeEntry{Timestamp: m.maxTs, Offset: m.maxOff, RelativeOffset: int32(m.maxOff - m.base)}
-	m.lastTime = e
-	m.timeEntries++
-	if m.time != nil {
-		m.time.add(e)
-	}
-	return true
 }
 
 func (m *recoveryEmu) finish() {
 	if m.broken {
 		return
 	}
-	if m.maybeAppendTime() {
-		m.finalSlot, m.finalEntry = m.timeEntries-1, m.lastTime
+	t, ok, err := m.idx.Close()
+	if err != nil {
+		m.broken = true
+		return
+	}
+	if ok {
+		m.finalSlot = m.idx.TimeEntries() - 1
+		if m.time != nil {
+			m.time.add(t)
+		}
 	}
 	if m.off != nil {
 		m.off.finish()
@@ -141,7 +113,7 @@ func (m *recoveryEmu) finish() {
 // stale reports index.stale and timeindex.stale: an index without errors
 // or padding that differs from what broker recovery would rebuild from an
 // undamaged log. The streaming emulation above says cheaply whether a file
-// differs; rebuild.PlanPartition, the project's recovery emulation, then
+// differs; recovery.PlanPartition, the project's recovery emulation, then
 // confirms it and gives the bytes the message describes.
 func (c *segChecker) stale() error {
 	m := c.emu
@@ -157,14 +129,14 @@ func (c *segChecker) stale() error {
 		return nil
 	}
 	interval := int64(c.opts.IndexIntervalBytes)
-	ropts := rebuild.Options{IndexIntervalBytes: interval}
+	ropts := recovery.Options{IndexIntervalBytes: interval}
 	if interval == 0 {
-		ropts.IndexIntervalBytes = rebuild.IndexEveryBatch
+		ropts.IndexIntervalBytes = recovery.IndexEveryBatch
 	}
 	one := &inspect.Partition{Dir: c.job.dir, Segments: []inspect.SegmentFiles{c.job.files}, Only: true}
-	plans, err := rebuild.PlanPartition(one, ropts)
+	plans, err := recovery.PlanPartition(one, ropts)
 	if err != nil {
-		if errors.Is(err, rebuild.ErrUnrecoverable) {
+		if errors.Is(err, recovery.ErrUnrecoverable) {
 			return nil // recovery itself fails: nothing to compare with
 		}
 		return err
