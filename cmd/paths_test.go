@@ -63,7 +63,7 @@ func TestPathSpellings(t *testing.T) {
 	commands := [][]string{
 		{"ls", "P"},
 		{"ls", "--segments", "D"},
-		{"verify", "--recovery-plan", "P"},
+		{"verify", "--verbose", "--recovery-plan", "P"},
 		{"verify", "D"},
 		{"dump-log", "--records", "P"},
 		{"dump-log", "P/" + seg + ".log"},
