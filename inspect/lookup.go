@@ -197,8 +197,10 @@ type scanStats struct {
 
 // LookupOffset is the broker's read of offset target in this segment
 // (LogSegment.translateOffset, FileRecords.searchForOffsetWithSize): the
-// offset index's largest entry <= target (hit; Slot -1 when there is none,
-// or no index, and the scan starts at position 0), then a scan of batch
+// offset index's largest entry <= target among the entries before any
+// zero padding, as the broker that holds the segment counts them (hit;
+// Slot -1 when there is none, or no index, and the scan starts at
+// position 0), then a scan of batch
 // headers to the first batch whose last offset >= target. found is false
 // when the segment holds no such batch (a damaged tail ends the scan
 // silently, as it does for the broker).
@@ -219,17 +221,23 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
 	st.next = s.BaseOffset
 	start := int64(0)
+	n, _, err := s.entries(r)
+	if err != nil {
+		return Batch{}, hit, false, err
+	}
 	switch {
 	case r.idx == nil:
 		if tr != nil {
 			tr.notef("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.LogName)
 		}
-	case r.idx.Slots() == 0:
+	case n == 0:
+		s.tracePadding(tr, "offset index", s.IndexName, n, r.idx.Slots())
 		if tr != nil {
 			tr.notef("offset index %s is empty: scanning from position 0", s.IndexName)
 		}
 	default:
-		e, slot, err := r.idx.Lookup(target, tr.probes("offset"))
+		s.tracePadding(tr, "offset index", s.IndexName, n, r.idx.Slots())
+		e, slot, err := r.idx.LookupEntries(target, n, tr.probes("offset"))
 		if err != nil {
 			return Batch{}, hit, false, fmt.Errorf("%s: %w", s.IndexName, err)
 		}

@@ -298,8 +298,13 @@ func (s *Segment) LookupTimestamp(target, startingOffset int64) (a TimeAnswer, e
 func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *tracer) (TimeAnswer, error) {
 	a := TimeAnswer{TimeIndexEntry: TimeHit{Slot: -1, Timestamp: -1, Offset: s.BaseOffset}}
 	from := s.BaseOffset
+	_, n, err := s.entries(r)
+	if err != nil {
+		return a, err
+	}
 	if r.tidx != nil {
-		e, slot, err := r.tidx.Lookup(target, tr.probes("time"))
+		s.tracePadding(tr, "time index", s.TimeIndexName, n, r.tidx.Slots())
+		e, slot, err := r.tidx.LookupEntries(target, n, tr.probes("time"))
 		if err != nil {
 			return a, fmt.Errorf("%s: %w", s.TimeIndexName, err)
 		}
@@ -316,7 +321,7 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 		}
 	}
 	from = max(from, startingOffset)
-	pos, err := offsetPosition(s, r.idx, from, tr)
+	pos, err := offsetPosition(s, r, from, tr)
 	if err != nil {
 		return a, err
 	}
@@ -362,13 +367,18 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 	return a, nil
 }
 
-// offsetPosition is OffsetIndex.lookup(offset).position in idx, seg's
-// offset index, 0 without one.
-func offsetPosition(seg *Segment, idx *indexfmt.OffsetIndex, offset int64, tr *tracer) (int64, error) {
-	if idx == nil {
+// offsetPosition is OffsetIndex.lookup(offset).position in r.idx, seg's
+// offset index (its entries before any padding), 0 without one.
+func offsetPosition(seg *Segment, r readers, offset int64, tr *tracer) (int64, error) {
+	if r.idx == nil {
 		return 0, nil
 	}
-	e, slot, err := idx.Lookup(offset, tr.probes("offset"))
+	n, _, err := seg.entries(r)
+	if err != nil {
+		return 0, err
+	}
+	seg.tracePadding(tr, "offset index", seg.IndexName, n, r.idx.Slots())
+	e, slot, err := r.idx.LookupEntries(offset, n, tr.probes("offset"))
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", seg.IndexName, err)
 	}
@@ -411,7 +421,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer) (*TimeLookup, error) {
 	}
 	defer seg.Close()
 	res := &TimeLookup{Segment: sf.Name(), SegmentBaseOffset: sf.BaseOffset, TimeIndexEntry: bestHit}
-	pos, err := offsetPosition(seg, seg.Index, bestOffset, tr)
+	pos, err := offsetPosition(seg, seg.guarded(), bestOffset, tr)
 	if err != nil {
 		return nil, err
 	}
