@@ -84,6 +84,9 @@ type Partition struct {
 	// Only is set when the user named a single segment file: commands then
 	// work on that segment alone.
 	Only bool
+	// DataDir is the data directory holding the partition directory, where
+	// the broker keeps its checkpoints ("" when not known).
+	DataDir string
 }
 
 // Name is the directory's base name; for a symbolic link named otherwise,
@@ -271,7 +274,8 @@ func Resolve(path string) (*Target, error) {
 		return nil, err
 	}
 	if len(p.Segments) > 0 {
-		return &Target{Path: path, Kind: "partition", DataDir: dataDirOf(path), Partitions: []*Partition{p}}, nil
+		p.DataDir = dataDirOf(path)
+		return &Target{Path: path, Kind: "partition", DataDir: p.DataDir, Partitions: []*Partition{p}}, nil
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
@@ -302,6 +306,7 @@ func Resolve(path string) (*Target, error) {
 			t.Skipped = append(t.Skipped, Skipped{sub, "no segments"})
 			continue
 		}
+		sp.DataDir = path
 		t.Partitions = append(t.Partitions, sp)
 	}
 	if len(t.Partitions) == 0 {
@@ -346,7 +351,8 @@ func resolveFile(path string) (*Target, error) {
 	p.Segments = []SegmentFiles{*seg}
 	p.Only = true
 	p.Skipped = nil
-	return &Target{Path: path, Kind: "segment", DataDir: dataDirOf(dir), File: path, Partitions: []*Partition{p}}, nil
+	p.DataDir = dataDirOf(dir)
+	return &Target{Path: path, Kind: "segment", DataDir: p.DataDir, File: path, Partitions: []*Partition{p}}, nil
 }
 
 // dataDirOf is the data directory holding partition directory dir: its

@@ -112,56 +112,15 @@ func PlanRecovery(t *inspect.Target) ([]RecoveryPlan, error) {
 	return out, nil
 }
 
-// recoveryStart is where a broker's next start begins recovering a
-// partition (LogLoader.recoverLog).
-type recoveryStart struct {
-	point  int64  // the recovery point: the checkpoint's entry, else 0
-	source string // "checkpoint", "absent" or "unreadable"
-	clean  bool   // .kafka_cleanshutdown: the next start recovers nothing from the point
-	first  int    // index in the segments of the first one recovered after an unclean shutdown
-}
-
-// startOfRecovery reads the partition's recovery point from the data
-// directory's files (dd may be nil) as LogManager.loadLogs does, and finds
-// the first segment recovery reads: segments.values(recoveryPoint, +inf)
-// starts at the floor segment of the recovery point (the first segment
-// when the point is below its base offset).
-func startOfRecovery(segs []inspect.SegmentFiles, topic string, partition int32, dd *inspect.DataDirFiles) recoveryStart {
-	r := recoveryStart{source: "absent"}
-	if dd != nil {
-		r.clean = dd.CleanShutdown.Present()
-		switch {
-		case dd.RecoveryPoints.Present() && !dd.RecoveryPoints.OK():
-			// LogManager.loadLogs: an unreadable file means an empty map.
-			r.source = "unreadable"
-		case topic != "":
-			if rp, ok := inspect.CheckpointedOffset(&dd.RecoveryPoints, topic, partition); ok {
-				r.point, r.source = rp, "checkpoint"
-			}
-		}
-	}
-	for i, sf := range segs {
-		if sf.BaseOffset <= r.point {
-			r.first = i
-		}
-	}
-	return r
-}
-
-// recovers reports whether the broker's next start rebuilds the indexes
-// of segment i from its log (unclean shutdown assumed unless the data
-// directory says otherwise).
-func (r recoveryStart) recovers(i int) bool { return !r.clean && i >= r.first }
-
 func planPartitionRecovery(p *inspect.Partition, dd *inspect.DataDirFiles) (RecoveryPlan, error) {
-	rs := startOfRecovery(p.Segments, p.Topic, p.Partition, dd)
-	plan := RecoveryPlan{Partition: p.Name(), Dir: p.Dir, CleanShutdown: rs.clean, RecoveryPoint: rs.point, RecoveryPointSource: rs.source}
+	rs := inspect.StartOfRecovery(p.Segments, p.Topic, p.Partition, dd)
+	plan := RecoveryPlan{Partition: p.Name(), Dir: p.Dir, CleanShutdown: rs.Clean, RecoveryPoint: rs.Point, RecoveryPointSource: rs.Source}
 	ends, err := partitionEnds(p)
 	if err != nil {
 		return plan, err
 	}
 	plan.LogEndOffset = ends.end
-	first := rs.first
+	first := rs.First
 	for i, sf := range p.Segments {
 		reason := ""
 		switch {

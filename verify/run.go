@@ -262,10 +262,10 @@ func segmentStates(p *inspect.Partition, dd *inspect.DataDirFiles) (active, reco
 		}
 		all = full.Segments
 	}
-	rs := startOfRecovery(all, p.Topic, p.Partition, dd)
-	kept = fmt.Sprintf("it is below the recovery point %d (KAFKA-10207)", rs.point)
-	if rs.clean {
-		kept = "the data directory holds .kafka_cleanshutdown"
+	rs := inspect.StartOfRecovery(all, p.Topic, p.Partition, dd)
+	kept = rs.KeptBecause()
+	if !rs.Clean {
+		kept += " (KAFKA-10207)"
 	}
 	for i, sf := range p.Segments {
 		k := sort.Search(len(all), func(k int) bool { return all[k].BaseOffset >= sf.BaseOffset })
@@ -274,7 +274,7 @@ func segmentStates(p *inspect.Partition, dd *inspect.DataDirFiles) (active, reco
 			continue
 		}
 		active[i] = k == len(all)-1
-		recovered[i] = rs.recovers(k)
+		recovered[i] = rs.Recovers(k)
 	}
 	return active, recovered, kept
 }
