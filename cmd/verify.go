@@ -15,6 +15,7 @@ type verifyOptions struct {
 	paths        []string
 	jobs         int
 	strict       bool
+	verbose      bool // --verbose: also info findings
 	records      bool
 	interval     int  // verify.Options.IndexIntervalBytes
 	recoveryPlan bool // --recovery-plan (verify_recovery.go)
@@ -37,9 +38,17 @@ batch starts, and the bytes in between are reported as one damaged range.
 Indexes are judged by whether a broker's lookups would answer correctly, so
 entries written by older brokers (one per append, first offsets, record
 offsets in the time index) are not errors; an index that is valid but not
-what broker recovery would rebuild is a warning (index.stale,
-timeindex.stale, assuming --index-interval-bytes). Zero-filled index tails
-and missing indexes are warnings. Segments are checked in parallel (-j);
+what broker recovery would rebuild is an info finding (index.stale,
+timeindex.stale, assuming --index-interval-bytes). Missing indexes are
+warnings; a zero-filled index tail or a missing closing time-index entry is
+a warning only where the broker's next start would keep it (a segment below
+the recovery point, or after a clean shutdown), info elsewhere (it is the
+normal state of a running broker's active segment).
+
+Severities: error = data a broker would lose or refuse; warning = a broker
+will behave differently (the message says how); info = everything else.
+Info findings are listed only with --verbose and never fail --strict; the
+summary counts them all. Segments are checked in parallel (-j);
 the output order does not depend on it.
 
 The files beside the segments are checked too: producer snapshots (CRC,
@@ -56,11 +65,11 @@ every start), their bytes, and an estimate of the time from the rate kseg
 read the logs at in this run: "kind":"recovery_plan" lines before the
 summary in JSON, a second table, or lines on stderr with -o csv.
 
-Finding fields: severity (error, warning) check file segment_base_offset
+Finding fields: severity (error, warning, info) check file segment_base_offset
 position offset message. position is a byte position in file; position and
 offset are empty (JSON null) when they do not apply. The summary counts
-partitions, segments, batches (valid ones), bytes (of .log files), errors
-and warnings: the table's last line, the last JSON line ("kind":"summary"),
+partitions, segments, batches (valid ones), bytes (of .log files), errors,
+warnings and infos (info findings, listed or not): the table's last line, the last JSON line ("kind":"summary"),
 or a line on stderr with -o csv. Check ids are listed in the CLI contract
 (log.crc, log.corrupt-header, log.truncated, log.offset-order,
 log.offset-range, log.records, index.*, timeindex.*, txnindex.*,
@@ -93,6 +102,7 @@ warnings); 2 a PATH could not be read.`,
 	f := c.Flags()
 	f.IntVarP(&opts.jobs, "jobs", "j", 0, "segments checked at once (0: the number of CPUs)")
 	f.BoolVar(&opts.strict, "strict", false, "exit 1 on warnings too")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also list info findings (valid data a broker handles as it is, e.g. an index that differs from what recovery would write)")
 	f.BoolVar(&opts.records, "records", false, "decode every record of every batch (decompressing) and check it against the header")
 	f.IntVar(&interval, "index-interval-bytes", verify.DefaultIndexIntervalBytes, "the broker's index.interval.bytes, for index.stale and timeindex.stale")
 	f.BoolVar(&opts.recoveryPlan, "recovery-plan", false, "also say which segments a broker would recover after an unclean shutdown, and how long that may take")
@@ -101,8 +111,11 @@ warnings); 2 a PATH could not be read.`,
 
 // severityStyle colours the severity cell of a table on a terminal.
 func severityStyle(f verify.Finding) []color.Attribute {
-	if f.IsError() {
+	switch {
+	case f.IsError():
 		return []color.Attribute{color.FgRed, color.Bold}
+	case f.IsInfo():
+		return []color.Attribute{color.Faint}
 	}
 	return []color.Attribute{color.FgYellow}
 }
@@ -138,7 +151,11 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		}
 		bar := ios.progress("verify")
 		vopts.Progress = bar.callback()
-		sum, err := verify.Run(t, vopts, l.Add)
+		sum, err := verify.Run(t, vopts, func(f verify.Finding) {
+			if opts.verbose || !f.IsInfo() {
+				l.Add(f)
+			}
+		})
 		bar.done()
 		total.Partitions += sum.Partitions
 		total.Segments += sum.Segments
@@ -146,6 +163,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		total.Bytes += sum.Bytes
 		total.Errors += sum.Errors
 		total.Warnings += sum.Warnings
+		total.Infos += sum.Infos
 		if err != nil {
 			// What was found so far stands; the run could not finish.
 			if cerr := l.Close(); cerr != nil {
@@ -183,6 +201,6 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 }
 
 func summaryText(s verify.Summary) string {
-	return fmt.Sprintf("%d partitions, %d segments, %d batches, %d bytes checked: %d errors, %d warnings",
-		s.Partitions, s.Segments, s.Batches, s.Bytes, s.Errors, s.Warnings)
+	return fmt.Sprintf("%d partitions, %d segments, %d batches, %d bytes checked: %d errors, %d warnings, %d info",
+		s.Partitions, s.Segments, s.Batches, s.Bytes, s.Errors, s.Warnings, s.Infos)
 }
