@@ -114,6 +114,7 @@ Exit codes:
 		newCoordinatorCommand(ios),
 		newDumpSnapshotCommand(ios),
 		newDumpCheckpointCommand(ios),
+		newFindCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)
