@@ -96,6 +96,7 @@ or install it once as each shell's help (kseg completion SHELL --help) says.`
 		"gen":         completeDirs,
 		"coordinator": completeNothing,
 		"find":        completePaths(segmentExts...),
+		"groups":      completeDirs,
 	}
 	for _, c := range root.Commands() {
 		if fn, ok := byName[c.Name()]; ok && c.ValidArgsFunction == nil {

@@ -115,6 +115,7 @@ Exit codes:
 		newDumpSnapshotCommand(ios),
 		newDumpCheckpointCommand(ios),
 		newFindCommand(ios),
+		newGroupsCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)
