@@ -116,6 +116,7 @@ Exit codes:
 		newDumpCheckpointCommand(ios),
 		newFindCommand(ios),
 		newGroupsCommand(ios),
+		newDiffCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)

@@ -263,7 +263,7 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 					first = r.Offset
 				}
 				if f.Match(r) {
-					pending = append(pending, Match{Partition: p, Segment: sf, Batch: *b, Record: ownRecord(r)})
+					pending = append(pending, Match{Partition: p, Segment: sf, Batch: *b, Record: r.Clone()})
 				}
 				return nil
 			})
@@ -322,29 +322,6 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 }
 
 var errSkipSegment = errors.New("skip the rest of the segment")
-
-// ownRecord copies r's views (valid only during the decoder's callback).
-func ownRecord(r *inspect.Record) inspect.Record {
-	c := *r
-	c.Key = clone(r.Key)
-	c.Value = clone(r.Value)
-	c.Headers = nil
-	if len(r.Headers) > 0 {
-		c.Headers = make([]inspect.Header, len(r.Headers))
-		for i, h := range r.Headers {
-			c.Headers[i] = inspect.Header{Key: clone(h.Key), Value: clone(h.Value)}
-		}
-	}
-	return c
-}
-
-// clone copies b, keeping nil (null) apart from empty.
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append(make([]byte, 0, len(b)), b...)
-}
 
 func isDamage(err error) bool {
 	var ce *inspect.CorruptError
