@@ -279,3 +279,31 @@ func TestLoadMatchesReplayOfGeneratedPartitions(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyVersionZero: an offset commit written with OffsetCommitKey
+// version 0 (brokers before 0.9 wrote it) is the same key as version 1: a
+// later version 1 commit replaces it and a tombstone removes it.
+func TestKeyVersionZero(t *testing.T) {
+	keyV0 := func(group, topic string, p int32) []byte {
+		k := append([]byte{0, 0}, gen.OffsetCommitKey(group, topic, p)[2:]...)
+		return k
+	}
+	var s logBuilder
+	s.batch(-1, false,
+		[2][]byte{keyV0("old", "t", 0), gen.OffsetCommitValue(0, 5, -1, "zero", 7000, 0)},
+		[2][]byte{keyV0("old", "t", 1), gen.OffsetCommitValue(0, 6, -1, "", 7001, 0)},
+		[2][]byte{keyV0("old", "t", 2), gen.OffsetCommitValue(0, 7, -1, "", 7002, 0)},
+	)
+	s.batch(-1, false, commit("old", "t", 1, 3, 8, 1, "v1 key"), tombstone("old", "t", 2))
+	p := writePartition(t, filepath.Join(t.TempDir(), "__consumer_offsets-1"), &s)
+	st := groups.NewState()
+	if err := st.Load(p, groups.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `old/t/0=5 epoch=null meta="zero" ts=7000 @__consumer_offsets-1:0
+old/t/1=8 epoch=1 meta="v1 key" ts=5008 @__consumer_offsets-1:3
+`
+	if got := render(st.Offsets()); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
