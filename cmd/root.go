@@ -114,6 +114,9 @@ Exit codes:
 		newCoordinatorCommand(ios),
 		newDumpSnapshotCommand(ios),
 		newDumpCheckpointCommand(ios),
+		newFindCommand(ios),
+		newGroupsCommand(ios),
+		newDiffCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)
