@@ -67,7 +67,7 @@ func printRecoveryPlans(ios *IOStreams, targets []*inspect.Target, scanned int64
 				escapeControl(p.Partition), p.SegmentCount, p.Bytes, p.RecoveryPoint, p.RecoveryPointSource, est)
 		}
 		return nil
-	case FormatTable:
+	case FormatTable, FormatWide:
 		fmt.Fprintln(ios.Out)
 	}
 	l := newLister(ios, recoveryPlanColumns)
