@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -137,4 +138,12 @@ func rate(n int64, d time.Duration) string {
 		return ""
 	}
 	return humanSize(int64(float64(n)/d.Seconds())) + "/s"
+}
+
+// countOf is count (trace.go) with the number grouped: "1,234 batches".
+func countOf[N ~int | ~int64](n N, word string) string {
+	if n == 1 {
+		return count(1, word)
+	}
+	return groupCount(int64(n)) + strings.TrimPrefix(count(2, word), "2")
 }

@@ -257,6 +257,7 @@ type lister[T any] struct {
 	rows       [][]tableCellText // table cells not drawn yet
 	drawn      bool              // a chunk of the table (with its header) was drawn
 	footer     []string
+	empty      string // said instead of the table when no row came (Empty)
 	closed     bool
 	err        error
 }
@@ -335,6 +336,10 @@ func (l *lister[T]) Footer(format string, args ...any) {
 	}
 }
 
+// Empty sets the line a table shows instead of a header with no rows when
+// no row comes (table formats only).
+func (l *lister[T]) Empty(line string) { l.empty = line }
+
 // Close finishes the output: the CSV header if no row came, the table and
 // its footer. It returns the first write error. Closing again does nothing.
 func (l *lister[T]) Close() error {
@@ -347,6 +352,10 @@ func (l *lister[T]) Close() error {
 	case FormatCSV:
 		l.writeCSVHeader()
 	default:
+		if !l.drawn && len(l.rows) == 0 && l.empty != "" {
+			l.err = writeTable(l.ios, nil, nil, nil, append([]string{l.empty}, l.footer...))
+			break
+		}
 		l.err = l.drawTable(l.footer)
 	}
 	return l.err
@@ -490,6 +499,10 @@ const (
 	fitNone  fitRule = iota
 	fitElide         // a name or path: its middle is replaced by "…", its start and end (topic, partition number, file) kept
 	fitWrap          // text: broken into lines at spaces and commas
+	// fitBelow (the last column only): text wrapped as fitWrap when that
+	// leaves it belowMinWidth columns; on a narrower terminal it leaves
+	// the row and is drawn under it, indented, across the whole width.
+	fitBelow
 )
 
 // tableColumn is the layout of one column of a drawn table.
@@ -497,6 +510,10 @@ type tableColumn struct {
 	right bool // right-aligned (numbers)
 	fit   fitRule
 }
+
+// belowMinWidth is the narrowest a fitBelow column is wrapped in before it
+// moves under its row.
+const belowMinWidth = 40
 
 // minFitWidth is the narrowest a fitted column is made (unless its
 // header is wider).
@@ -524,6 +541,26 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 	limit := ios.TerminalWidth()
 	if ios.Format() != FormatTable {
 		limit = 0
+	}
+	// below is the text drawn under each row (fitBelow), when the last
+	// column left the table.
+	var below []string
+	if n := len(layout); limit > 0 && n > 1 && layout[n-1].fit == fitBelow {
+		rest := 2 * (n - 1)
+		for _, w := range widths[:n-1] {
+			rest += w
+		}
+		if rest+belowMinWidth > limit {
+			below = make([]string, len(rows))
+			for i, r := range rows {
+				below[i] = r[n-1].text
+				rows[i] = r[:n-1]
+			}
+			layout, widths = layout[:n-1], widths[:n-1]
+			if header != nil {
+				header = header[:n-1]
+			}
+		}
 	}
 	if limit > 0 {
 		fitWidths(widths, fitFloors(header, layout, rows), layout, limit)
@@ -574,8 +611,13 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 		}
 		writeLine(h)
 	}
-	for _, r := range rows {
+	for i, r := range rows {
 		writeLine(r)
+		if below != nil {
+			for _, l := range wrapText(below[i], max(limit-4, minFitWidth)) {
+				out.WriteString("    " + l + "\n")
+			}
+		}
 	}
 	for _, f := range footer {
 		lines := []string{f}
@@ -605,7 +647,7 @@ func fitFloors(header []string, layout []tableColumn, rows [][]tableCellText) []
 		if header != nil {
 			floors[i] = max(floors[i], displayWidth(header[i]))
 		}
-		if l.fit != fitWrap {
+		if l.fit != fitWrap && l.fit != fitBelow {
 			continue
 		}
 		for _, r := range rows {
@@ -662,7 +704,7 @@ func fitCell(text string, w int, rule fitRule) []string {
 	switch rule {
 	case fitElide:
 		return []string{elideMiddle(text, w)}
-	case fitWrap:
+	case fitWrap, fitBelow:
 		return wrapText(text, w)
 	}
 	return []string{text}

@@ -182,7 +182,7 @@ func TestVerifySideFilesAndRecoveryPlan(t *testing.T) {
 
 	sideWrite(t, "data/replication-offset-checkpoint", "0\n2\norders 0 5\n")
 	sideWrite(t, "data/orders-0/00000000000000000200.snapshot", "garbage\n")
-	sideRun(t, 1, []string{"verify", "data"},
+	sideRun(t, 1, []string{"-o", "wide", "verify", "data"},
 		`error +checkpoint.format +data/replication-offset-checkpoint +15 +.*expected \[2\] entries, but found \[1\]`,
 		`warning +snapshot.format +data/orders-0/00000000000000000200.snapshot +0 +200 +.*unknown file version`)
 	os.Remove("data/replication-offset-checkpoint")
