@@ -478,6 +478,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		partLister = newLister(ios, lsPartitionColumns)
 	}
 	var footer []string
+	uncounted := false // some batch and record counts were not read
 	for _, t := range targets {
 		for _, s := range t.Skipped {
 			ios.Warnf("%s: not listed: %s", s.Path, s.Reason)
@@ -503,6 +504,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 			}
 			for _, s := range sums {
 				base += s.LogBytes
+				uncounted = uncounted || !s.Counted
 			}
 			if opts.segments {
 				for i := range sums {
@@ -520,6 +522,9 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		}
 	}
 	bar.done()
+	if uncounted && ios.Format() == FormatWide {
+		footer = append(footer, "-: batch and record counts not read (ls reads only each segment's tail past its last index entry); kseg ls --deep reads every batch header and counts them")
+	}
 	if opts.segments {
 		for _, f := range footer {
 			segLister.Footer("%s", f)
