@@ -67,11 +67,15 @@ type column[T any] struct {
 	// view says in which forms the column appears (all by default).
 	view columnView
 	// display, if set, is the cell's text in tables (-o table and wide):
-	// a size in KiB, a grouped count, a time. CSV keeps cell's raw value.
+	// a size in KiB, a grouped count, a time. It replaces the reading aid
+	// (human). CSV keeps cell's raw value.
 	display func(T, *IOStreams) string
 	// fit says how the column gives way when the default table is wider
 	// than the terminal.
 	fit fitRule
+	// omitEmpty leaves the column out of a table (chunk) in which every
+	// cell is empty (dump-log's record column without --records).
+	omitEmpty bool
 	// style, if set, colours the table cell when stdout takes colour.
 	// Colour is decoration only: CSV and JSON never carry it.
 	style func(T) []color.Attribute
@@ -150,6 +154,18 @@ func withFit[T any](c column[T], f fitRule) column[T] {
 	c.fit = f
 	return c
 }
+
+// modify applies changes to a column.
+func modify[T any](c column[T], changes ...func(*column[T])) column[T] {
+	for _, f := range changes {
+		f(&c)
+	}
+	return c
+}
+
+// withOmitEmpty is a modify change: the column is left out of a table in
+// which all its cells are empty.
+func withOmitEmpty[T any](c *column[T]) { c.omitEmpty = true }
 
 // textColumn is a left-aligned column of text.
 func textColumn[T any](name string, cell func(T) string) column[T] {
@@ -313,7 +329,7 @@ func (l *lister[T]) drawTable(footer []string) error {
 	var header []string
 	layout := make([]tableColumn, len(l.columns))
 	for i, c := range l.columns {
-		layout[i] = tableColumn{right: c.right, fit: c.fit}
+		layout[i] = tableColumn{right: c.right, fit: c.fit, omitEmpty: c.omitEmpty}
 	}
 	if !l.drawn {
 		header = make([]string, len(l.columns))
@@ -426,7 +442,7 @@ func tableCell[T any](ios *IOStreams, c column[T], row T) tableCellText {
 			cell.color = ios.outColor(attrs...)
 		}
 	}
-	if c.human != nil {
+	if c.human != nil && c.display == nil {
 		if h := c.human(row); h != "" {
 			cell.text += " (" + escapeControl(ios.zoned(h)) + ")"
 		}
@@ -462,6 +478,9 @@ func printObjectLines[T any](ios *IOStreams, v T, fields []column[T], safeFooter
 		rows := make([][]tableCellText, len(fields))
 		for i, f := range fields {
 			rows[i] = []tableCellText{{text: f.name}, tableCell(ios, f, v)}
+			if rows[i][1].text == "" && f.right {
+				rows[i][1].text = "-" // a null number: blank would read as nothing to say
+			}
 		}
 		return writeTable(ios, nil, []tableColumn{{}, {fit: fitWrap}}, rows, safeFooter)
 	}
@@ -507,8 +526,9 @@ const (
 
 // tableColumn is the layout of one column of a drawn table.
 type tableColumn struct {
-	right bool // right-aligned (numbers)
-	fit   fitRule
+	right     bool // right-aligned (numbers)
+	fit       fitRule
+	omitEmpty bool // left out when every cell is empty
 }
 
 // belowMinWidth is the narrowest a fitBelow column is wrapped in before it
@@ -529,6 +549,7 @@ const minFitWidth = 10
 // wider is drawn as it is. -o wide is never fitted: it shows every field in
 // full, as kubectl's wide output does.
 func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]tableCellText, footer []string) error {
+	header, layout, rows = omitEmptyColumns(header, layout, rows)
 	widths := make([]int, len(layout))
 	for i, h := range header {
 		widths[i] = displayWidth(h)
@@ -613,16 +634,16 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 	}
 	for i, r := range rows {
 		writeLine(r)
-		if below != nil {
+		if below != nil && below[i] != "" {
 			for _, l := range wrapText(below[i], max(limit-4, minFitWidth)) {
-				out.WriteString("    " + l + "\n")
+				out.WriteString(strings.TrimRight("    "+l, " ") + "\n")
 			}
 		}
 	}
 	for _, f := range footer {
 		lines := []string{f}
 		if limit > 0 && !strings.Contains(f, "\x1b") { // coloured lines are drawn as they are
-			lines = wrapText(f, limit)
+			lines = wrapIndented(f, limit)
 		}
 		for _, l := range lines {
 			out.WriteString(l)
@@ -636,6 +657,40 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 // maxWordFloor caps how wide a wrapped column is kept for its longest
 // word: a longer word is broken.
 const maxWordFloor = 20
+
+// omitEmptyColumns drops the omitEmpty columns whose cells are all empty.
+func omitEmptyColumns(header []string, layout []tableColumn, rows [][]tableCellText) ([]string, []tableColumn, [][]tableCellText) {
+	keep := make([]bool, len(layout))
+	drop := false
+	for i, l := range layout {
+		keep[i] = !l.omitEmpty
+		for _, r := range rows {
+			keep[i] = keep[i] || r[i].text != ""
+		}
+		drop = drop || !keep[i]
+	}
+	if !drop {
+		return header, layout, rows
+	}
+	pick := func(n int, f func(i int)) {
+		for i := range n {
+			if keep[i] {
+				f(i)
+			}
+		}
+	}
+	var h []string
+	if header != nil {
+		pick(len(header), func(i int) { h = append(h, header[i]) })
+	}
+	var l []tableColumn
+	pick(len(layout), func(i int) { l = append(l, layout[i]) })
+	out := make([][]tableCellText, len(rows))
+	for k, r := range rows {
+		pick(len(r), func(i int) { out[k] = append(out[k], r[i]) })
+	}
+	return h, l, out
+}
 
 // fitFloors are the narrowest widths the columns that give way are made:
 // minFitWidth, the header's width, and for a wrapped column its longest
@@ -760,6 +815,23 @@ func wrapText(text string, w int) []string {
 		lines = append(lines, text)
 	}
 	return lines
+}
+
+// wrapIndented is wrapText for a footer line: the lines after the first
+// are indented four columns more than it is, so that a wrapped step of a
+// --trace story reads as one.
+func wrapIndented(text string, w int) []string {
+	indent := len(text) - len(strings.TrimLeft(text, " "))
+	if indent+4 > w/2 || displayWidth(text) <= w {
+		return wrapText(text, w)
+	}
+	first := wrapText(text, w)[0]
+	pad := strings.Repeat(" ", indent+4)
+	out := []string{first}
+	for _, l := range wrapText(strings.TrimLeft(text[len(first):], " "), w-len(pad)) {
+		out = append(out, pad+l)
+	}
+	return out
 }
 
 // displayWidth is the number of terminal columns text takes.

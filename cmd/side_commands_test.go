@@ -80,7 +80,7 @@ func TestDumpLogDecoderChoice(t *testing.T) {
 	sideRun(t, 0, []string{"-o", "json", "dump-log", "--transaction-log-decoder", "orders-0"},
 		`"kind":"record",.*"decoded":\{"decoder":"transaction_state","type":"transaction","key_version":27493,"value":null,"error":"key: unknown version: TransactionLogKey version 27493 is not one this decoder knows \(0\)"\}\}$`)
 	sideRun(t, 0, []string{"-o", "json", "dump-log", "--decoder", "cluster_metadata", "orders-0"}, `"decoded":\{"decoder":"cluster_metadata",.*"error":"`)
-	sideRun(t, 0, []string{"dump-log", "--records", "__consumer_offsets-7"}, `^kind +position .* +decoded$`)
+	sideRun(t, 0, []string{"dump-log", "--records", "__consumer_offsets-7"}, `^position +offsets .* +decoded$`)
 	sideRun(t, 0, []string{"-o", "csv", "dump-log", "--offsets-decoder", "orders-0"}, `^kind,position,.*,decoded$`)
 	sideRun(t, 2, []string{"dump-log", "--decoder", "offsets", "orders-0"},
 		`stderr:decoder must be one of auto, none, consumer_offsets, transaction_state, cluster_metadata, not "offsets"`)

@@ -148,7 +148,7 @@ func assertTableGoldens(t *testing.T, dir, name string, wantCode int, args ...st
 	t.Helper()
 	outs := map[int]string{}
 	for _, w := range tableWidths {
-		out, stderr, code := runInWith(t, dir, func(ios *IOStreams) { ios.SetTerminalWidth(w); ios.SetNow(tickingClock()) }, args...)
+		out, stderr, code := runInWith(t, dir, func(ios *IOStreams) { ios.SetTerminalWidth(w); ios.SetNow(tickingClock(1500 * time.Millisecond)) }, args...)
 		if code != wantCode {
 			t.Fatalf("%v at %d columns: exit %d, want %d: %s", args, w, code, wantCode, stderr)
 		}
@@ -161,7 +161,7 @@ func assertTableGoldens(t *testing.T, dir, name string, wantCode int, args ...st
 	}
 	var wide []string
 	for _, w := range []int{80, 160} {
-		out, _, _ := runInWith(t, dir, func(ios *IOStreams) { ios.SetTerminalWidth(w); ios.SetNow(tickingClock()) }, append([]string{"-o", "wide"}, args...)...)
+		out, _, _ := runInWith(t, dir, func(ios *IOStreams) { ios.SetTerminalWidth(w); ios.SetNow(tickingClock(1500 * time.Millisecond)) }, append([]string{"-o", "wide"}, args...)...)
 		wide = append(wide, out)
 	}
 	if wide[0] != wide[1] {
@@ -172,13 +172,13 @@ func assertTableGoldens(t *testing.T, dir, name string, wantCode int, args ...st
 }
 
 // tickingClock is a clock for golden outputs: it starts at
-// 2026-01-02T03:04:05Z and each reading is 1.5 s after the one before, so
+// 2026-01-02T03:04:05Z and each reading is step after the one before, so
 // elapsed times and rates are the same on every run.
-func tickingClock() func() time.Time {
+func tickingClock(step time.Duration) func() time.Time {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	return func() time.Time {
 		t := now
-		now = now.Add(1500 * time.Millisecond)
+		now = now.Add(step)
 		return t
 	}
 }
