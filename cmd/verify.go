@@ -75,6 +75,7 @@ warnings); 2 a PATH could not be read.`,
   kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'
   kseg verify --recovery-plan -o json data | jq -c 'select(.kind == "recovery_plan") | [.partition, .bytes, .estimate.seconds]'`,
 		Args: cobra.MinimumNArgs(1),
+		Annotations: map[string]string{annotationJUnit: "yes"},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.paths = args
 			if opts.jobs < 0 {
@@ -148,6 +149,17 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	started := ios.now()
 	l := newLister(ios, findingColumns)
 	l.Empty("no findings: every segment, index and side file checked is as a broker expects")
+	emit := l.Add
+	var junit *junitReport
+	if ios.Format() == FormatJUnit {
+		junit = newJUnitReport(opts.strict)
+		for _, t := range targets {
+			if err := junit.addTarget(t); err != nil {
+				return err
+			}
+		}
+		emit = junit.add
+	}
 	var total verify.Summary
 	for _, t := range targets {
 		for _, s := range t.Skipped {
@@ -155,7 +167,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		}
 		bar := ios.progress("verify")
 		vopts.Progress = bar.callback()
-		sum, err := verify.Run(t, vopts, l.Add)
+		sum, err := verify.Run(t, vopts, emit)
 		bar.done()
 		total.Partitions += sum.Partitions
 		total.Segments += sum.Segments
@@ -165,7 +177,13 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		total.Warnings += sum.Warnings
 		if err != nil {
 			// What was found so far stands; the run could not finish.
-			if cerr := l.Close(); cerr != nil {
+			var cerr error
+			if junit != nil {
+				cerr = junit.write(ios.Out, ios.now().Sub(started))
+			} else {
+				cerr = l.Close()
+			}
+			if cerr != nil {
 				return cerr
 			}
 			return fmt.Errorf("verifying %s: %w", t.Path, err)
@@ -174,7 +192,11 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	elapsed := ios.now().Sub(started)
 	line := summaryText(total, elapsed)
 	l.Footer("%s", line)
-	if err := l.Close(); err != nil {
+	if junit != nil {
+		if err := junit.write(ios.Out, elapsed); err != nil {
+			return err
+		}
+	} else if err := l.Close(); err != nil {
 		return err
 	}
 	if opts.recoveryPlan {
@@ -187,7 +209,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		if err := newJSONEncoder(ios).Encode(total); err != nil {
 			return err
 		}
-	case FormatCSV:
+	case FormatCSV, FormatJUnit:
 		fmt.Fprintf(ios.ErrOut, "kseg: %s\n", line)
 	}
 	switch {
