@@ -74,7 +74,7 @@ warnings); 2 a PATH could not be read.`,
   kseg verify -j 4 --strict data/orders-0
   kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'
   kseg verify --recovery-plan -o json data | jq -c 'select(.kind == "recovery_plan") | [.partition, .bytes, .estimate.seconds]'`,
-		Args: cobra.MinimumNArgs(1),
+		Args:        cobra.MinimumNArgs(1),
 		Annotations: map[string]string{annotationJUnit: "yes"},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.paths = args
