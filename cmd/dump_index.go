@@ -106,7 +106,7 @@ func runDumpIndex(ios *IOStreams, opts dumpIndexOptions) error {
 	}
 	var firstErr error
 	for i, f := range files {
-		if i > 0 && ios.Format() == FormatTable {
+		if i > 0 && ios.IsTable() {
 			fmt.Fprintln(ios.Out)
 		}
 		if err := dumpIndexFile(ios, f, opts.all); err != nil && firstErr == nil {
