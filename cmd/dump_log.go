@@ -249,70 +249,123 @@ func optText(p *string) string {
 	return *p
 }
 
+// logColumns: the default table has one row per batch (position, offsets,
+// records, size, its largest timestamp, whether its CRC holds) and, with
+// --records, one per record under it (its offset and timestamp in the
+// batch's columns, then "key = value", under the row on a narrow
+// terminal). -o wide and CSV show every field.
 var logColumns = []column[logLine]{
-	textColumn("kind", func(l logLine) string {
+	tableOnly(column[logLine]{name: "position", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Position })}),
+	tableOnly(column[logLine]{name: "offsets", right: true, cell: func(l logLine) string {
 		if l.batch != nil {
-			return "batch"
+			return offsetRange(l.batch.BaseOffset, &l.batch.LastOffset)
 		}
-		return "record"
-	}),
-	{name: "position", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Position })},
-	{name: "size", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Size })},
-	{name: "magic", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return int64(b.Magic) })},
-	{name: "base_offset", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.BaseOffset })},
-	{name: "last_offset", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.LastOffset })},
-	{name: "record_count", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.RecordCount })},
-	textColumn("compression", func(l logLine) string {
+		return strconv.FormatInt(l.record.Offset, 10)
+	}}),
+	tableOnly(column[logLine]{name: "records", right: true, cell: func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
-		return l.batch.Compression
-	}),
-	textColumn("timestamp_type", func(l logLine) string {
+		return groupCount(l.batch.RecordCount)
+	}}),
+	tableOnly(column[logLine]{name: "size", right: true, cell: func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
-		return l.batch.TimestampType
-	}),
-	{name: "max_timestamp", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.MaxTimestamp }),
-		human: func(l logLine) string {
-			if l.batch == nil {
-				return ""
-			}
-			return humanTime(l.batch.MaxTimestamp)
-		}},
-	withStyle(textColumn("crc_valid", func(l logLine) string {
+		return humanSize(l.batch.Size)
+	}}),
+	tableOnly(column[logLine]{name: "timestamp", display: func(l logLine, ios *IOStreams) string {
+		if l.batch != nil {
+			return ios.timeText(l.batch.MaxTimestamp)
+		}
+		return ios.timeText(l.record.Timestamp)
+	}}),
+	tableOnly(withStyle(textColumn("crc_valid", func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
 		return strconv.FormatBool(l.batch.CRCValid)
-	}), func(l logLine) []color.Attribute {
-		if l.batch != nil && !l.batch.CRCValid {
-			return []color.Attribute{color.FgRed, color.Bold}
+	}), crcStyle)),
+	modify(tableOnly(withFit(textColumn("record", func(l logLine) string {
+		if l.record == nil {
+			return ""
 		}
-		return nil
-	}),
-	textColumn("is_control", func(l logLine) string {
+		if l.record.Control != nil {
+			return "control: " + l.record.Control.Type
+		}
+		return optText(l.record.Key) + " = " + optText(l.record.Value)
+	}), fitBelow)), withOmitEmpty),
+	wideOnly(textColumn("kind", func(l logLine) string {
+		if l.batch != nil {
+			return "batch"
+		}
+		return "record"
+	})),
+	wideOnly(column[logLine]{name: "position", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Position })}),
+	wideOnly(column[logLine]{name: "size", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Size }), display: func(l logLine, _ *IOStreams) string {
+		if l.batch == nil {
+			return ""
+		}
+		return humanSize(l.batch.Size)
+	}}),
+	wideOnly(column[logLine]{name: "magic", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return int64(b.Magic) })}),
+	wideOnly(column[logLine]{name: "base_offset", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.BaseOffset })}),
+	wideOnly(column[logLine]{name: "last_offset", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.LastOffset })}),
+	wideOnly(column[logLine]{name: "record_count", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.RecordCount })}),
+	wideOnly(textColumn("compression", func(l logLine) string {
+		if l.batch == nil {
+			return ""
+		}
+		return l.batch.Compression
+	})),
+	wideOnly(textColumn("timestamp_type", func(l logLine) string {
+		if l.batch == nil {
+			return ""
+		}
+		return l.batch.TimestampType
+	})),
+	wideOnly(column[logLine]{name: "max_timestamp", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.MaxTimestamp }),
+		display: func(l logLine, ios *IOStreams) string {
+			if l.batch == nil {
+				return ""
+			}
+			return ios.timeText(l.batch.MaxTimestamp)
+		}}),
+	wideOnly(withStyle(textColumn("crc_valid", func(l logLine) string {
+		if l.batch == nil {
+			return ""
+		}
+		return strconv.FormatBool(l.batch.CRCValid)
+	}), crcStyle)),
+	wideOnly(textColumn("is_control", func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
 		return strconv.FormatBool(l.batch.IsControl)
-	}),
-	{name: "offset", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Offset, 10) })},
-	{name: "timestamp", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Timestamp, 10) }),
-		human: func(l logLine) string {
+	})),
+	wideOnly(column[logLine]{name: "offset", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Offset, 10) })}),
+	wideOnly(column[logLine]{name: "timestamp", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Timestamp, 10) }),
+		display: func(l logLine, ios *IOStreams) string {
 			if l.record == nil {
 				return ""
 			}
-			return humanTime(l.record.Timestamp)
-		}},
-	textColumn("key", logRecordText(func(r *recordLineJSON) string { return optText(r.Key) })),
-	textColumn("value", logRecordText(func(r *recordLineJSON) string {
+			return ios.timeText(l.record.Timestamp)
+		}}),
+	wideOnly(textColumn("key", logRecordText(func(r *recordLineJSON) string { return optText(r.Key) }))),
+	wideOnly(textColumn("value", logRecordText(func(r *recordLineJSON) string {
 		if r.Control != nil {
 			return "control: " + r.Control.Type
 		}
 		return optText(r.Value)
-	})),
+	}))),
+}
+
+// crcStyle colours a batch's crc_valid cell red when its CRC does not hold.
+func crcStyle(l logLine) []color.Attribute {
+	if l.batch != nil && !l.batch.CRCValid {
+		return []color.Attribute{color.FgRed, color.Bold}
+	}
+	return nil
 }
 
 func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
@@ -348,14 +401,10 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		var recErr error // records that do not decode, when salvaging
 		if b.Magic < 2 {
 			// A legacy wrapper's first offset and count are inside it.
-			line.RecordCount = 0
-			first := int64(-1)
+			count := inspect.RecordsCount()
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-				if first < 0 {
-					first = r.Offset
-				}
-				line.RecordCount++
-				if opts.records && inRange(opts.rng, r) {
+				count.Record(r)
+				if opts.records && opts.rng.Contains(r) {
 					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder))
 				}
 				return nil
@@ -364,13 +413,13 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 				return err
 			}
 			recErr = err
-			line.BaseOffset = first
+			line.BaseOffset, line.RecordCount = count.FirstOffset, count.RecordCount
 			l.Add(logLine{batch: line})
 		} else {
 			l.Add(logLine{batch: line})
 			if opts.records {
 				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-					if inRange(opts.rng, r) {
+					if opts.rng.Contains(r) {
 						l.Add(logLine{record: ptr(decodedRecordLine(r, b, opts.encoding, decoder))})
 					}
 					return nil
@@ -410,22 +459,6 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func inRange(r inspect.LogRange, rec *inspect.Record) bool {
-	if r.FromOffset != nil && rec.Offset < *r.FromOffset {
-		return false
-	}
-	if r.ToOffset != nil && rec.Offset > *r.ToOffset {
-		return false
-	}
-	if r.FromTime != nil && rec.Timestamp < *r.FromTime {
-		return false
-	}
-	if r.ToTime != nil && rec.Timestamp > *r.ToTime {
-		return false
-	}
-	return true
-}
 
 func recordLine(r *inspect.Record, b *inspect.Batch, encoding string) recordLineJSON {
 	out := recordLineJSON{Kind: "record", Offset: r.Offset, Timestamp: r.Timestamp, Headers: []headerJSON{}}

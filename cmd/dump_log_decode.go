@@ -101,20 +101,29 @@ type recordValues struct {
 	schemas  *schemaregistry.Decoder // or this
 }
 
+// internalValues decodes the records of an internal topic (nil for any
+// other topic).
+func internalValues(topic string) *recordValues {
+	if d := internaltopics.ForTopic(topic); d != "" {
+		return &recordValues{internal: d}
+	}
+	return nil
+}
+
 // recordValuesFor chooses how p's records are decoded with --decoder
 // decoder and the schema flags (nil: not at all); dump-log asks only with
-// --records, and find may ask the same. auto follows the topic: an internal topic's decoder, else the
-// schema registry's when the data directory of p holds _schemas-0 (the
-// registry's own topic, and other topics named with a leading underscore,
-// are not decoded with it). A _schemas log damaged part way gives the
+// --records, and find may ask the same. auto follows the topic: an
+// internal topic's decoder, else the schema registry's when the data
+// directory of p holds _schemas-0 (the registry's own topic, and other
+// topics named with a leading underscore, are not decoded with it). A _schemas log damaged part way gives the
 // schemas before the damage, with a warning.
 func recordValuesFor(ios *IOStreams, decoder string, so schemaOptions, p *inspect.Partition) (*recordValues, error) {
 	switch decoder {
 	case decoderNone:
 		return nil, nil
 	case decoderAuto:
-		if d := internaltopics.ForTopic(p.Topic); d != "" {
-			return &recordValues{internal: d}, nil
+		if v := internalValues(p.Topic); v != nil {
+			return v, nil
 		}
 		if strings.HasPrefix(p.Topic, "_") {
 			return nil, nil
@@ -195,12 +204,12 @@ func logColumnsFor(v *recordValues) []column[logLine] {
 		return logColumns
 	}
 	cols := append([]column[logLine](nil), logColumns...)
-	return append(cols, textColumn("decoded", func(l logLine) string {
+	return append(cols, modify(withFit(textColumn("decoded", func(l logLine) string {
 		if l.record == nil || l.record.Decoded == nil {
 			return ""
 		}
 		return decodedText(l.record.Decoded)
-	}))
+	}), fitBelow), withOmitEmpty))
 }
 
 func decodedText(decoded any) string {

@@ -108,7 +108,7 @@ func TestDumpLogSchemaRegistry(t *testing.T) {
 	// The registry's own topic is not decoded with its schemas.
 	sideRun(t, 0, []string{"-o", "json", "dump-log", "--records", "_schemas-0"}, `!"decoded"`, `"keytype\\":\\"SCHEMA`)
 	// The table shows the decoded forms compactly.
-	sideRun(t, 0, []string{"dump-log", "--records", "orders-0"}, `^kind +position .* +decoded$`,
+	sideRun(t, 0, []string{"dump-log", "--records", "orders-0"}, `^ *position +offsets .* +decoded$`,
 		`key=#1 "o-2" value=#2 \{"id":2,"status":"PAID","note":\{"string":"gift"\}\}$`,
 		`key=#1 "o-4" error: value: schema id 77: unknown`)
 }

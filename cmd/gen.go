@@ -95,6 +95,7 @@ log_bytes index_entries timeindex_entries txnindex_entries active.`,
 	f.Int64Var(&o.StartOffset, "start-offset", 0, "base offset of the first segment")
 	f.Int64Var(&o.StartTimestamp, "start-timestamp", gen.DefaultStartTimestamp, "first timestamp, ms since the epoch")
 	f.Int32Var(&o.LeaderEpoch, "leader-epoch", 0, "partition leader epoch of every v2 batch")
+	f.BoolVar(&o.ConsumerOffsets, "consumer-offsets", false, "records are __consumer_offsets offset commits (groups group-0..2, topic orders, partitions 0-2; one in ten a tombstone; with --transactions, transactional ones)")
 	f.StringVar(&o.ValueFormat, "value-format", "", "values in the schema registry's wire format: avro, protobuf or json (default: text)")
 	f.BoolVar(&opts.schemaRegistry, "schema-registry", false, "write a schema registry's _schemas records registering the --value-format schemas")
 	return c

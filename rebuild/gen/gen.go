@@ -372,6 +372,11 @@ func (g *generator) fillRecords(offsets []int64) {
 	}
 	for _, off := range offsets {
 		r := genRecord{offset: off}
+		if g.o.ConsumerOffsets {
+			r.key, r.value = g.offsetCommit(off)
+			g.recs = append(g.recs, r)
+			continue
+		}
 		if g.rng.IntN(5) != 0 {
 			s := len(g.arena)
 			g.arena = append(g.arena, "key-"...)
@@ -413,6 +418,17 @@ func (g *generator) fillRecords(offsets []int64) {
 		}
 		g.recs = append(g.recs, r)
 	}
+}
+
+// offsetCommit draws the key and value of an offset commit record at
+// offset off (Options.ConsumerOffsets).
+func (g *generator) offsetCommit(off int64) (key, value []byte) {
+	key = OffsetCommitKey("group-"+strconv.Itoa(g.rng.IntN(3)), "orders", int32(g.rng.IntN(3)))
+	if g.rng.IntN(10) == 0 {
+		return key, nil
+	}
+	version := int16(1 + off%4)
+	return key, OffsetCommitValue(version, off, g.epoch, "", g.st.wall, g.st.wall+7*24*hour)
 }
 
 // recordOffsets lays out n record offsets from base. With compaction gaps a

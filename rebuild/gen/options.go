@@ -106,6 +106,16 @@ type Options struct {
 	// epoch from its segment's base offset.
 	LeaderEpochBumps bool
 
+	// ConsumerOffsets makes the records offset commits as a group
+	// coordinator writes them to __consumer_offsets: keys OffsetCommitKey
+	// (version 1) of groups group-0..group-2 for topic "orders",
+	// partitions 0-2; values OffsetCommitValue of versions 1-4 in turn
+	// (the committed offset is the record's own offset, metadata "", the
+	// record's timestamp as commit time), one in ten a tombstone. With
+	// Transactions the transactional batches hold transactional offset
+	// commits. ValueSize and headers are not used.
+	ConsumerOffsets bool
+
 	// OmitRecords leaves BatchManifest.Records empty (big partitions).
 	OmitRecords bool
 
