@@ -77,8 +77,13 @@ func (c *segChecker) segFile(suffix string) string {
 }
 
 func (c *segChecker) add(check, file string, pos, off *int64, format string, args ...any) {
+	c.addAs(Severity(check), check, file, pos, off, format, args...)
+}
+
+// addAs records a finding of a check whose severity depends on the case.
+func (c *segChecker) addAs(severity, check, file string, pos, off *int64, format string, args ...any) {
 	c.sink.add(Finding{
-		Severity:          Severity(check),
+		Severity:          severity,
 		Check:             check,
 		File:              file,
 		SegmentBaseOffset: ptr(c.base),
@@ -86,6 +91,20 @@ func (c *segChecker) add(check, file string, pos, off *int64, format string, arg
 		Offset:            off,
 		Message:           fmt.Sprintf(format, args...),
 	})
+}
+
+// paddingSeverity is the severity of a zero-filled index tail, and what the
+// broker does with it: a running broker searches only the entries before
+// the padding (its entry count excludes it), and its next start after an
+// unclean shutdown recovers the segment and rebuilds the index; only a
+// segment that start does not recover (below the recovery point,
+// KAFKA-10207, or after a clean shutdown) is loaded with the padding
+// counted as entries.
+func (c *segChecker) paddingSeverity() (string, string) {
+	if c.job.recovered {
+		return SeverityInfo, "the broker's next start recovers this segment and rebuilds the index; a running broker searches only the entries before the padding"
+	}
+	return SeverityWarning, "the broker's next start does not recover this segment (" + c.job.kept + ") and counts every padding slot as an entry"
 }
 
 func (c *segChecker) logFinding(check string, pos int64, off *int64, format string, args ...any) {

@@ -22,8 +22,6 @@ type recoveryEmu struct {
 
 	off  *indexCompare[indexfmt.OffsetEntry]
 	time *indexCompare[indexfmt.TimeEntry]
-
-	finalSlot int // slot of the final time-index entry, -1 when none is added
 }
 
 // indexCompare counts where the entries a rebuild writes differ from an
@@ -60,7 +58,7 @@ func (ic *indexCompare[E]) finish() {
 }
 
 func newRecoveryEmu(base int64, interval int64) *recoveryEmu {
-	return &recoveryEmu{idx: indexfmt.NewRecoveryIndexer(base, interval), finalSlot: -1}
+	return &recoveryEmu{idx: indexfmt.NewRecoveryIndexer(base, interval)}
 }
 
 func (m *recoveryEmu) region(r region) {
@@ -96,11 +94,8 @@ func (m *recoveryEmu) finish() {
 		m.broken = true
 		return
 	}
-	if ok {
-		m.finalSlot = m.idx.TimeEntries() - 1
-		if m.time != nil {
-			m.time.add(t)
-		}
+	if ok && m.time != nil {
+		m.time.add(t)
 	}
 	if m.off != nil {
 		m.off.finish()
@@ -121,6 +116,9 @@ func (c *segChecker) stale() error {
 		return nil
 	}
 	o, t := c.oidx, c.tidx
+	if err := c.closingEntry(); err != nil {
+		return err
+	}
 	offStale := o != nil && m.off != nil && m.off.err == nil && m.off.diffs > 0 &&
 		!c.sink.hasError(o.name) && !c.sink.has(o.name, IndexPadding)
 	timeStale := t != nil && m.time != nil && m.time.err == nil && m.time.diffs > 0 &&
@@ -166,27 +164,62 @@ func (c *segChecker) stale() error {
 			return err
 		}
 		if d.diffs > 0 {
-			var msg string
-			if d.diffs == 1 && d.firstHave == nil && d.first == d.want-1 && d.first == m.finalSlot {
-				last := "it has no entry, so the .log's modification time is used"
-				if d.have > 0 {
-					if e, err := t.x.Entry(d.have - 1); err == nil {
-						last = fmt.Sprintf("its last entry says %d", e.Timestamp)
-					}
-				}
-				msg = fmt.Sprintf("the final entry %s that a broker adds at roll and at clean close is missing (the segment was not closed: an unclean shutdown, or a broker stopped before closing it): "+
-					"a broker reads the segment's largest timestamp from the last entry (%s), which drives time retention and picks the segment for timestamp lookups; recovery adds it",
-					timeEntryText(d.firstWant), last)
-			} else {
-				msg = fmt.Sprintf("%s: %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
-					what, d.have, d.want, d.diffs, d.first, timeEntryText(d.firstHave), timeEntryText(d.firstWant))
+			if d.diffs == 1 && d.firstHave == nil && d.first == d.want-1 && d.firstWant.Timestamp == m.maxTs() {
+				// Only the last entry, the segment's largest timestamp, is
+				// missing: timeindex.closing-entry reported it.
+				return nil
 			}
+			msg := fmt.Sprintf("%s: %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
+				what, d.have, d.want, d.diffs, d.first, timeEntryText(d.firstHave), timeEntryText(d.firstWant))
 			if s := t.meaning(); s != "" {
 				msg += "; " + s
 			}
 			c.add(TimeIndexStale, t.name, ptr(int64(d.first)*indexfmt.TimeEntrySize), d.offset(func(e indexfmt.TimeEntry) int64 { return e.Offset }), "%s", msg)
 		}
 	}
+	return nil
+}
+
+// closingEntry reports timeindex.closing-entry: the time index's last
+// entry (before any padding) is older than the segment's largest
+// timestamp, i.e. the entry a broker appends at roll and at clean close
+// (LogSegment.onBecomeInactiveSegment, LogSegment.close:
+// timeIndex.maybeAppend(maxTimestampSoFar, ..., skipFullCheck = true)) is
+// missing. A broker that loads the segment takes its largest timestamp
+// from that last entry (LogSegment.maxTimestampSoFar, lazily
+// timeIndex.lastEntry), or the .log's modification time when the index is
+// empty (LogSegment.largestTimestamp): time retention and the choice of
+// segment for a timestamp lookup then use an older time. That changes the
+// broker's behaviour only for a rolled segment its next start does not
+// recover (recovery appends the entry): a warning there, info elsewhere
+// (every running broker's active segment lacks it).
+func (c *segChecker) closingEntry() error {
+	m, t := c.emu, c.tidx
+	if t == nil || m.broken || c.logDamaged || m.maxTs() < 0 || c.sink.hasError(t.name) || c.sink.has(t.name, TimeIndexPadding) {
+		return nil
+	}
+	last := "it has no entry, so the .log's modification time is used"
+	lastTs := int64(-1)
+	if t.n > 0 {
+		e, err := t.x.Entry(t.n - 1)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		lastTs = e.Timestamp
+		last = fmt.Sprintf("its last entry says %d", e.Timestamp)
+	}
+	if m.maxTs() <= lastTs {
+		return nil
+	}
+	sev, state := SeverityInfo, "the active segment: a running broker keeps its largest timestamp in memory and appends the entry when it rolls or closes the segment"
+	switch {
+	case c.job.recovered && !c.job.active:
+		state = "the broker's next start recovers this segment and appends it"
+	case !c.job.active:
+		sev, state = SeverityWarning, "a rolled segment the broker's next start does not recover ("+c.job.kept+"): a broker loading it reads the largest timestamp from the last entry ("+last+"), so time retention deletes the segment earlier than its records' timestamps say, and timestamp lookups may pass it over; kseg rebuild writes the entry"
+	}
+	c.addAs(sev, TimeIndexClosingEntry, t.name, ptr(int64(t.n)*indexfmt.TimeEntrySize), ptr(m.maxOff()),
+		"the closing entry (timestamp %d, offset %d) a broker appends at roll and at clean close is missing; %s", m.maxTs(), m.maxOff(), state)
 	return nil
 }
 
@@ -247,4 +280,16 @@ func timeEntryText(e *indexfmt.TimeEntry) string {
 		return "no entry"
 	}
 	return fmt.Sprintf("(timestamp %d, offset %d)", e.Timestamp, e.Offset)
+}
+
+// maxTs and maxOff are recovery's running maximum (maxTimestampSoFar and
+// its offset): the closing entry a broker appends at roll and clean close.
+func (m *recoveryEmu) maxTs() int64 {
+	ts, _, _ := m.idx.MaxTimestamp()
+	return ts
+}
+
+func (m *recoveryEmu) maxOff() int64 {
+	_, off, _ := m.idx.MaxTimestamp()
+	return off
 }
