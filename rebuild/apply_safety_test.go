@@ -286,11 +286,21 @@ func TestApplyCutCrashSafety(t *testing.T) {
 			if _, err := Run(resolve(t, c.dir), opts); err != nil {
 				t.Fatalf("second run: %v", err)
 			}
-			for i := range c.logs {
-				got := append(mustRead(t, c.logs[i]), mustRead(t, savedPath(c.logs[i], c.valid[i]))...)
-				if !bytes.Equal(got, c.orig[i]) {
-					t.Errorf("segment %d: saved + log != original after the second run", i)
+			got := append(mustRead(t, c.logs[0]), mustRead(t, savedPath(c.logs[0], c.valid[0]))...)
+			if !bytes.Equal(got, c.orig[0]) {
+				t.Errorf("segment 0: saved + log != original after the second run")
+			}
+			// Segment 1 follows a cut segment: recovery's rule sets it
+			// aside whole. When the first run had already cut segment 0,
+			// the second sees no cut there and cuts segment 1's own torn
+			// tail instead; either way no byte is lost.
+			aside := c.logs[1] + CutAsideSuffix + strconv.FormatInt(c.m.Segments[0].NextOffset, 10)
+			if exists(aside) {
+				if !bytes.Equal(mustRead(t, aside), c.orig[1]) || exists(c.logs[1]) {
+					t.Errorf("segment 1: set aside as %s, but not whole, or still in place", filepath.Base(aside))
 				}
+			} else if got := append(mustRead(t, c.logs[1]), mustRead(t, savedPath(c.logs[1], c.valid[1]))...); !bytes.Equal(got, c.orig[1]) {
+				t.Errorf("segment 1: saved + log != original after the second run")
 			}
 		})
 	}
