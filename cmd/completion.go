@@ -95,6 +95,9 @@ or install it once as each shell's help (kseg completion SHELL --help) says.`
 		"rebuild":     completePaths(segmentExts...),
 		"gen":         completeDirs,
 		"coordinator": completeNothing,
+		"find":        completePaths(segmentExts...),
+		"groups":      completeDirs,
+		"diff":        completeDirs,
 	}
 	for _, c := range root.Commands() {
 		if fn, ok := byName[c.Name()]; ok && c.ValidArgsFunction == nil {

@@ -24,6 +24,8 @@ func readOnlyRuns(dir string) [][]string {
 			[]string{"-o", o, "lookup-time", dir, "latest"},
 			[]string{"-o", o, "lookup-time", "--trace", dir, "max"},
 			[]string{"-o", o, "lookup-time", dir, "1700000000500"},
+			[]string{"-o", o, "find", "--from-offset", "0", "--salvage", dir},
+			[]string{"-o", o, "diff", "--records", dir, dir},
 		)
 	}
 	return append(runs, []string{"-o", "json", "dump-log", "--records", dir})

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/fatih/color"
@@ -82,7 +83,8 @@ warnings); 2 a PATH could not be read.`,
   kseg verify -j 4 --strict data/orders-0
   kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'
   kseg verify --recovery-plan -o json data | jq -c 'select(.kind == "recovery_plan") | [.partition, .bytes, .estimate.seconds]'`,
-		Args: cobra.MinimumNArgs(1),
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{annotationJUnit: "yes"},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.paths = args
 			if opts.jobs < 0 {
@@ -120,14 +122,29 @@ func severityStyle(f verify.Finding) []color.Attribute {
 	return []color.Attribute{color.FgYellow}
 }
 
+// findingColumns: the default table shows severity, check, the file as
+// <partition>/<file>, the byte position and the message (wrapped to the
+// terminal); -o wide and CSV every field.
 var findingColumns = []column[verify.Finding]{
 	{name: "severity", cell: func(f verify.Finding) string { return f.Severity }, style: severityStyle},
 	textColumn("check", func(f verify.Finding) string { return f.Check }),
-	textColumn("file", func(f verify.Finding) string { return f.File }),
-	nullableIntColumn("segment_base_offset", func(f verify.Finding) *int64 { return f.SegmentBaseOffset }),
+	withFit(tableOnly(textColumn("file", func(f verify.Finding) string { return shortFile(f.File) })), fitElide),
+	wideOnly(textColumn("file", func(f verify.Finding) string { return f.File })),
+	wideOnly(nullableIntColumn("segment_base_offset", func(f verify.Finding) *int64 { return f.SegmentBaseOffset })),
 	nullableIntColumn("position", func(f verify.Finding) *int64 { return f.Position }),
-	nullableIntColumn("offset", func(f verify.Finding) *int64 { return f.Offset }),
-	textColumn("message", func(f verify.Finding) string { return f.Message }),
+	wideOnly(nullableIntColumn("offset", func(f verify.Finding) *int64 { return f.Offset })),
+	withFit(textColumn("message", func(f verify.Finding) string { return f.Message }), fitBelow),
+}
+
+// shortFile is a finding's file as the table shows it: the file's name
+// under its directory's (orders-3/00000000000000000368.log), the rest of
+// the path being the same for every finding of a run.
+func shortFile(file string) string {
+	dir, name := filepath.Split(filepath.Clean(file))
+	if dir == "" {
+		return name
+	}
+	return filepath.Join(filepath.Base(dir), name)
 }
 
 func runVerify(ios *IOStreams, opts verifyOptions) error {
@@ -142,8 +159,20 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		targets = append(targets, t)
 	}
 	vopts := verify.Options{Jobs: opts.jobs, Records: opts.records, IndexIntervalBytes: opts.interval, SideFiles: true}
-	started := time.Now()
+	started := ios.now()
 	l := newLister(ios, findingColumns)
+	l.Empty("no findings: every segment, index and side file checked is as a broker expects")
+	emit := l.Add
+	var junit *junitReport
+	if ios.Format() == FormatJUnit {
+		junit = newJUnitReport(opts.strict)
+		for _, t := range targets {
+			if err := junit.addTarget(t); err != nil {
+				return err
+			}
+		}
+		emit = junit.add
+	}
 	var total verify.Summary
 	for _, t := range targets {
 		for _, s := range t.Skipped {
@@ -153,7 +182,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		vopts.Progress = bar.callback()
 		sum, err := verify.Run(t, vopts, func(f verify.Finding) {
 			if opts.verbose || !f.IsInfo() {
-				l.Add(f)
+				emit(f)
 			}
 		})
 		bar.done()
@@ -166,16 +195,26 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		total.Infos += sum.Infos
 		if err != nil {
 			// What was found so far stands; the run could not finish.
-			if cerr := l.Close(); cerr != nil {
+			var cerr error
+			if junit != nil {
+				cerr = junit.write(ios.Out, ios.now().Sub(started))
+			} else {
+				cerr = l.Close()
+			}
+			if cerr != nil {
 				return cerr
 			}
 			return fmt.Errorf("verifying %s: %w", t.Path, err)
 		}
 	}
-	elapsed := time.Since(started)
-	line := summaryText(total)
+	elapsed := ios.now().Sub(started)
+	line := summaryText(total, elapsed)
 	l.Footer("%s", line)
-	if err := l.Close(); err != nil {
+	if junit != nil {
+		if err := junit.write(ios.Out, elapsed); err != nil {
+			return err
+		}
+	} else if err := l.Close(); err != nil {
 		return err
 	}
 	if opts.recoveryPlan {
@@ -188,7 +227,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		if err := newJSONEncoder(ios).Encode(total); err != nil {
 			return err
 		}
-	case FormatCSV:
+	case FormatCSV, FormatJUnit:
 		fmt.Fprintf(ios.ErrOut, "kseg: %s\n", line)
 	}
 	switch {
@@ -200,7 +239,14 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	return nil
 }
 
-func summaryText(s verify.Summary) string {
-	return fmt.Sprintf("%d partitions, %d segments, %d batches, %d bytes checked: %d errors, %d warnings, %d info",
-		s.Partitions, s.Segments, s.Batches, s.Bytes, s.Errors, s.Warnings, s.Infos)
+// summaryText is the summary for people: counts grouped, the bytes of the
+// logs in IEC units, and the time the run took and its rate.
+func summaryText(s verify.Summary, elapsed time.Duration) string {
+	took := ""
+	if elapsed > 0 {
+		took = " in " + humanDuration(elapsed) + " (" + rate(s.Bytes, elapsed) + ")"
+	}
+	return fmt.Sprintf("%s, %s, %s, %s checked%s: %s, %s, %s info",
+		countOf(s.Partitions, "partition"), countOf(s.Segments, "segment"), countOf(s.Batches, "batch"), humanSize(s.Bytes), took,
+		countOf(s.Errors, "error"), countOf(s.Warnings, "warning"), groupCount(int64(s.Infos)))
 }

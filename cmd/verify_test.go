@@ -88,6 +88,10 @@ func TestVerifyClean(t *testing.T) {
 	if len(lines) != 1 || lines[0]["kind"] != "summary" || lines[0]["errors"] != 0.0 || lines[0]["warnings"] != 0.0 || lines[0]["segments"] != 2.0 || lines[0]["batches"] != 120.0 {
 		t.Fatalf("output: %s", stdout)
 	}
+	outs := assertTableGoldens(t, dir, "verify-clean", 0, "verify", "demo-0")
+	if !strings.HasPrefix(outs[0], "no findings: ") {
+		t.Errorf("a clean run does not say so first:\n%s", outs[0])
+	}
 	assertTreeUnchanged(t, m.Dir, before)
 }
 
@@ -95,8 +99,8 @@ func TestVerifyDamaged(t *testing.T) {
 	m, dir := verifyFixture(t, demoShape)
 	damageDemo(t, m)
 	before := hashTree(t, m.Dir)
+	assertTableGoldens(t, dir, "verify-damaged", exitNegative, "verify", "demo-0")
 	for _, tc := range []struct{ format, golden string }{
-		{"table", "verify-damaged.txt"},
 		{"json", "verify-damaged.jsonl"},
 		{"csv", "verify-damaged.csv"},
 	} {
@@ -107,7 +111,7 @@ func TestVerifyDamaged(t *testing.T) {
 		assertGolden(t, tc.golden, stdout)
 		wantErr := ""
 		if tc.format == "csv" {
-			wantErr = "kseg: 1 partitions, 2 segments, 119 batches, " // the summary goes to stderr
+			wantErr = "kseg: 1 partition, 2 segments, 119 batches, " // the summary goes to stderr
 		}
 		if !strings.HasPrefix(stderr, wantErr) || (wantErr == "" && stderr != "") {
 			t.Errorf("-o %s: stderr %q", tc.format, stderr)

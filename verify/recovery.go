@@ -168,7 +168,15 @@ func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	err = indexfmt.NewTxnIndex(f, f.Size()).SanityCheck(sf.BaseOffset)
+	// Entries past what the log could justify are not read (txnindex.size
+	// reports them): a sparse file of billions of entries is not scanned.
+	size := f.Size()
+	if sf.Log != "" {
+		if st, err := os.Stat(sf.Log); err == nil {
+			size = min(size, inspect.MaxTxnIndexEntries(st.Size())*indexfmt.TxnEntrySize)
+		}
+	}
+	err = indexfmt.NewTxnIndex(f, size).SanityCheck(sf.BaseOffset)
 	switch {
 	case err == nil, errors.Is(err, indexfmt.ErrTxnVersion):
 		return false, nil

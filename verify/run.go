@@ -57,7 +57,7 @@ type Options struct {
 	// completes. Nil costs nothing.
 	Progress func(done, total int64)
 
-	meter *meter // Run's, from Progress
+	meter *inspect.Meter // Run's, from Progress
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
 	// ABORT markers in the log (sidefiles.go).
@@ -103,7 +103,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		return sum, errors.New("verify: no target")
 	}
 	o := opts.resolved()
-	o.meter = newMeter(opts.Progress, t)
+	o.meter = inspect.NewMeter(opts.Progress, t.LogBytes())
 	var jobs []*segmentJob
 	side := newSideChecker(t, &o)
 	dd := side.dataDir
@@ -155,7 +155,9 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 					j.res = side.run(t.Partitions[j.part])
 				default:
 					j.res = runJob(&o, j, bufs)
-					o.meter.segmentDone(j)
+					if j.res != nil {
+						o.meter.Done(&j.reported, j.res.bytes)
+					}
 				}
 				close(j.done)
 			}
@@ -238,7 +240,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	}
 	wg.Wait()
 	if err == nil {
-		o.meter.finish()
+		o.meter.Finish()
 	}
 	return sum, err
 }
@@ -470,7 +472,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		c.checkTxnIndex(indexfmt.NewTxnIndex(f, f.Size()), f.Size(), sf.TxnIndex)
+		c.checkTxnIndex(indexfmt.NewTxnIndex(f, f.Size()), f.Size(), sf.TxnIndex, hasLog)
 	}
 	if c.err != nil {
 		res.err = c.err

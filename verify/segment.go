@@ -170,7 +170,7 @@ func (c *segChecker) checkLog() error {
 			return err
 		}
 		pos = next
-		c.opts.meter.advance(&c.job.reported, pos)
+		c.opts.meter.Advance(&c.job.reported, pos)
 	}
 	return nil
 }
@@ -293,43 +293,19 @@ func (c *segChecker) tail(pos int64, why string) error {
 func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, error) {
 	pos, end := b.Position, b.End()
 	what := fmt.Sprintf("stored CRC %d does not match the computed %d (%s over %d bytes)", b.CRC, computed, crcName(b.Magic), end-pos-inspect.CRCStart(b.Magic))
-	if end < c.logSize {
-		ok, err := c.plausibleAt(end)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			next, found, err := c.rs.Next(pos + 1)
-			if err != nil {
-				return 0, err
-			}
-			if found {
-				c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s, and no batch starts where its length field says it ends (position %d): the length field is likely damaged too; %s",
-					what, end, skipped(pos, next))
-				c.damage(pos, next)
-				return next, nil
-			}
-		}
+	next, err := c.rs.SkipBadCRC(b) // dump-log --salvage's decision too
+	if err != nil {
+		return 0, err
+	}
+	if next >= 0 {
+		c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s, and no batch starts where its length field says it ends (position %d): the length field is likely damaged too; %s",
+			what, end, skipped(pos, next))
+		c.damage(pos, next)
+		return next, nil
 	}
 	c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s: the batch (offsets %s) is damaged; broker recovery would truncate the segment here, dropping %d bytes", what, offsetsText(b), c.logSize-pos)
 	c.batch(b, false)
 	return end, nil
-}
-
-// plausibleAt reports whether a batch header that could be genuine starts
-// at pos: it parses, is consistent and fits in the file (its CRC is not
-// checked).
-func (c *segChecker) plausibleAt(pos int64) (bool, error) {
-	left := c.logSize - pos
-	if left < inspect.HeaderSizeUpToMagic+1 {
-		return false, nil
-	}
-	hdr, err := c.w.bytes(pos, min(int64(inspect.HeaderReadSize), left))
-	if err != nil {
-		return false, err
-	}
-	b, perr := inspect.ParseBatch(hdr, pos, c.logName)
-	return perr == nil && b.Size <= left && inspect.HeaderProblem(&b) == "", nil
 }
 
 func crcName(magic int8) string {

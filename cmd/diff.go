@@ -1,0 +1,264 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/inspect/replica"
+)
+
+type diffOptions struct {
+	left, right string
+	records     bool
+	max         int
+	force       bool
+	encoding    string
+}
+
+func newDiffCommand(ios *IOStreams) *cobra.Command {
+	var opts diffOptions
+	var maxLines int64
+	c := &cobra.Command{
+		Use:   "diff LEFT RIGHT",
+		Short: "Compare two replicas of a partition: records on one side only, conflicts, and where LEFT would truncate",
+		Long: `Compare two replicas of one partition (the same <topic>-<partition> directory
+from two brokers, or two copies taken at different times) record by record,
+by offset: batch boundaries, compression, segment rolls and leader epochs
+may differ; two records at the same offset are the same when their
+timestamp, key, value and headers are equal. Records are compared from
+max(log start offsets) up to the smaller log end offset; past it, the
+longer side's records are on that side only.
+
+The answer is one line: kind ("divergence") left_log_end_offset
+right_log_end_offset compared_from compared_to (exclusive)
+first_difference_offset (the first offset in the compared range where the
+records differ, or null) truncation_offset (where LEFT, as a follower of
+RIGHT, truncates by the leader-epoch protocol: KIP-101, KIP-279,
+OffsetsForLeaderEpoch repeated while RIGHT answers with an older epoch; null
+when neither side has epochs) left_records_past_truncation (the records of
+LEFT a follower would discard), then left_epochs and right_epochs (where the
+epochs came from: checkpoint, batches or none), truncation_rounds (each
+round: requested_epoch leader_epoch leader_end_offset truncate_to final),
+only_left only_right conflicts removed_by_compaction (counts).
+
+Epochs come from each side's leader-epoch-checkpoint, or, where it is
+missing or does not load, from the partition leader epochs of the batches
+(as the broker rebuilds the cache). A record present on one side and missing
+on the other at an offset the other side's log covers (at or above the
+compared start, below its log end offset) was removed by that side's log
+cleaner: it is listed with removed_by_compaction true and is not a
+difference.
+
+With --records, each difference first: kind (only_left, only_right,
+conflict) and the record fields of dump-log (the left record's, or the
+right's for only_right), "right" (the right record) for a conflict, and
+removed_by_compaction for only_left/only_right. --max N caps those lines.
+
+Exit 0 when the replicas agree over the compared range and have the same
+log end offset, 1 when they differ, 2 when the comparison could not be done
+(e.g. the directories name different partitions, unless --force; damage in
+a log).`,
+		Example: `  kseg diff /mnt/broker1/data/orders-3 /mnt/broker2/data/orders-3
+  kseg diff -o json --records old-leader/orders-3 new-leader/orders-3 | jq -c 'select(.kind=="only_left" and (.removed_by_compaction|not))'`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.left, opts.right = args[0], args[1]
+			switch opts.encoding {
+			case "auto", "utf8", "hex", "base64":
+			default:
+				return usageErrorf("--encoding must be auto, utf8, hex or base64, not %q", opts.encoding)
+			}
+			if maxLines < 0 {
+				return usageErrorf("--max must be >= 0, not %d", maxLines)
+			}
+			opts.max = int(maxLines)
+			return runDiff(ios, opts)
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&opts.records, "records", false, "also list every record that differs (only_left, only_right, conflict)")
+	f.Int64Var(&maxLines, "max", 0, "with --records: at most this many record lines (0: no limit)")
+	f.BoolVar(&opts.force, "force", false, "compare even when the directories name different partitions")
+	f.StringVar(&opts.encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
+	return c
+}
+
+// diffRecordJSON is a difference line: the kind, the record fields of
+// dump-log (the embedded line's kind is shadowed), the right record of a
+// conflict.
+type diffRecordJSON struct {
+	Kind string `json:"kind"`
+	recordLineJSON
+	Right               *recordLineJSON `json:"right,omitempty"`
+	RemovedByCompaction *bool           `json:"removed_by_compaction,omitempty"`
+}
+
+type roundJSON struct {
+	RequestedEpoch  int32 `json:"requested_epoch"`
+	LeaderEpoch     int32 `json:"leader_epoch"`
+	LeaderEndOffset int64 `json:"leader_end_offset"`
+	TruncateTo      int64 `json:"truncate_to"`
+	Final           bool  `json:"final"`
+}
+
+// divergenceJSON is the contract's divergence line, then the additive
+// fields.
+type divergenceJSON struct {
+	Kind                      string      `json:"kind"`
+	LeftLogEndOffset          int64       `json:"left_log_end_offset"`
+	RightLogEndOffset         int64       `json:"right_log_end_offset"`
+	ComparedFrom              int64       `json:"compared_from"`
+	ComparedTo                int64       `json:"compared_to"`
+	FirstDifferenceOffset     *int64      `json:"first_difference_offset"`
+	TruncationOffset          *int64      `json:"truncation_offset"`
+	LeftRecordsPastTruncation int64       `json:"left_records_past_truncation"`
+	LeftEpochs                string      `json:"left_epochs"`
+	RightEpochs               string      `json:"right_epochs"`
+	TruncationRounds          []roundJSON `json:"truncation_rounds"`
+	OnlyLeft                  int64       `json:"only_left"`
+	OnlyRight                 int64       `json:"only_right"`
+	Conflicts                 int64       `json:"conflicts"`
+	RemovedByCompaction       int64       `json:"removed_by_compaction"`
+}
+
+var diffRecordColumns = []column[*diffRecordJSON]{
+	textColumn("kind", func(d *diffRecordJSON) string { return d.Kind }),
+	intColumn("offset", func(d *diffRecordJSON) int64 { return d.Offset }),
+	timestampColumn("timestamp", func(d *diffRecordJSON) int64 { return d.Timestamp }),
+	textColumn("key", func(d *diffRecordJSON) string { return optText(d.Key) }),
+	textColumn("value", func(d *diffRecordJSON) string { return optText(d.Value) }),
+	textColumn("right_value", func(d *diffRecordJSON) string {
+		if d.Right == nil {
+			return ""
+		}
+		return optText(d.Right.Value)
+	}),
+	textColumn("removed_by_compaction", func(d *diffRecordJSON) string {
+		if d.RemovedByCompaction == nil {
+			return ""
+		}
+		return strconv.FormatBool(*d.RemovedByCompaction)
+	}),
+}
+
+func nullableInt(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+var divergenceColumns = []column[*divergenceJSON]{
+	intColumn("left_log_end_offset", func(d *divergenceJSON) int64 { return d.LeftLogEndOffset }),
+	intColumn("right_log_end_offset", func(d *divergenceJSON) int64 { return d.RightLogEndOffset }),
+	intColumn("compared_from", func(d *divergenceJSON) int64 { return d.ComparedFrom }),
+	intColumn("compared_to", func(d *divergenceJSON) int64 { return d.ComparedTo }),
+	textColumn("first_difference_offset", func(d *divergenceJSON) string { return nullableInt(d.FirstDifferenceOffset) }),
+	textColumn("truncation_offset", func(d *divergenceJSON) string { return nullableInt(d.TruncationOffset) }),
+	intColumn("left_records_past_truncation", func(d *divergenceJSON) int64 { return d.LeftRecordsPastTruncation }),
+	textColumn("left_epochs", func(d *divergenceJSON) string { return d.LeftEpochs }),
+	textColumn("right_epochs", func(d *divergenceJSON) string { return d.RightEpochs }),
+	textColumn("truncation_rounds", func(d *divergenceJSON) string {
+		var parts []string
+		for _, r := range d.TruncationRounds {
+			parts = append(parts, fmt.Sprintf("epoch %d -> (%d, %d): truncate to %d", r.RequestedEpoch, r.LeaderEpoch, r.LeaderEndOffset, r.TruncateTo))
+		}
+		return strings.Join(parts, "; ")
+	}),
+	intColumn("only_left", func(d *divergenceJSON) int64 { return d.OnlyLeft }),
+	intColumn("only_right", func(d *divergenceJSON) int64 { return d.OnlyRight }),
+	intColumn("conflicts", func(d *divergenceJSON) int64 { return d.Conflicts }),
+	intColumn("removed_by_compaction", func(d *divergenceJSON) int64 { return d.RemovedByCompaction }),
+}
+
+func runDiff(ios *IOStreams, opts diffOptions) error {
+	lp, err := resolvePartition(opts.left)
+	if err != nil {
+		return err
+	}
+	rp, err := resolvePartition(opts.right)
+	if err != nil {
+		return err
+	}
+	if !opts.force && (lp.Topic != rp.Topic || lp.Partition != rp.Partition || lp.Topic == "" && lp.Name() != rp.Name()) {
+		return withHint(fmt.Errorf("%s and %s are different partitions (%s, %s)", opts.left, opts.right, lp.Name(), rp.Name()),
+			"give two copies of the same <topic>-<partition> directory, or --force to compare them anyway")
+	}
+	left, err := replica.Open(lp)
+	if err != nil {
+		return err
+	}
+	right, err := replica.Open(rp)
+	if err != nil {
+		return err
+	}
+	for _, w := range append(left.Warnings, right.Warnings...) {
+		ios.Warnf("%s", w)
+	}
+	var l *lister[*diffRecordJSON]
+	if opts.records {
+		l = newLister(ios, diffRecordColumns)
+	}
+	lines := 0
+	d, err := replica.Compare(left, right, func(x replica.Difference) error {
+		if l == nil || opts.max > 0 && lines >= opts.max {
+			return nil
+		}
+		lines++
+		line := &diffRecordJSON{Kind: x.Kind}
+		if x.Left != nil {
+			line.recordLineJSON = recordLine(&x.Left.Record, &x.Left.Batch, opts.encoding)
+		}
+		if x.Right != nil {
+			rl := recordLine(&x.Right.Record, &x.Right.Batch, opts.encoding)
+			if x.Left == nil {
+				line.recordLineJSON = rl
+			} else {
+				line.Right = &rl
+			}
+		}
+		if x.Kind != replica.Conflict {
+			line.RemovedByCompaction = ptr(x.RemovedByCompaction)
+		}
+		l.Add(line)
+		return nil
+	})
+	if l != nil {
+		if opts.max > 0 && lines >= opts.max {
+			l.Footer("record lines capped at %d (--max)", opts.max)
+		}
+		if cerr := l.Close(); cerr != nil {
+			return cerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	out := &divergenceJSON{Kind: "divergence", LeftLogEndOffset: d.LeftLogEndOffset, RightLogEndOffset: d.RightLogEndOffset,
+		ComparedFrom: d.ComparedFrom, ComparedTo: d.ComparedTo, FirstDifferenceOffset: d.FirstDifference,
+		TruncationOffset: d.Truncation, LeftRecordsPastTruncation: d.LeftRecordsPastTruncation,
+		LeftEpochs: left.EpochSource, RightEpochs: right.EpochSource, TruncationRounds: []roundJSON{},
+		OnlyLeft: d.OnlyLeft, OnlyRight: d.OnlyRight, Conflicts: d.Conflicts, RemovedByCompaction: d.RemovedByCompaction}
+	for _, r := range d.Rounds {
+		out.TruncationRounds = append(out.TruncationRounds, roundJSON(r))
+	}
+	if !(opts.records && ios.Format() == FormatCSV) {
+		if err := printObject(ios, out, divergenceColumns); err != nil {
+			return err
+		}
+	}
+	if len(d.Damage) > 0 {
+		for _, e := range d.Damage {
+			ios.Warnf("%v; the records after it in that segment were not compared", e)
+		}
+		return withHint(errors.New("a replica is damaged: the comparison is incomplete"), "kseg verify names the damage")
+	}
+	if !d.Agree() {
+		return errNegative("the replicas differ")
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package cmd
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/find"
+)
+
+type findOptions struct {
+	paths    []string
+	filter   find.Filter
+	topics   []string
+	encoding string
+	salvage  bool
+	max      int
+}
+
+func newFindCommand(ios *IOStreams) *cobra.Command {
+	var opts findOptions
+	var key, keyHex, keyPrefix, valueContains, fromTime, toTime string
+	var headers []string
+	var fromOffset, toOffset, maxMatches int64
+	c := &cobra.Command{
+		Use:   "find PATH... [filters]",
+		Short: "Search the records of every partition for a key, value, header, time or offset",
+		Long: `Search the records of every partition under each PATH (a data directory, a
+partition directory or a segment file) and print each match as a dump-log
+record line with where it is: kind ("record") partition_dir topic partition
+segment batch_position batch_base_offset, then the record fields of dump-log
+--records (offset timestamp key value key_encoding value_encoding headers, and
+decoded for the records of internal topics).
+
+Filters (every filter given must hold; give at least one):
+  --key S / --key-hex H    the key equals the bytes of S (or of the hex H)
+  --key-prefix S           the key starts with the bytes of S
+  --value-contains S       the value contains the bytes of S
+  --header NAME            the record has a header NAME
+  --header NAME=VALUE      ... whose value is exactly VALUE (repeatable)
+  --from-time/--to-time T  the effective timestamp is >= T / <= T
+  --from-offset/--to-offset N  the offset is >= N / <= N
+  --topic NAME             the partition belongs to topic NAME (repeatable)
+
+Control records never match. Lines come out partition by partition in the
+order ls lists them (partitions are searched in parallel), in offset order
+within a partition; --max N stops after N matches. Offset bounds and
+--from-time are resolved through the indexes, segment by segment, so that
+segments and byte ranges outside them are not read; --to-time filters (a
+record's timestamp says nothing about the next one's).
+
+Exit 0 when a record matched, 1 when none did, 2 when the search could not
+be done. Damage in a segment is reported on stderr with the file and byte
+position, and the search goes on with the next segment; the exit code is
+then 2. With --salvage the search resumes past the damage at the next valid
+batch, as dump-log --salvage does, and the exit code says only whether
+anything matched.`,
+		Example: `  kseg find data --key order-1234
+  kseg find data --topic orders --value-contains '"status":"failed"' --from-time 2024-05-01T10:00:00Z --to-time 2024-05-01T11:00:00Z
+  kseg find data/orders-3 --header trace-id=4bf92f3577b34da6 -o json | jq .offset
+  kseg find -o json data --key-hex 00000001 --max 1`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.paths = args
+			fl := c.Flags()
+			f := &opts.filter
+			switch opts.encoding {
+			case "auto", "utf8", "hex", "base64":
+			default:
+				return usageErrorf("--encoding must be auto, utf8, hex or base64, not %q", opts.encoding)
+			}
+			if fl.Changed("key") && fl.Changed("key-hex") {
+				return usageErrorf("give --key or --key-hex, not both")
+			}
+			if fl.Changed("key") {
+				f.Key = []byte(key)
+			}
+			if fl.Changed("key-hex") {
+				b, err := hex.DecodeString(keyHex)
+				if err != nil {
+					return usageErrorf("--key-hex must be hexadecimal bytes, not %q", keyHex)
+				}
+				f.Key = b
+			}
+			if fl.Changed("key-prefix") {
+				f.KeyPrefix = []byte(keyPrefix)
+			}
+			if fl.Changed("value-contains") {
+				f.ValueContains = []byte(valueContains)
+			}
+			for _, h := range headers {
+				name, value, hasValue := strings.Cut(h, "=")
+				if name == "" {
+					return usageErrorf("--header must be NAME or NAME=VALUE, not %q", h)
+				}
+				hf := find.HeaderFilter{Name: name, HasValue: hasValue}
+				if hasValue {
+					hf.Value = []byte(value)
+				}
+				f.Headers = append(f.Headers, hf)
+			}
+			for _, b := range []struct {
+				flag string
+				v    *int64
+				dst  **int64
+			}{{"from-offset", &fromOffset, &f.FromOffset}, {"to-offset", &toOffset, &f.ToOffset}} {
+				if fl.Changed(b.flag) {
+					if *b.v < 0 {
+						return usageErrorf("--%s must be >= 0, not %d", b.flag, *b.v)
+					}
+					*b.dst = b.v
+				}
+			}
+			for _, b := range []struct {
+				flag, v string
+				dst     **int64
+			}{{"from-time", fromTime, &f.FromTime}, {"to-time", toTime, &f.ToTime}} {
+				if fl.Changed(b.flag) {
+					ts, err := parseTimestamp(b.v)
+					if err != nil || ts < 0 {
+						return usageErrorf("--%s must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", b.flag, b.v)
+					}
+					*b.dst = &ts
+				}
+			}
+			if maxMatches < 0 {
+				return usageErrorf("--max must be >= 0, not %d", maxMatches)
+			}
+			opts.max = int(maxMatches)
+			if f.Key == nil && f.KeyPrefix == nil && f.ValueContains == nil && f.Headers == nil &&
+				f.FromOffset == nil && f.ToOffset == nil && f.FromTime == nil && f.ToTime == nil && len(opts.topics) == 0 {
+				return usageErrorf("give at least one filter (--key, --key-hex, --key-prefix, --value-contains, --header, --from-time, --to-time, --from-offset, --to-offset, --topic)")
+			}
+			return runFind(ios, opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&key, "key", "", "records whose key is exactly these bytes (UTF-8)")
+	fl.StringVar(&keyHex, "key-hex", "", "records whose key is exactly these bytes (hex)")
+	fl.StringVar(&keyPrefix, "key-prefix", "", "records whose key starts with these bytes")
+	fl.StringVar(&valueContains, "value-contains", "", "records whose value contains these bytes")
+	fl.StringArrayVar(&headers, "header", nil, "records with this header: NAME, or NAME=VALUE (repeatable; all must hold)")
+	fl.StringVar(&fromTime, "from-time", "", "records with a timestamp >= this (ms, RFC 3339, a date, or relative: -1h)")
+	fl.StringVar(&toTime, "to-time", "", "records with a timestamp <= this (ms, RFC 3339, a date, or relative: -1h)")
+	fl.Int64Var(&fromOffset, "from-offset", 0, "records at this offset or later")
+	fl.Int64Var(&toOffset, "to-offset", 0, "records at this offset or earlier")
+	fl.StringArrayVar(&opts.topics, "topic", nil, "only partitions of this topic (repeatable)")
+	fl.Int64Var(&maxMatches, "max", 0, "stop after this many matches (0: no limit)")
+	fl.BoolVar(&opts.salvage, "salvage", false, "go on past damage inside a segment, resuming at the next valid batch")
+	fl.StringVar(&opts.encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
+	return c
+}
+
+// findLineJSON is the contract's find line: where the record is, then the
+// dump-log record fields (the embedded line's kind is shadowed by ours).
+type findLineJSON struct {
+	Kind            string `json:"kind"`
+	PartitionDir    string `json:"partition_dir"`
+	Topic           string `json:"topic"`
+	Partition       int32  `json:"partition"`
+	Segment         string `json:"segment"`
+	BatchPosition   int64  `json:"batch_position"`
+	BatchBaseOffset int64  `json:"batch_base_offset"`
+	recordLineJSON
+}
+
+var findColumns = []column[*findLineJSON]{
+	textColumn("partition_dir", func(l *findLineJSON) string { return l.PartitionDir }),
+	textColumn("segment", func(l *findLineJSON) string { return l.Segment }),
+	intColumn("batch_position", func(l *findLineJSON) int64 { return l.BatchPosition }),
+	intColumn("offset", func(l *findLineJSON) int64 { return l.Offset }),
+	timestampColumn("timestamp", func(l *findLineJSON) int64 { return l.Timestamp }),
+	textColumn("key", func(l *findLineJSON) string { return optText(l.Key) }),
+	textColumn("value", func(l *findLineJSON) string { return optText(l.Value) }),
+}
+
+func runFind(ios *IOStreams, opts findOptions) error {
+	var parts []*inspect.Partition
+	for _, path := range opts.paths {
+		t, err := resolveTarget(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range t.Skipped {
+			ios.Warnf("%s: not searched: %s", s.Path, s.Reason)
+		}
+		ps := append([]*inspect.Partition(nil), t.Partitions...)
+		sortPartitions(ps)
+		for _, p := range ps {
+			if len(opts.topics) == 0 || slices.Contains(opts.topics, p.Topic) {
+				parts = append(parts, p)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		ios.Warnf("no partition of topic %s under %s", strings.Join(opts.topics, ", "), strings.Join(opts.paths, ", "))
+	}
+	l := newLister(ios, findColumns)
+	damaged := 0
+	res, err := find.Search(parts, find.Options{Filter: opts.filter, Salvage: opts.salvage, Max: opts.max}, func(e find.Event) error {
+		if d := e.Damage; d != nil {
+			damaged++
+			reportFindDamage(ios, d, opts.salvage)
+			return nil
+		}
+		m := e.Match
+		p := m.Partition
+		line := &findLineJSON{Kind: "record", PartitionDir: p.Name(), Topic: p.Topic, Partition: p.Partition,
+			Segment: m.Segment.Name(), BatchPosition: m.Batch.Position, BatchBaseOffset: m.BatchBaseOffset,
+			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, internalValues(p.Topic))}
+		l.Add(line)
+		return nil
+	})
+	what := "matches"
+	if res.Matches == 1 {
+		what = "match"
+	}
+	l.Footer("%d %s in %d partitions searched", res.Matches, what, res.Partitions)
+	if cerr := l.Close(); cerr != nil {
+		return cerr
+	}
+	if err != nil {
+		return err
+	}
+	if damaged > 0 && !opts.salvage {
+		return withHint(fmt.Errorf("%d damaged segment ranges were not searched", damaged),
+			"kseg find --salvage searches past the damage; kseg verify names it")
+	}
+	if res.Matches == 0 {
+		return errNegative("no record matched")
+	}
+	return nil
+}
+
+// reportFindDamage says on stderr which bytes of which file were not
+// searched.
+func reportFindDamage(ios *IOStreams, d *inspect.Damage, salvage bool) {
+	detail := d.Err.Error()
+	var ce *inspect.CorruptError
+	if errors.As(d.Err, &ce) {
+		detail = ce.Err.Error()
+	}
+	if !salvage || d.End < 0 {
+		ios.Warnf("%s: byte position %d: %s; the rest of the segment was not searched", d.Segment.Log, d.Position, detail)
+		return
+	}
+	ios.Warnf("%s: bytes %d..%d (%d bytes) skipped: %s", d.Segment.Log, d.Position, d.End-1, d.End-d.Position, detail)
+}

@@ -1,0 +1,223 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/groups"
+)
+
+type groupsOptions struct {
+	path  string
+	group string
+	topic string
+	at    *int64
+}
+
+func newGroupsCommand(ios *IOStreams) *cobra.Command {
+	var opts groupsOptions
+	var at string
+	c := &cobra.Command{
+		Use:   "groups PATH [--group ID] [--topic NAME] [--at T]",
+		Short: "Rebuild consumer groups' committed offsets from __consumer_offsets, offline",
+		Long: `Rebuild the committed offsets of consumer groups from the __consumer_offsets-N
+partitions under PATH (a data directory, or one such partition directory),
+as the group coordinator does when it loads a partition: records are applied
+in offset order; an offset commit sets the committed offset of (group,
+topic, partition) and a tombstone removes it; offset commits written in a
+transaction take effect at the producer's COMMIT marker (unless a commit
+later in the log already set that partition) and are dropped at its ABORT
+marker; commits whose transaction is still open at the end of the log are
+not applied and are counted as pending. Group metadata records and the
+KIP-848 consumer group records carry no offsets.
+
+--at T applies only records whose timestamp is <= T (ms, RFC 3339, a date or
+relative such as -1h): the offsets as of that time. --group and --topic
+keep the lines of one group or one consumed topic.
+
+One line per committed offset, sorted by group, topic, partition: kind
+("group_offset") group topic partition offset leader_epoch (null when the
+commit has none) metadata commit_timestamp source (the __consumer_offsets
+partition) source_offset (the record that set it) log_end_offset and lag
+(of the consumed partition when its directory is in the same data
+directory, else null). A last line: kind ("summary") groups offsets
+partitions_read pending_transactional.
+
+Exit 0 (also when no offsets were found), 2 when PATH holds no
+__consumer_offsets partition or one could not be read.`,
+		Example: `  kseg groups /var/lib/kafka/data --group payments
+  kseg groups -o json /var/lib/kafka/data --topic orders | jq -c 'select(.kind=="group_offset") | {group, partition, lag}'
+  kseg groups /var/lib/kafka/data --group payments --at 2024-05-01T10:00:00Z`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.path = args[0]
+			if c.Flags().Changed("at") {
+				ts, err := parseTimestamp(at)
+				if err != nil || ts < 0 {
+					return usageErrorf("--at must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", at)
+				}
+				opts.at = &ts
+			}
+			return runGroups(ios, opts)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opts.group, "group", "", "only this consumer group")
+	f.StringVar(&opts.topic, "topic", "", "only offsets of this consumed topic")
+	f.StringVar(&at, "at", "", "the state as of this time: only records with a timestamp <= T (ms, RFC 3339, a date, or relative: -1h)")
+	return c
+}
+
+// groupOffsetJSON is the contract's group_offset line.
+type groupOffsetJSON struct {
+	Kind            string `json:"kind"`
+	Group           string `json:"group"`
+	Topic           string `json:"topic"`
+	Partition       int32  `json:"partition"`
+	Offset          int64  `json:"offset"`
+	LeaderEpoch     *int32 `json:"leader_epoch"`
+	Metadata        string `json:"metadata"`
+	CommitTimestamp int64  `json:"commit_timestamp"`
+	Source          string `json:"source"`
+	SourceOffset    int64  `json:"source_offset"`
+	LogEndOffset    *int64 `json:"log_end_offset"`
+	Lag             *int64 `json:"lag"`
+}
+
+// groupsSummaryJSON is the contract's last line of groups.
+type groupsSummaryJSON struct {
+	Kind                 string `json:"kind"`
+	Groups               int    `json:"groups"`
+	Offsets              int    `json:"offsets"`
+	PartitionsRead       int    `json:"partitions_read"`
+	PendingTransactional int    `json:"pending_transactional"`
+}
+
+// groupsLine is one row: an offset or the summary.
+type groupsLine struct {
+	offset  *groupOffsetJSON
+	summary *groupsSummaryJSON
+}
+
+func (l groupsLine) MarshalJSON() ([]byte, error) {
+	if l.summary != nil {
+		return json.Marshal(l.summary)
+	}
+	return json.Marshal(l.offset)
+}
+
+func offsetCell(f func(*groupOffsetJSON) string) func(groupsLine) string {
+	return func(l groupsLine) string {
+		if l.offset == nil {
+			return ""
+		}
+		return f(l.offset)
+	}
+}
+
+func intText(p *int64) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprint(*p)
+}
+
+var groupsColumns = []column[groupsLine]{
+	textColumn("group", offsetCell(func(o *groupOffsetJSON) string { return o.Group })),
+	textColumn("topic", offsetCell(func(o *groupOffsetJSON) string { return o.Topic })),
+	{name: "partition", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.Partition) })},
+	{name: "offset", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.Offset) })},
+	{name: "leader_epoch", right: true, cell: offsetCell(func(o *groupOffsetJSON) string {
+		if o.LeaderEpoch == nil {
+			return ""
+		}
+		return fmt.Sprint(*o.LeaderEpoch)
+	})},
+	{name: "commit_timestamp", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.CommitTimestamp) }),
+		human: offsetCell(func(o *groupOffsetJSON) string { return humanTime(o.CommitTimestamp) })},
+	{name: "log_end_offset", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return intText(o.LogEndOffset) })},
+	{name: "lag", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return intText(o.Lag) })},
+	textColumn("source", offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprintf("%s@%d", o.Source, o.SourceOffset) })),
+}
+
+func runGroups(ios *IOStreams, opts groupsOptions) error {
+	t, err := resolveTarget(opts.path)
+	if err != nil {
+		return err
+	}
+	parts := groups.Partitions(t)
+	if len(parts) == 0 {
+		return withHint(fmt.Errorf("%s: %w (found %d other partitions)", opts.path, groups.ErrNoPartitions, len(t.Partitions)),
+			"name the data directory of a broker that led __consumer_offsets partitions, or one __consumer_offsets-N directory; kseg coordinator --group ID says which N holds a group")
+	}
+	sortPartitions(parts)
+	st := groups.NewState()
+	var damaged []error
+	for _, p := range parts {
+		if err := st.Load(p, groups.Options{At: opts.at}); err != nil {
+			var ce *inspect.CorruptError
+			if !errors.As(err, &ce) {
+				return err
+			}
+			ios.Warnf("%v; the offsets after the damage in that segment are not applied", err)
+			damaged = append(damaged, err)
+		}
+	}
+	if st.Undecodable > 0 {
+		ios.Warnf("%d offset commit records did not decode and were skipped (kseg dump-log --decoder consumer_offsets shows them)", st.Undecodable)
+	}
+	keep := func(k groups.Key) bool {
+		return (opts.group == "" || k.Group == opts.group) && (opts.topic == "" || k.Topic == opts.topic)
+	}
+	l := newLister(ios, groupsColumns)
+	seenGroups := map[string]bool{}
+	leos := map[groups.Key]*int64{}
+	n := 0
+	for _, o := range st.Offsets() {
+		if !keep(o.Key) {
+			continue
+		}
+		n++
+		seenGroups[o.Group] = true
+		line := &groupOffsetJSON{Kind: "group_offset", Group: o.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset,
+			LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, CommitTimestamp: o.CommitTimestamp, Source: o.Source, SourceOffset: o.SourceOffset}
+		tp := groups.Key{Topic: o.Topic, Partition: o.Partition}
+		leo, known := leos[tp]
+		if !known && t.DataDir != "" {
+			v, ok, err := groups.LogEndOffset(t.DataDir, o.Topic, o.Partition)
+			if err != nil {
+				ios.Warnf("%s-%d: log end offset unknown: %v", o.Topic, o.Partition, err)
+			} else if ok {
+				leo = &v
+			}
+			leos[tp] = leo
+		}
+		if leo != nil {
+			line.LogEndOffset = leo
+			line.Lag = ptr(*leo - o.Offset)
+		}
+		l.Add(groupsLine{offset: line})
+	}
+	pending := 0
+	for _, o := range st.Pending() {
+		if keep(o.Key) {
+			pending++
+		}
+	}
+	sum := &groupsSummaryJSON{Kind: "summary", Groups: len(seenGroups), Offsets: n, PartitionsRead: st.Partitions, PendingTransactional: pending}
+	if ios.Format() == FormatJSON {
+		l.Add(groupsLine{summary: sum})
+	}
+	l.Footer("%d groups, %d committed offsets from %d %s partitions; %d transactional offset commits pending", sum.Groups, sum.Offsets, sum.PartitionsRead, groups.Topic, sum.PendingTransactional)
+	if err := l.Close(); err != nil {
+		return err
+	}
+	if len(damaged) > 0 {
+		return withHint(fmt.Errorf("%d %s partitions are damaged: the offsets shown are those before the damage", len(damaged), groups.Topic), "kseg verify names the damage")
+	}
+	return nil
+}

@@ -1,0 +1,337 @@
+// Package find searches the records of partitions for those matching a
+// filter (key, key prefix, value substring, header, time and offset
+// bounds): the library behind `kseg find`.
+//
+// It walks each partition with inspect's log walk (Partition.Walk, or
+// WalkSalvage past damage) and decodes records with inspect.RecordDecoder;
+// it has no log loop of its own. Offset and time bounds are resolved
+// through the indexes, segment by segment: a segment whose offsets lie
+// outside the range is not opened, and inside a segment the walk starts
+// where the offset index (for FromOffset) or the time index (for FromTime,
+// the broker's timestamp search) lands, so only the bytes in range are
+// read. Partitions are searched in parallel; events come out partition by
+// partition in the order given, in offset order within a partition.
+package find
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// HeaderFilter matches a record having a header Name; with HasValue, the
+// header's value must equal Value (a nil Value with HasValue matches a
+// null header value only).
+type HeaderFilter struct {
+	Name     string
+	Value    []byte
+	HasValue bool
+}
+
+// Filter is what a record must satisfy: every set field must hold. Nil
+// byte slices and pointers are unset; a set empty key is []byte{}.
+type Filter struct {
+	Key           []byte         // the key equals these bytes
+	KeyPrefix     []byte         // the key starts with these bytes
+	ValueContains []byte         // the value contains these bytes
+	Headers       []HeaderFilter // each must be present
+	// Offsets are inclusive; timestamps are the records' effective
+	// timestamps (the batch's for LogAppendTime), inclusive.
+	FromOffset, ToOffset *int64
+	FromTime, ToTime     *int64
+}
+
+// Match reports whether r (a data record; control records never match)
+// passes f.
+func (f *Filter) Match(r *inspect.Record) bool {
+	if f.FromOffset != nil && r.Offset < *f.FromOffset || f.ToOffset != nil && r.Offset > *f.ToOffset {
+		return false
+	}
+	if f.FromTime != nil && r.Timestamp < *f.FromTime || f.ToTime != nil && r.Timestamp > *f.ToTime {
+		return false
+	}
+	if f.Key != nil && (r.Key == nil || !bytes.Equal(r.Key, f.Key)) {
+		return false
+	}
+	if f.KeyPrefix != nil && (r.Key == nil || !bytes.HasPrefix(r.Key, f.KeyPrefix)) {
+		return false
+	}
+	if f.ValueContains != nil && (r.Value == nil || !bytes.Contains(r.Value, f.ValueContains)) {
+		return false
+	}
+	for i := range f.Headers {
+		h := &f.Headers[i]
+		found := false
+		for _, x := range r.Headers {
+			if string(x.Key) != h.Name {
+				continue
+			}
+			if !h.HasValue || (x.Value == nil) == (h.Value == nil) && bytes.Equal(x.Value, h.Value) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// Options tune a search.
+type Options struct {
+	Filter Filter
+	// Salvage goes on past damage inside a segment (WalkSalvage: resume at
+	// the next valid batch); without it the rest of a damaged segment is
+	// not searched.
+	Salvage bool
+	// Max stops the search after this many matches (0: no limit).
+	Max int
+	// Workers is how many partitions are searched at once (0: GOMAXPROCS).
+	Workers int
+}
+
+// Match is one record that matched. Its byte slices are its own.
+type Match struct {
+	Partition *inspect.Partition
+	Segment   *inspect.SegmentFiles
+	// Batch is the header of the batch holding the record. BatchBaseOffset
+	// is its base offset, or for a legacy (magic 0/1) wrapper the offset of
+	// its first inner message (the header holds the last).
+	Batch           inspect.Batch
+	BatchBaseOffset int64
+	Record          inspect.Record
+}
+
+// Event is what Search hands its callback: a match or a damaged range.
+type Event struct {
+	Partition *inspect.Partition
+	Match     *Match
+	// Damage is a stretch of a segment that could not be searched: without
+	// Salvage, from the damage to the end of that segment (End is then the
+	// file size, or -1 when unknown); with it, the bytes skipped. Its Err
+	// names the file and byte position.
+	Damage *inspect.Damage
+}
+
+// Result sums up a search.
+type Result struct {
+	Matches    int
+	Damaged    int  // damage events
+	Partitions int  // partitions searched (to the end or to Max)
+	Stopped    bool // Max was reached
+}
+
+var errStop = errors.New("search stopped")
+
+// Search searches parts and calls fn with each event, in order: partition
+// by partition as given, in file (offset) order within a partition. fn is
+// called from the caller's goroutine. An error from fn, or an error that
+// is not damage (an unreadable file), stops the search and is returned.
+func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Result, error) {
+	var res Result
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(parts)))
+	type job struct {
+		events chan Event
+		err    error // set before events is closed
+	}
+	jobs := make([]*job, len(parts))
+	for i := range jobs {
+		jobs[i] = &job{events: make(chan Event, 64)}
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, workers)
+	// Partitions start in order, so the one the caller waits for has
+	// always started: a worker blocked on a full channel of a later
+	// partition never holds up an earlier one.
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		for i, p := range parts {
+			select {
+			case sem <- struct{}{}:
+			case <-done:
+				for _, j := range jobs[i:] {
+					close(j.events)
+				}
+				return
+			}
+			wg.Add(1)
+			go func(j *job, p *inspect.Partition) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				send := func(e Event) error {
+					if stop.Load() {
+						return errStop
+					}
+					select {
+					case j.events <- e:
+						return nil
+					case <-done:
+						return errStop
+					}
+				}
+				if err := searchPartition(p, &opts, send); err != nil && !errors.Is(err, errStop) {
+					j.err = err
+				}
+				close(j.events)
+			}(jobs[i], p)
+		}
+	}()
+	finish := func(err error) (Result, error) {
+		stop.Store(true)
+		close(done)
+		<-fed
+		wg.Wait()
+		return res, err
+	}
+	for _, j := range jobs {
+		for e := range j.events {
+			if e.Damage != nil {
+				res.Damaged++
+			}
+			if e.Match != nil {
+				res.Matches++
+			}
+			if err := fn(e); err != nil {
+				return finish(err)
+			}
+			if opts.Max > 0 && res.Matches >= opts.Max {
+				res.Stopped = true
+				res.Partitions++
+				return finish(nil)
+			}
+		}
+		if j.err != nil {
+			return finish(j.err)
+		}
+		res.Partitions++
+	}
+	return finish(nil)
+}
+
+// searchPartition walks p segment by segment, so that damage in one
+// segment is reported and the search goes on with the next (the broker's
+// recovery, too, judges each segment on its own).
+func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error) error {
+	f := &opts.Filter
+	var dec inspect.RecordDecoder
+	var pending []Match
+	for i := range p.Segments {
+		sf := &p.Segments[i]
+		if sf.Log == "" {
+			continue
+		}
+		// Offsets in segment i are in [base_i, base_{i+1}).
+		if f.ToOffset != nil && sf.BaseOffset > *f.ToOffset {
+			break
+		}
+		if f.FromOffset != nil && i+1 < len(p.Segments) && p.Segments[i+1].BaseOffset <= *f.FromOffset {
+			continue
+		}
+		one := *p
+		one.Segments = p.Segments[i : i+1]
+		rng := inspect.LogRange{ToOffset: f.ToOffset}
+		if f.FromTime != nil && *f.FromTime >= 0 {
+			// The broker's timestamp search takes no negative target; every
+			// record's timestamp is >= -1 anyway.
+			rng.FromTime = f.FromTime
+		}
+		if f.FromOffset != nil && *f.FromOffset > sf.BaseOffset {
+			rng.FromOffset = f.FromOffset
+		}
+		damaged := false
+		visit := func(w inspect.WalkBatch) error {
+			b := w.Batch
+			if b.IsControl() {
+				return nil // control records never match
+			}
+			pending = nil // sent matches belong to the receiver
+			first := int64(-1)
+			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
+				if first < 0 {
+					first = r.Offset
+				}
+				if f.Match(r) {
+					pending = append(pending, Match{Partition: p, Segment: sf, Batch: *b, Record: r.Clone()})
+				}
+				return nil
+			})
+			if err != nil {
+				var ce *inspect.CorruptError
+				if !errors.As(err, &ce) {
+					return err
+				}
+				// Records that do not decode: the batch is damage.
+				damaged = true
+				d := inspect.Damage{Segment: sf, Position: b.Position, End: b.End(), Err: err}
+				if !opts.Salvage {
+					d.End = -1 // the rest of the segment is not searched
+				}
+				if err := send(Event{Partition: p, Damage: &d}); err != nil {
+					return err
+				}
+				if opts.Salvage {
+					return nil
+				}
+				return errSkipSegment
+			}
+			base := b.BaseOffset
+			if b.Magic < 2 {
+				base = first
+			}
+			for k := range pending {
+				pending[k].BatchBaseOffset = base
+				if err := send(Event{Partition: p, Match: &pending[k]}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		var err error
+		if opts.Salvage {
+			err = one.WalkSalvage(rng, visit, func(d inspect.Damage) error {
+				return send(Event{Partition: p, Damage: &d})
+			})
+		} else {
+			err = one.Walk(rng, visit)
+		}
+		switch {
+		case err == nil, errors.Is(err, errSkipSegment):
+		case isDamage(err) && !damaged:
+			d := inspect.Damage{Segment: sf, Position: damagePosition(err), End: -1, Err: err}
+			if err := send(Event{Partition: p, Damage: &d}); err != nil {
+				return err
+			}
+		case isDamage(err):
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+var errSkipSegment = errors.New("skip the rest of the segment")
+
+func isDamage(err error) bool {
+	var ce *inspect.CorruptError
+	return errors.As(err, &ce)
+}
+
+func damagePosition(err error) int64 {
+	var ce *inspect.CorruptError
+	if errors.As(err, &ce) {
+		return ce.Position
+	}
+	return -1
+}

@@ -1,0 +1,332 @@
+package replica
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+// Replica is one copy of a partition and what the broker would load with
+// it: log start and end offsets, leader epochs, high watermark.
+type Replica struct {
+	Partition *inspect.Partition
+	// LogStartOffset is the larger of the first segment's base offset and
+	// the data directory's log-start-offset-checkpoint entry (LogLoader).
+	LogStartOffset int64
+	// LogEndOffset is the offset after the last batch (ListOffsets latest).
+	LogEndOffset int64
+	Epochs       EpochCache
+	// EpochSource says where Epochs come from: "checkpoint"
+	// (leader-epoch-checkpoint), "batches" (the partition leader epochs of
+	// the batches, the file being absent or unloadable) or "none".
+	EpochSource string
+	// HighWatermark is the replication-offset-checkpoint entry, when any.
+	HighWatermark *int64
+	// Warnings are problems with side files that were worked around.
+	Warnings []string
+}
+
+// Open reads what a comparison needs of p besides its records.
+func Open(p *inspect.Partition) (*Replica, error) {
+	r := &Replica{Partition: p}
+	if len(p.Segments) == 0 {
+		return nil, fmt.Errorf("%s: no segments", p.Dir)
+	}
+	latest, err := p.LookupTime(inspect.TimestampLatest, inspect.LookupOptions{})
+	if err != nil {
+		return nil, err
+	}
+	r.LogEndOffset = latest.Offset
+	r.LogStartOffset = p.Segments[0].BaseOffset
+	dd := inspect.ReadDataDirFiles(filepath.Dir(filepath.Clean(p.Dir)))
+	if ls, ok := inspect.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok && ls > r.LogStartOffset {
+		r.LogStartOffset = min(ls, r.LogEndOffset)
+	}
+	if hw, ok := inspect.CheckpointedOffset(&dd.HighWatermarks, p.Topic, p.Partition); ok {
+		r.HighWatermark = &hw
+	}
+	f := inspect.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, inspect.LeaderEpochCheckpointFile))
+	if f.Present() && f.Err == nil {
+		cache, err := f.Value.Cache()
+		if err == nil {
+			r.Epochs, r.EpochSource = EpochCache(cache), "checkpoint"
+		} else {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %v: epochs taken from the batches", f.Path, err))
+		}
+	} else if f.Present() {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %v: epochs taken from the batches", f.Path, f.Err))
+	}
+	if r.EpochSource == "" {
+		c, err := CacheFromBatches(p)
+		if err != nil && !isDamage(err) {
+			return nil, err
+		}
+		r.Epochs, r.EpochSource = c, "batches"
+	}
+	// The broker trims the cache to the log at load (LogLoader:
+	// truncateFromEnd(nextOffset)).
+	r.Epochs = r.Epochs.TruncateFromEnd(r.LogEndOffset)
+	if len(r.Epochs) == 0 {
+		r.EpochSource = "none"
+	}
+	return r, nil
+}
+
+// Side is the replica as the truncation protocol sees it.
+func (r *Replica) Side() Side {
+	return Side{Epochs: r.Epochs, LogEndOffset: r.LogEndOffset, HighWatermark: r.HighWatermark}
+}
+
+// Record is one record of a replica with where it is.
+type Record struct {
+	Segment *inspect.SegmentFiles
+	Batch   inspect.Batch
+	Record  inspect.Record // its byte slices are its own
+}
+
+// Kinds of Difference.
+const (
+	OnlyLeft  = "only_left"
+	OnlyRight = "only_right"
+	Conflict  = "conflict"
+)
+
+// Difference is an offset where the replicas do not hold the same record.
+type Difference struct {
+	Kind   string
+	Offset int64
+	// Left and Right are the records (nil on the side that lacks it).
+	Left, Right *Record
+	// RemovedByCompaction: the side lacking the record has the offset
+	// inside its log (at or above the compared start, below its log end
+	// offset), so the record was there and the cleaner removed it. Not a
+	// difference between the replicas.
+	RemovedByCompaction bool
+}
+
+// Divergence sums up a comparison.
+type Divergence struct {
+	LeftLogEndOffset, RightLogEndOffset int64
+	// ComparedFrom is max(log start offsets), ComparedTo the smaller log
+	// end offset (exclusive).
+	ComparedFrom, ComparedTo int64
+	// FirstDifference is the first offset in [ComparedFrom, ComparedTo)
+	// where the records differ (nil: none).
+	FirstDifference *int64
+	// Truncation is where LEFT truncates as a follower of RIGHT (nil when
+	// the protocol gives none), after Rounds.
+	Truncation *int64
+	Rounds     []Round
+	// LeftRecordsPastTruncation counts LEFT's records at or after
+	// Truncation.
+	LeftRecordsPastTruncation int64
+	// Counts of differences by kind (compaction gaps apart).
+	OnlyLeft, OnlyRight, Conflicts, RemovedByCompaction int64
+	// Damage met while reading either replica (the records after it in
+	// that segment were not compared).
+	Damage []error
+}
+
+// Agree reports whether the replicas hold the same records over the
+// compared range and end at the same offset.
+func (d *Divergence) Agree() bool {
+	return d.FirstDifference == nil && d.LeftLogEndOffset == d.RightLogEndOffset
+}
+
+// Compare compares left and right record by record from max(log start
+// offsets): fn is called for each difference in offset order (records at
+// or past the smaller log end offset are only on the longer side).
+func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, error) {
+	d := &Divergence{
+		LeftLogEndOffset:  left.LogEndOffset,
+		RightLogEndOffset: right.LogEndOffset,
+		ComparedFrom:      max(left.LogStartOffset, right.LogStartOffset),
+		ComparedTo:        min(left.LogEndOffset, right.LogEndOffset),
+	}
+	d.ComparedTo = max(d.ComparedTo, d.ComparedFrom)
+	if x, rounds, ok := Truncation(left.Side(), right.Side()); ok {
+		d.Truncation, d.Rounds = &x, rounds
+	} else {
+		d.Rounds = rounds
+	}
+	// Left is read from the truncation point when it is earlier, to count
+	// the records a follower would discard.
+	leftFrom := d.ComparedFrom
+	if d.Truncation != nil {
+		leftFrom = min(leftFrom, *d.Truncation)
+	}
+	lc := stream(left.Partition, leftFrom)
+	if d.Truncation != nil {
+		lc.countFrom = *d.Truncation
+	} else {
+		lc.countFrom = 1<<63 - 1
+	}
+	rc := stream(right.Partition, d.ComparedFrom)
+	defer lc.stop()
+	defer rc.stop()
+	a, b := lc.next(), rc.next()
+	for a != nil || b != nil {
+		var diff Difference
+		switch {
+		case a != nil && b != nil && a.Record.Offset == b.Record.Offset:
+			off := a.Record.Offset
+			if !sameRecord(&a.Record, &b.Record) {
+				diff = Difference{Kind: Conflict, Offset: off, Left: a, Right: b}
+			}
+			a, b = lc.next(), rc.next()
+		case a != nil && (b == nil || a.Record.Offset < b.Record.Offset):
+			if a.Record.Offset >= d.ComparedFrom {
+				diff = Difference{Kind: OnlyLeft, Offset: a.Record.Offset, Left: a, RemovedByCompaction: a.Record.Offset < right.LogEndOffset}
+			}
+			a = lc.next()
+		default:
+			diff = Difference{Kind: OnlyRight, Offset: b.Record.Offset, Right: b, RemovedByCompaction: b.Record.Offset >= d.ComparedFrom && b.Record.Offset < left.LogEndOffset}
+			b = rc.next()
+		}
+		if diff.Kind == "" {
+			continue
+		}
+		d.count(diff)
+		if err := fn(diff); err != nil {
+			return d, err
+		}
+	}
+	for _, c := range []*cursor{lc, rc} {
+		if c.err != nil {
+			if !isDamage(c.err) {
+				return d, c.err
+			}
+			d.Damage = append(d.Damage, c.err)
+		}
+	}
+	d.LeftRecordsPastTruncation = lc.counted
+	return d, nil
+}
+
+func (d *Divergence) count(diff Difference) {
+	switch {
+	case diff.RemovedByCompaction:
+		d.RemovedByCompaction++
+		return
+	case diff.Kind == OnlyLeft:
+		d.OnlyLeft++
+	case diff.Kind == OnlyRight:
+		d.OnlyRight++
+	default:
+		d.Conflicts++
+	}
+	if diff.Offset < d.ComparedTo && d.FirstDifference == nil {
+		o := diff.Offset
+		d.FirstDifference = &o
+	}
+}
+
+// sameRecord: equal timestamp, key, value and headers (a null key or value
+// is not an empty one). Batch framing, compression and leader epochs may
+// differ between replicas.
+func sameRecord(a, b *inspect.Record) bool {
+	if a.Timestamp != b.Timestamp || !sameBytes(a.Key, b.Key) || !sameBytes(a.Value, b.Value) || len(a.Headers) != len(b.Headers) {
+		return false
+	}
+	for i := range a.Headers {
+		if !bytes.Equal(a.Headers[i].Key, b.Headers[i].Key) || !sameBytes(a.Headers[i].Value, b.Headers[i].Value) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+func isDamage(err error) bool {
+	var ce *inspect.CorruptError
+	return errors.As(err, &ce)
+}
+
+// cursor reads one replica's records from an offset on, in offset order,
+// in a goroutine (Partition.Walk and RecordDecoder), a batch at a time.
+type cursor struct {
+	ch   chan []*Record
+	quit chan struct{}
+	buf  []*Record
+	err  error
+	errc chan error
+	// counted is how many records at or after countFrom were handed out.
+	countFrom, counted int64
+}
+
+func stream(p *inspect.Partition, from int64) *cursor {
+	// A walk from below the first segment finds nothing (the broker's
+	// read answers OffsetOutOfRange there): start at the log.
+	from = max(from, p.Segments[0].BaseOffset)
+	c := &cursor{ch: make(chan []*Record, 4), quit: make(chan struct{}), errc: make(chan error, 1)}
+	go func() {
+		defer close(c.ch)
+		var dec inspect.RecordDecoder
+		err := p.Walk(inspect.LogRange{FromOffset: &from}, func(w inspect.WalkBatch) error {
+			var recs []*Record
+			b := *w.Batch
+			err := dec.Records(w.Segment.Log, w.Entry, w.Batch, func(r *inspect.Record) error {
+				if r.Offset >= from {
+					recs = append(recs, &Record{Segment: w.Segment, Batch: b, Record: r.Clone()})
+				}
+				return nil
+			})
+			if len(recs) > 0 {
+				select {
+				case c.ch <- recs:
+				case <-c.quit:
+					return errStopped
+				}
+			}
+			return err
+		})
+		if errors.Is(err, errStopped) {
+			err = nil
+		}
+		c.errc <- err
+	}()
+	return c
+}
+
+var errStopped = errors.New("stopped")
+
+// next returns the next record, or nil at the end (c.err then says why
+// the stream ended early, if it did).
+func (c *cursor) next() *Record {
+	for len(c.buf) == 0 {
+		recs, ok := <-c.ch
+		if !ok {
+			if c.errc != nil {
+				c.err = <-c.errc
+				c.errc = nil
+			}
+			return nil
+		}
+		c.buf = recs
+	}
+	r := c.buf[0]
+	c.buf = c.buf[1:]
+	if r.Record.Offset >= c.countFrom {
+		c.counted++
+	}
+	return r
+}
+
+// stop ends the reading goroutine.
+func (c *cursor) stop() {
+	select {
+	case <-c.quit:
+	default:
+		close(c.quit)
+	}
+	for range c.ch {
+	}
+	if c.errc != nil {
+		<-c.errc
+		c.errc = nil
+	}
+}

@@ -1,0 +1,296 @@
+package replica_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/replica"
+	"github.com/kseg/kseg/rebuild/gen"
+)
+
+// rec is one record of a replica's history: its offset, the leader epoch
+// of the batch that wrote it, and what it holds (content names the
+// producer's record; two replicas agree at an offset when it is equal).
+type rec struct {
+	offset  int64
+	epoch   int32
+	content string
+}
+
+// history is records from..to-1 written in epoch, with content tag.
+func history(from, to int64, epoch int32, tag string) []rec {
+	var out []rec
+	for o := from; o < to; o++ {
+		out = append(out, rec{o, epoch, fmt.Sprintf("%s-%d", tag, o)})
+	}
+	return out
+}
+
+func concat(parts ...[]rec) []rec {
+	var out []rec
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// layout says how a replica lays its history out: batch sizes (cycled),
+// a segment roll every rollEvery batches, the records the cleaner removed,
+// and whether leader-epoch-checkpoint is written (else epochs come from
+// the batches).
+type layout struct {
+	batchSizes []int
+	rollEvery  int
+	removed    map[int64]bool
+	noEpochs   bool // write batches without a leader epoch, and no checkpoint
+	checkpoint []inspect.EpochEntry
+	noCheck    bool // no leader-epoch-checkpoint file
+}
+
+func writeReplica(t *testing.T, dir string, hist []rec, l layout) *replica.Replica {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var segs [][]byte
+	var bases []int64
+	batches := 0
+	for i, bi := 0, 0; i < len(hist); bi++ {
+		n := l.batchSizes[bi%len(l.batchSizes)]
+		j := i
+		for j < len(hist) && j-i < n && hist[j].epoch == hist[i].epoch {
+			j++
+		}
+		b := gen.Batch{BaseOffset: hist[i].offset, LeaderEpoch: hist[i].epoch, ProducerID: -1}
+		if l.noEpochs {
+			b.LeaderEpoch = -1
+		}
+		for _, r := range hist[i:j] {
+			if l.removed[r.offset] {
+				continue
+			}
+			b.Records = append(b.Records, gen.Record{OffsetDelta: int32(r.offset - b.BaseOffset), Timestamp: 1000 + r.offset,
+				Key: []byte(fmt.Sprintf("k%d", r.offset%7)), Value: []byte(r.content)})
+		}
+		i = j
+		if len(b.Records) == 0 {
+			continue // the cleaner drops a batch it empties
+		}
+		if batches%l.rollEvery == 0 {
+			segs = append(segs, nil)
+			bases = append(bases, b.BaseOffset)
+		}
+		batches++
+		segs[len(segs)-1] = gen.AppendBatch(segs[len(segs)-1], b)
+	}
+	for k, s := range segs {
+		if err := os.WriteFile(filepath.Join(dir, inspect.SegmentName(bases[k])+".log"), s, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !l.noCheck && !l.noEpochs {
+		cp := l.checkpoint
+		if cp == nil {
+			for _, r := range hist {
+				if len(cp) == 0 || cp[len(cp)-1].Epoch != r.epoch {
+					cp = append(cp, inspect.EpochEntry{Epoch: r.epoch, StartOffset: r.offset})
+				}
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, inspect.LeaderEpochCheckpointFile), inspect.AppendLeaderEpochCheckpoint(nil, cp), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := inspect.ReadPartition(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replica.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+type outcome struct {
+	diffs      []string // "kind offset [compaction]"
+	divergence string
+}
+
+func compare(t *testing.T, left, right *replica.Replica) outcome {
+	t.Helper()
+	var o outcome
+	d, err := replica.Compare(left, right, func(x replica.Difference) error {
+		s := fmt.Sprintf("%s %d", x.Kind, x.Offset)
+		if x.RemovedByCompaction {
+			s += " compaction"
+		}
+		o.diffs = append(o.diffs, s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Damage) > 0 {
+		t.Fatalf("damage: %v", d.Damage)
+	}
+	opt := func(p *int64) string {
+		if p == nil {
+			return "null"
+		}
+		return fmt.Sprint(*p)
+	}
+	var rounds []string
+	for _, r := range d.Rounds {
+		rounds = append(rounds, fmt.Sprintf("%d->(%d,%d)=%d", r.RequestedEpoch, r.LeaderEpoch, r.LeaderEndOffset, r.TruncateTo))
+	}
+	o.divergence = fmt.Sprintf("leo %d/%d compared [%d,%d) first %s truncate %s rounds %s past %d agree %v epochs %s/%s",
+		d.LeftLogEndOffset, d.RightLogEndOffset, d.ComparedFrom, d.ComparedTo, opt(d.FirstDifference), opt(d.Truncation),
+		strings.Join(rounds, ";"), d.LeftRecordsPastTruncation, d.Agree(), left.EpochSource, right.EpochSource)
+	return o
+}
+
+// kinds summarises difference lines as "kind from..to" runs.
+func kinds(diffs []string) string {
+	var out []string
+	var kind string
+	var first, last int64 = -1, -1
+	flush := func() {
+		if first >= 0 {
+			out = append(out, fmt.Sprintf("%s %d..%d", kind, first, last))
+		}
+	}
+	for _, d := range diffs {
+		var k, extra string
+		var off int64
+		fmt.Sscanf(d, "%s %d %s", &k, &off, &extra)
+		if extra != "" {
+			k += "(" + extra + ")"
+		}
+		if k != kind || off != last+1 {
+			flush()
+			kind, first = k, off
+		}
+		last = off
+	}
+	flush()
+	return strings.Join(out, ", ")
+}
+
+// TestReplicaPairs: pairs of replicas with different batch and segment
+// boundaries, each outcome worked out by hand from the broker's rules.
+func TestReplicaPairs(t *testing.T) {
+	small := layout{batchSizes: []int{1, 3, 2}, rollEvery: 4}
+	big := layout{batchSizes: []int{7, 5}, rollEvery: 2}
+	common := concat(history(0, 20, 1, "a"), history(20, 40, 2, "b"))
+	for _, c := range []struct {
+		name        string
+		left, right []rec
+		ll, rl      layout
+		diffs, div  string
+	}{
+		{
+			name: "identical", left: common, right: common, ll: small, rl: big,
+			div: "leo 40/40 compared [0,40) first null truncate 40 rounds 2->(2,40)=40 past 0 agree true epochs checkpoint/checkpoint",
+		},
+		{
+			name: "identical, epochs from the batches", left: common, right: common,
+			ll: layout{batchSizes: []int{4}, rollEvery: 3, noCheck: true}, rl: layout{batchSizes: []int{9}, rollEvery: 1, noCheck: true},
+			div: "leo 40/40 compared [0,40) first null truncate 40 rounds 2->(2,40)=40 past 0 agree true epochs batches/batches",
+		},
+		{
+			name: "lagging follower", left: common[:27], right: common, ll: big, rl: small,
+			diffs: "only_right 27..39",
+			div:   "leo 27/40 compared [0,27) first null truncate 27 rounds 2->(2,40)=27 past 0 agree false epochs checkpoint/checkpoint",
+		},
+		{
+			// The old leader (left) went on writing in epoch 2 after the
+			// new leader (right), which had only up to 30, was elected in
+			// epoch 3 uncleanly: right answers epoch 2 with (2, 30).
+			name:  "unclean election, one epoch",
+			left:  concat(common, history(40, 50, 2, "lost")),
+			right: concat(common[:30], history(30, 45, 3, "new")),
+			ll:    small, rl: big,
+			diffs: "conflict 30..44, only_left 45..49",
+			div:   "leo 50/45 compared [0,45) first 30 truncate 30 rounds 2->(2,30)=30 past 20 agree false epochs checkpoint/checkpoint",
+		},
+		{
+			// Left led epoch 3 (never seen by right) from 25; right led
+			// epochs 2 (from 15) and 4 (from 30). Left asks for 3, right
+			// answers (2, 30); left does not know epoch 2 and truncates to
+			// where its epoch 1 ends (25), then asks for 1: right answers
+			// (1, 15) and left truncates to 15 (KIP-279).
+			name:  "unclean elections, several epochs",
+			left:  concat(history(0, 20, 1, "a"), history(20, 25, 1, "left1"), history(25, 40, 3, "left3")),
+			right: concat(history(0, 15, 1, "a"), history(15, 30, 2, "right2"), history(30, 50, 4, "right4")),
+			ll:    small, rl: big,
+			diffs: "conflict 15..39, only_right 40..49",
+			div:   "leo 40/50 compared [0,40) first 15 truncate 15 rounds 3->(2,30)=25;1->(1,15)=15 past 25 agree false epochs checkpoint/checkpoint",
+		},
+		{
+			name:  "unclean elections, several epochs, epochs from the batches",
+			left:  concat(history(0, 20, 1, "a"), history(20, 25, 1, "left1"), history(25, 40, 3, "left3")),
+			right: concat(history(0, 15, 1, "a"), history(15, 30, 2, "right2"), history(30, 50, 4, "right4")),
+			ll:    layout{batchSizes: []int{2}, rollEvery: 3, noCheck: true}, rl: layout{batchSizes: []int{6}, rollEvery: 2, noCheck: true},
+			diffs: "conflict 15..39, only_right 40..49",
+			div:   "leo 40/50 compared [0,40) first 15 truncate 15 rounds 3->(2,30)=25;1->(1,15)=15 past 25 agree false epochs batches/batches",
+		},
+		{
+			// The cleaner ran on right only: records inside batches and a
+			// whole batch removed. Not differences.
+			name: "compaction on one side", left: common, right: common, ll: small,
+			rl:    layout{batchSizes: []int{7, 5}, rollEvery: 2, removed: map[int64]bool{1: true, 2: true, 7: true, 8: true, 9: true, 10: true, 11: true, 33: true}},
+			diffs: "only_left(compaction) 1..2, only_left(compaction) 7..11, only_left(compaction) 33..33",
+			div:   "leo 40/40 compared [0,40) first null truncate 40 rounds 2->(2,40)=40 past 0 agree true epochs checkpoint/checkpoint",
+		},
+		{
+			name: "no epochs on either side", left: common[:35], right: common,
+			ll: layout{batchSizes: []int{3}, rollEvery: 5, noEpochs: true}, rl: layout{batchSizes: []int{4}, rollEvery: 5, noEpochs: true},
+			diffs: "only_right 35..39",
+			div:   "leo 35/40 compared [0,35) first null truncate null rounds  past 0 agree false epochs none/none",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			left := writeReplica(t, filepath.Join(root, "left", "orders-0"), c.left, c.ll)
+			right := writeReplica(t, filepath.Join(root, "right", "orders-0"), c.right, c.rl)
+			o := compare(t, left, right)
+			if got := kinds(o.diffs); got != c.diffs {
+				t.Errorf("differences %q, want %q", got, c.diffs)
+			}
+			if o.divergence != c.div {
+				t.Errorf("divergence\n got  %s\n want %s", o.divergence, c.div)
+			}
+		})
+	}
+}
+
+// TestEndOffsetFor is LeaderEpochFileCache.endOffsetFor's cases.
+func TestEndOffsetFor(t *testing.T) {
+	c := replica.EpochCache{{Epoch: 2, StartOffset: 10}, {Epoch: 5, StartOffset: 40}, {Epoch: 7, StartOffset: 90}}
+	for _, x := range []struct {
+		req       int32
+		wantEpoch int32
+		wantOff   int64
+	}{
+		{7, 7, 120},  // the latest: the log end offset
+		{6, 5, 90},   // unknown, between: the floor epoch, the next start
+		{5, 5, 90},   // known, older: its end is the next epoch's start
+		{2, 2, 40},   // the oldest known
+		{1, 1, 10},   // older than any known: the request, the first start
+		{8, -1, -1},  // newer than any known
+		{-1, -1, -1}, // undefined
+	} {
+		e, o := c.EndOffsetFor(x.req, 120)
+		if e != x.wantEpoch || o != x.wantOff {
+			t.Errorf("endOffsetFor(%d) = (%d, %d), want (%d, %d)", x.req, e, o, x.wantEpoch, x.wantOff)
+		}
+	}
+	if got := fmt.Sprint(c.TruncateFromEnd(40)); got != "[{2 10}]" {
+		t.Errorf("truncateFromEnd(40) = %s", got)
+	}
+}
