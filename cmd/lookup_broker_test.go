@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,41 +18,6 @@ import (
 // index entry, probes and scanned bytes, the lookup on a copy holding the
 // index the broker actually searches (trimmed, or rebuilt on disk by kseg
 // rebuild, the same recovery rule); padded ones also against the manifest.
-
-// copyPartition copies the regular files of dir into a new directory of
-// the same name under a fresh temporary data directory.
-func copyPartition(t *testing.T, dir string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(dir))
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		in, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := os.Create(filepath.Join(dst, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			t.Fatal(err)
-		}
-		in.Close()
-		if err := out.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dst
-}
 
 func partitionAt(t *testing.T, dir string) *inspect.Partition {
 	t.Helper()
@@ -156,7 +120,7 @@ func TestLookupPaddedIndexAsTheBrokerSearches(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The broker's view: the same files with the padding cut off.
-		trimmed := copyPartition(t, dir)
+		trimmed := copyPartition(t, dir, t.TempDir())
 		s := &m.Segments[len(m.Segments)-1]
 		if err := os.Truncate(filepath.Join(trimmed, filepath.Base(m.IndexPath(s))), int64(s.IndexEntries)*8); err != nil {
 			t.Fatal(err)
@@ -240,7 +204,7 @@ func TestLookupMissingIndexUsesRecoveredIndex(t *testing.T) {
 		t.Helper()
 		// The broker's view: the same logs with the indexes recovery
 		// writes, written by kseg rebuild.
-		rebuilt := copyPartition(t, dir)
+		rebuilt := copyPartition(t, dir, t.TempDir())
 		if _, errOut, code := runKseg(t, nil, "-q", "rebuild", "--no-backup", rebuilt); code != exitOK {
 			t.Fatalf("%s: rebuild: %d %s", name, code, errOut)
 		}
