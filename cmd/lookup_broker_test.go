@@ -197,6 +197,30 @@ func TestLookupTracePaddingKept(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "KAFKA-10207") || !strings.Contains(out, ".kafka_cleanshutdown") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
+
+	// A rolled segment below the recovery point whose index ends in zeros.
+	data = t.TempDir()
+	dir = filepath.Join(data, "demo-0")
+	m, err := gen.Generate(dir, gen.Options{Seed: 47, Segments: 2, Batches: 50, IndexIntervalBytes: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0 := &m.Segments[0]
+	repairEdit(t, m.IndexPath(s0), func(b []byte) []byte { return append(b, make([]byte, 80)...) })
+	if err := os.WriteFile(filepath.Join(data, "recovery-point-offset-checkpoint"), fmt.Appendf(nil, "0\n1\ndemo 0 %d\n", m.LogEndOffset), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := s0.Batches[len(s0.Batches)-1].LastOffset
+	out, _, code = runKseg(t, nil, "-o", "json", "lookup", "--trace", dir, fmt.Sprint(target))
+	if code != exitOK || !strings.Contains(out, "below the recovery point") || !strings.Contains(out, "KAFKA-10207") ||
+		!strings.Contains(out, fmt.Sprintf(`"index_entry":{"slot":%d,`, s0.IndexEntries-1)) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	// verify reports it as a warning there.
+	out, _, _ = runKseg(t, nil, "-o", "json", "verify", dir)
+	if !strings.Contains(out, `"severity":"warning","check":"index.padding"`) {
+		t.Errorf("verify: %s", out)
+	}
 }
 
 func TestLookupMissingIndexUsesRecoveredIndex(t *testing.T) {
