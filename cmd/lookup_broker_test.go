@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/rebuild/gen"
@@ -335,5 +336,41 @@ func TestLookupLogStartFromCheckpoint(t *testing.T) {
 	out, _, _ = runKseg(t, nil, "-o", "json", "lookup-time", "--trace", dir, "earliest")
 	if !strings.Contains(out, `"offset":0,`) || !strings.Contains(out, "from first segment's base offset") {
 		t.Errorf("earliest without a checkpoint: %s", out)
+	}
+}
+
+// A .timeindex missing on a segment the next start does not recover: the
+// broker's loader creates an empty one, so the segment's largest timestamp
+// is the .log's modification time (LogSegment.largestTimestamp), and a
+// timestamp lookup passes over a segment whose file time is older than the
+// target. Recovered (no recovery point), the index is rebuilt and the
+// segment is found.
+func TestLookupTimeMissingTimeIndexKept(t *testing.T) {
+	data := t.TempDir()
+	dir := filepath.Join(data, "demo-0")
+	m, err := gen.Generate(dir, gen.Options{Seed: 48, Segments: 2, Batches: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0 := &m.Segments[0]
+	if err := os.Remove(m.TimeIndexPath(s0)); err != nil {
+		t.Fatal(err)
+	}
+	old := time.UnixMilli(s0.Batches[0].MaxTimestamp - 1000)
+	if err := os.Chtimes(m.LogPath(s0), old, old); err != nil {
+		t.Fatal(err)
+	}
+	target := s0.Batches[5].MaxTimestamp
+	out, _, code := runKseg(t, nil, "-o", "json", "lookup-time", dir, fmt.Sprint(target))
+	if code != exitOK || !strings.Contains(out, `"segment_base_offset":0,`) {
+		t.Errorf("recovered segment 0 (its time index rebuilt): exit %d %s", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(data, "recovery-point-offset-checkpoint"), fmt.Appendf(nil, "0\n1\ndemo 0 %d\n", m.LogEndOffset), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = runKseg(t, nil, "-o", "json", "lookup-time", "--trace", dir, fmt.Sprint(target))
+	want := fmt.Sprintf(`"found":true,"offset":%d,`, m.Segments[1].Batches[0].BaseOffset)
+	if code != exitOK || !strings.Contains(out, want) || !strings.Contains(out, "creates an empty time index") {
+		t.Errorf("kept segment 0 without a time index: exit %d %s; want %s", code, out, want)
 	}
 }
