@@ -144,6 +144,9 @@ func (ac *AfterCut) apply(noBackup bool) ([]string, error) {
 	sort.Strings(files)
 	aside := func(f string) string { return fmt.Sprintf("%s%s%d", f, CutAsideSuffix, ac.LogEndOffset) }
 	for _, f := range files {
+		if err := step("aside"); err != nil {
+			return written, err
+		}
 		if noBackup {
 			if err := os.Remove(f); err != nil {
 				return written, err

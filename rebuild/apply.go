@@ -126,16 +126,20 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 			plans = plans[:cut+1]
 		}
+		// Beyond the cut first, then the cut: interrupted in between, a
+		// second run plans the same cut and sets aside what is left.
+		var asideWritten []string
+		if after != nil && !opts.DryRun && opts.OutDir == "" && !after.Empty() {
+			if asideWritten, err = after.apply(opts.NoBackup); err != nil {
+				return results, err
+			}
+		}
 		res, err := Apply(p, plans, opts)
-		if err == nil && after != nil && len(res) == cut+1 {
+		if after != nil && len(res) == cut+1 {
 			r := &res[cut]
 			r.AfterCut = after
-			if !opts.DryRun && opts.OutDir == "" && !after.Empty() {
-				r.Changed = true
-				var w []string
-				w, err = after.apply(opts.NoBackup)
-				r.Written = append(r.Written, w...)
-			}
+			r.Written = append(r.Written, asideWritten...)
+			r.Changed = r.Changed || !after.Empty()
 		}
 		results = append(results, res...)
 		if err != nil {
