@@ -35,7 +35,8 @@ partition directory or a segment file) and print each match as a dump-log
 record line with where it is: kind ("record") partition_dir topic partition
 segment batch_position batch_base_offset, then the record fields of dump-log
 --records (offset timestamp key value key_encoding value_encoding headers, and
-decoded for the records of internal topics).
+decoded as dump-log --records decodes it: for the records of internal topics,
+and with the schemas of the _schemas-0 partition beside the partition).
 
 Filters (every filter given must hold; give at least one):
   --key S / --key-hex H    the key equals the bytes of S (or of the hex H)
@@ -202,6 +203,18 @@ func runFind(ios *IOStreams, opts findOptions) error {
 	}
 	l := newLister(ios, findColumns)
 	damaged := 0
+	// Records decode as dump-log --records decodes them (--decoder auto):
+	// an internal topic's decoder, else the schemas of the _schemas-0 beside
+	// the partition, read once per partition.
+	values := map[*inspect.Partition]*recordValues{}
+	valuesOf := func(p *inspect.Partition) (*recordValues, error) {
+		if v, ok := values[p]; ok {
+			return v, nil
+		}
+		v, err := recordValuesFor(ios, decoderAuto, schemaOptions{}, p)
+		values[p] = v
+		return v, err
+	}
 	res, err := find.Search(parts, find.Options{Filter: opts.filter, Salvage: opts.salvage, Max: opts.max}, func(e find.Event) error {
 		if d := e.Damage; d != nil {
 			damaged++
@@ -210,9 +223,13 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		}
 		m := e.Match
 		p := m.Partition
+		v, err := valuesOf(p)
+		if err != nil {
+			return err
+		}
 		line := &findLineJSON{Kind: "record", PartitionDir: p.Name(), Topic: p.Topic, Partition: p.Partition,
 			Segment: m.Segment.Name(), BatchPosition: m.Batch.Position, BatchBaseOffset: m.BatchBaseOffset,
-			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, internalValues(p.Topic))}
+			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, v)}
 		l.Add(line)
 		return nil
 	})
