@@ -3,6 +3,7 @@ package inspect
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -283,10 +284,10 @@ func Resolve(path string) (*Target, error) {
 	}
 	t := &Target{Path: path, Kind: "data_dir", DataDir: path}
 	for _, e := range ents {
-		if !e.IsDir() {
+		sub := filepath.Join(path, e.Name())
+		if !isDirEntry(e, sub) {
 			continue
 		}
-		sub := filepath.Join(path, e.Name())
 		if _, _, ok := ParsePartitionDirName(e.Name()); !ok {
 			reason := "not a <topic>-<partition> directory"
 			for _, sfx := range []string{"-delete", "-future", "-stray"} {
@@ -316,6 +317,17 @@ func Resolve(path string) (*Target, error) {
 		return nil, fmt.Errorf("%s: %w: no segments and no partition directories found", path, ErrNotKafka)
 	}
 	return t, nil
+}
+
+// isDirEntry reports whether e, listed at path, is a directory, following a
+// symbolic link as the broker does: LogManager.loadLogs loads every entry
+// of a log directory whose File.isDirectory, and that follows links.
+func isDirEntry(e fs.DirEntry, path string) bool {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir()
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }
 
 func resolveFile(path string) (*Target, error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/rebuild/gen"
 )
 
 // sortedReadPartition is ReadPartition written the plain way: the sorted
@@ -156,5 +157,45 @@ func TestReadPartitionRealFixturesMatchSortedListing(t *testing.T) {
 	})
 	if err != nil || n == 0 {
 		t.Fatalf("%d real partitions: %v", n, err)
+	}
+}
+
+// TestResolveFollowsSymlinkedPartitionDirs: a partition directory that a
+// data directory holds as a symbolic link is loaded by the broker
+// (LogManager.loadLogs keeps every entry whose File.isDirectory, which
+// follows links), so Resolve lists it with the others, in the data
+// directory that holds the link.
+func TestResolveFollowsSymlinkedPartitionDirs(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	for _, dir := range []string{filepath.Join(data, "orders-0"), filepath.Join(root, "elsewhere", "orders-1")} {
+		if _, err := gen.Generate(dir, gen.Options{Seed: 3, Batches: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(root, "elsewhere", "orders-1"), filepath.Join(data, "orders-1")); err != nil {
+		t.Fatal(err)
+	}
+	// A link to a file, or a dangling one, is not a partition directory.
+	if err := os.Symlink(filepath.Join(data, "orders-0", "00000000000000000000.log"), filepath.Join(data, "orders-2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "gone"), filepath.Join(data, "orders-3")); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := inspect.Resolve(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range tg.Partitions {
+		got = append(got, p.Name()+" in "+filepath.Base(p.DataDir))
+		if len(p.Segments) != 1 {
+			t.Errorf("%s: %d segments, want 1", p.Dir, len(p.Segments))
+		}
+	}
+	sort.Strings(got)
+	if want := []string{"orders-0 in data", "orders-1 in data"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("partitions %q, want %q", got, want)
 	}
 }
