@@ -494,6 +494,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		sortPartitions(ps)
 		for _, p := range ps {
 			sopts := inspect.SummaryOptions{Deep: opts.deep}
+			bar.partition(p.Name())
 			if bar != nil {
 				at := base
 				sopts.Progress = func(done, _ int64) { bar.update(at+done, total) }

@@ -797,8 +797,8 @@ func wrapText(text string, w int) []string {
 		width, cut, brk := 0, 0, -1
 		for cut < len(runes) && width+runewidth.RuneWidth(runes[cut]) <= w {
 			width += runewidth.RuneWidth(runes[cut])
-			if wrapBreak(runes[cut]) {
-				brk = cut + 1
+			if wrapBreak(runes[cut]) && (runes[cut] != '-' || cut > 0 && unicode.IsLetter(runes[cut-1])) {
+				brk = cut + 1 // a hyphen after a letter (missing-index), not in a date
 			}
 			cut++
 		}

@@ -117,6 +117,7 @@ Exit codes:
 		newCoordinatorCommand(ios),
 		newDumpSnapshotCommand(ios),
 		newDumpCheckpointCommand(ios),
+		newTimelineCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)
