@@ -179,7 +179,9 @@ func noArgs(c *cobra.Command, args []string) error {
 // the exit code; main passes it to os.Exit.
 func Execute() int {
 	ios := System()
-	return execute(NewRootCommand(ios), ios, os.Args[1:])
+	root := NewRootCommand(ios)
+	defer exitOnInterrupt(root, ios, os.Args[1:])()
+	return execute(root, ios, os.Args[1:])
 }
 
 // execute runs root (built over ios) with args: it runs the command,
