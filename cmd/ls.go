@@ -52,6 +52,10 @@ Status: ok, or a comma-separated list of
                   index files that the broker resolves at load
 Run kseg verify PATH for every finding, with its byte position.
 
+The default table shows partition (the directory's name), segments,
+offsets (base..last), size, last_timestamp and status, fitted to the
+terminal; -o wide shows every field below (counts not read as -).
+
 Partition fields: dir topic partition segments base_offset (the first
 segment's) last_offset next_offset (the log end offset) batches records
 first_timestamp last_timestamp log_bytes index_entries timeindex_entries
@@ -67,7 +71,8 @@ timeindex_fill txnindex_entries status. *_fill is trimmed (entries fill the
 file), preallocated (zero-filled slots follow the entries) or
 trailing-bytes (a partial entry at the end). A field is null (an empty cell)
 when it does not apply: no batch, no timestamp (magic 0), an absent file,
-counts not read. Tables show timestamps with their UTC time.
+counts not read (- in tables). Tables show sizes in IEC units, grouped
+counts and RFC 3339 times.
 
 Exit codes: 0 listed (whatever the statuses say); 2 a PATH could not be
 read.`,

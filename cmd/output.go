@@ -791,6 +791,9 @@ func wrapBreak(r rune) bool { return r == ' ' || r == ',' || r == '-' || r == '/
 // comma, a hyphen or a slash where it can, elsewhere in the middle of a
 // word.
 func wrapText(text string, w int) []string {
+	if w <= 0 {
+		return []string{text} // no width: no wrapping
+	}
 	var lines []string
 	for displayWidth(text) > w {
 		runes := []rune(text)
