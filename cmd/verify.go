@@ -64,12 +64,12 @@ on a narrow terminal); -o wide every field. A run without findings says so
 in one line. -o junit writes JUnit XML for CI: a testsuite per partition, a
 testcase per segment (its .log) and side file, a failure per error finding
 (and per warning with --strict) with its check id, file and position,
-warnings as system-out; the summary then goes to stderr. position is a byte position in file; position and
-offset are empty (JSON null) when they do not apply. The summary counts
-partitions, segments, batches (valid ones), bytes (of .log files), errors
-and warnings: the table's last line (with the time taken and the rate),
-the last JSON line ("kind":"summary"), or a line on stderr with -o csv or
-junit. Check ids are listed in the CLI contract
+warnings as system-out. position is a byte position in file; position
+and offset are empty (JSON null) when they do not apply. The summary
+counts partitions, segments, batches (valid ones), bytes (of .log files),
+errors and warnings: the table's last line (with the time taken and the
+rate), the last JSON line ("kind":"summary"), or a line on stderr with -o
+csv or junit. Check ids are listed in the CLI contract
 (log.crc, log.corrupt-header, log.truncated, log.offset-order,
 log.offset-range, log.records, index.*, timeindex.*, txnindex.*,
 segment.overlap, segment.leftover, snapshot.*, checkpoint.*,
