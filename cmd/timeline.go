@@ -210,7 +210,7 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 		}
 	}
 	if len(fromBatches) > 0 {
-		ios.Warnf("no usable time index for %s: read from its batch headers instead", listNames(fromBatches, 3))
+		ios.Warnf("no usable time index for %s: read from the batch headers instead", listNames(fromBatches, 3))
 	}
 	if opts.from >= 0 && from >= 0 {
 		from = max(from, opts.from)
