@@ -95,6 +95,7 @@ or install it once as each shell's help (kseg completion SHELL --help) says.`
 		"rebuild":     completePaths(segmentExts...),
 		"gen":         completeDirs,
 		"coordinator": completeNothing,
+		"timeline":    completePaths(segmentExts...),
 	}
 	for _, c := range root.Commands() {
 		if fn, ok := byName[c.Name()]; ok && c.ValidArgsFunction == nil {

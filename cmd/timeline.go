@@ -101,6 +101,12 @@ not be read, or FILE not written.`,
 	f.StringVar(&toTime, "to-time", "", "last time shown (ms, RFC 3339, a date, or relative: -1h)")
 	f.BoolVar(&opts.perPartition, "per-partition", false, "one series per partition instead of their sum")
 	f.StringVar(&opts.svg, "svg", "", "also write the chart as an SVG image to `FILE`")
+	_ = c.RegisterFlagCompletionFunc("svg", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{"svg"}, cobra.ShellCompDirectiveFilterFileExt
+	})
+	_ = c.RegisterFlagCompletionFunc("bucket", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{"1s", "10s", "1m", "5m", "15m", "1h", "6h", "24h"}, cobra.ShellCompDirectiveNoFileComp
+	})
 	return c
 }
 
