@@ -93,3 +93,29 @@ func TestAutoBucket(t *testing.T) {
 		}
 	}
 }
+
+// --local shows table times in the local zone, with its offset; JSON
+// keeps the number.
+func TestLocalTimes(t *testing.T) {
+	saved := time.Local
+	time.Local = time.FixedZone("test", 2*3600)
+	t.Cleanup(func() { time.Local = saved })
+	dir := lsDataDir(t)
+	wide, _, _ := runIn(t, dir, "--local", "-o", "wide", "ls", ".")
+	if !strings.Contains(wide, "2023-11-15T00:13:20.005+02:00") || strings.Contains(wide, "22:13:20.005Z") {
+		t.Errorf("-o wide --local:\n%s", wide)
+	}
+	def, _, _ := runIn(t, dir, "--local", "ls", ".")
+	if !strings.Contains(def, "2023-11-15T00:13:21+02:00") {
+		t.Errorf("--local:\n%s", def)
+	}
+	lookup, _, _ := runIn(t, dir, "--local", "lookup", "orders-0", "5")
+	if !strings.Contains(lookup, "(2023-11-15T00:13:20.") || !strings.Contains(lookup, "+02:00)") {
+		t.Errorf("lookup --local:\n%s", lookup)
+	}
+	utc, _, _ := runIn(t, dir, "-o", "json", "--local", "ls", ".")
+	plain, _, _ := runIn(t, dir, "-o", "json", "ls", ".")
+	if utc != plain {
+		t.Errorf("--local changed the JSON")
+	}
+}
