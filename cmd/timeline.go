@@ -59,10 +59,10 @@ compaction gaps included) and bytes its log size; --from-time and
 --to-time keep only the buckets in that range.
 
 The table draws a bar chart of records per bucket (one per partition with
---per-partition). Fields (-o json, csv): start end (ms, end exclusive)
-records bytes, with partition_dir when --per-partition; then a summary line
-("kind":"summary": partitions records bytes from to source; on stderr with
--o csv). --svg FILE also writes the chart as an SVG image.
+--per-partition). Fields (-o json, csv): kind (bucket) start end (ms, end
+exclusive) records bytes, with partition_dir when --per-partition; then a
+summary line ("kind":"summary": partitions records bytes from to source;
+on stderr with -o csv). --svg FILE also writes the chart as an SVG image.
 
 Exit codes: 0 shown (also when no partition has a timestamp); 2 a PATH could
 not be read, or FILE not written.`,
