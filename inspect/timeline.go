@@ -64,7 +64,16 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 	defer seg.Close()
 	st := SegmentTraffic{BaseOffset: seg.BaseOffset}
 	next, err := seg.NextOffset()
+	if err != nil && !isDamage(err) {
+		return st, err
+	}
 	if err != nil {
+		// The log is damaged past its last index entry, so its end is
+		// not known from the indexes: the batch headers give what is
+		// whole before the damage, and the bytes from there on are
+		// counted at the last time.
+		st.FromBatches = true
+		st.Marks, err = batchMarks(seg)
 		return st, err
 	}
 	valid := 0
@@ -95,7 +104,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		pos := seg.LogSize
 		if end < next {
 			b, _, found, err := seg.LookupOffset(end)
-			if err != nil && !errors.Is(err, ErrTorn) {
+			if err != nil && !errors.Is(err, ErrTorn) && !isDamage(err) {
 				return st, err
 			}
 			if found {
