@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -484,6 +485,8 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 	}
 	var footer []string
 	uncounted := false // some batch and record counts were not read
+	var newest *int64  // the largest last timestamp listed
+	newestIn := ""
 	for _, t := range targets {
 		for _, s := range t.Skipped {
 			ios.Warnf("%s: not listed: %s", s.Path, s.Reason)
@@ -512,6 +515,11 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 				base += s.LogBytes
 				uncounted = uncounted || !s.Counted
 			}
+			for i := range sums {
+				if ts := sums[i].LastTimestamp; ts >= 0 && (newest == nil || ts > *newest) {
+					newest, newestIn = ptr(ts), p.Name()
+				}
+			}
 			if opts.segments {
 				for i := range sums {
 					segLister.Add(segmentLine(p, &sums[i]))
@@ -528,6 +536,11 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		}
 	}
 	bar.done()
+	if newest != nil && len(targets) > 0 && (len(targets) > 1 || len(targets[0].Partitions) > 1 || opts.segments) {
+		// When the last write happened, for people: the row that says so
+		// is not always the one they look at.
+		footer = append([]string{fmt.Sprintf("newest timestamp: %s (%s), in %s", ios.timeText(*newest), ios.ago(*newest), newestIn)}, footer...)
+	}
 	if uncounted && ios.Format() == FormatWide {
 		footer = append(footer, "-: batch and record counts not read (ls reads only each segment's tail past its last index entry); kseg ls --deep reads every batch header and counts them")
 	}
