@@ -259,7 +259,7 @@ var logColumns = []column[logLine]{
 		}
 		return strconv.FormatBool(l.batch.CRCValid)
 	}), crcStyle)),
-	modify(tableOnly(withFit(textColumn("record", func(l logLine) string {
+	omitIfEmpty(tableOnly(withFit(textColumn("record", func(l logLine) string {
 		if l.record == nil {
 			return ""
 		}
@@ -267,7 +267,7 @@ var logColumns = []column[logLine]{
 			return "control: " + l.record.Control.Type
 		}
 		return optText(l.record.Key) + " = " + optText(l.record.Value)
-	}), fitBelow)), withOmitEmpty),
+	}), fitBelow))),
 	wideOnly(textColumn("kind", func(l logLine) string {
 		if l.batch != nil {
 			return "batch"

@@ -92,12 +92,12 @@ func logColumnsFor(decoder string) []column[logLine] {
 		return logColumns
 	}
 	cols := append([]column[logLine](nil), logColumns...)
-	return append(cols, modify(withFit(textColumn("decoded", func(l logLine) string {
+	return append(cols, omitIfEmpty(withFit(textColumn("decoded", func(l logLine) string {
 		if l.record == nil || l.record.Decoded == nil {
 			return ""
 		}
 		return decodedText(l.record.Decoded)
-	}), fitBelow), withOmitEmpty))
+	}), fitBelow)))
 }
 
 func decodedText(d *internaltopics.Decoded) string {
