@@ -357,3 +357,11 @@ func TestTimelineOnDamagedLog(t *testing.T) {
 		}
 	}
 }
+
+// gen refuses a traffic shape it does not know.
+func TestGenTrafficShapes(t *testing.T) {
+	_, stderr, code := runKseg(t, nil, "gen", "--traffic", "spiky", filepath.Join(t.TempDir(), "x-0"))
+	if code != 2 || !strings.Contains(stderr, `unknown traffic shape "spiky" (steady|burst|stop)`) {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
