@@ -147,10 +147,14 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 		ComparedTo:        min(left.LogEndOffset, right.LogEndOffset),
 	}
 	d.ComparedTo = max(d.ComparedTo, d.ComparedFrom)
-	if x, rounds, ok := Truncation(left.Side(), right.Side()); ok {
-		d.Truncation, d.Rounds = &x, rounds
-	} else {
-		d.Rounds = rounds
+	// Without epochs on either side the protocol says nothing (a high
+	// watermark alone is not an answer about these two logs).
+	if len(left.Epochs) > 0 || len(right.Epochs) > 0 {
+		if x, rounds, ok := Truncation(left.Side(), right.Side()); ok {
+			d.Truncation, d.Rounds = &x, rounds
+		} else {
+			d.Rounds = rounds
+		}
 	}
 	// Left is read from the truncation point when it is earlier, to count
 	// the records a follower would discard.
