@@ -53,7 +53,8 @@ order ls lists them (partitions are searched in parallel), in offset order
 within a partition; --max N stops after N matches. Offset bounds and
 --from-time are resolved through the indexes, segment by segment, so that
 segments and byte ranges outside them are not read; --to-time filters (a
-record's timestamp says nothing about the next one's).
+record's timestamp says nothing about the next one's). On a terminal a
+progress bar on stderr shows the bytes read.
 
 Exit 0 when a record matched, 1 when none did, 2 when the search could not
 be done. Damage in a segment is reported on stderr with the file and byte
@@ -201,9 +202,11 @@ func runFind(ios *IOStreams, opts findOptions) error {
 	if len(parts) == 0 {
 		ios.Warnf("no partition of topic %s under %s", strings.Join(opts.topics, ", "), strings.Join(opts.paths, ", "))
 	}
+	bar := ios.progress("find")
+	defer bar.done()
 	l := newLister(ios, findColumns)
 	damaged := 0
-	res, err := find.Search(parts, find.Options{Filter: opts.filter, Salvage: opts.salvage, Max: opts.max}, func(e find.Event) error {
+	res, err := find.Search(parts, find.Options{Filter: opts.filter, Salvage: opts.salvage, Max: opts.max, Progress: bar.callback()}, func(e find.Event) error {
 		if d := e.Damage; d != nil {
 			damaged++
 			reportFindDamage(ios, d, opts.salvage)
@@ -217,6 +220,7 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		l.Add(line)
 		return nil
 	})
+	bar.done()
 	what := "matches"
 	if res.Matches == 1 {
 		what = "match"

@@ -16,6 +16,7 @@ package find
 import (
 	"bytes"
 	"errors"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,11 @@ type Options struct {
 	Max int
 	// Workers is how many partitions are searched at once (0: GOMAXPROCS).
 	Workers int
+	// Progress, when set, is called with the bytes of .log read so far
+	// over all partitions and the size of every .log searched (bounds make
+	// the search read less): from the workers' goroutines, so it must be
+	// safe for concurrent use; last with done == total.
+	Progress func(done, total int64)
 }
 
 // Match is one record that matched. Its byte slices are its own.
@@ -148,6 +154,23 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 		jobs[i] = &job{events: make(chan Event, 64)}
 	}
 	var stop atomic.Bool
+	var read atomic.Int64
+	var total int64
+	if opts.Progress != nil {
+		for _, p := range parts {
+			for _, sf := range p.Segments {
+				if fi, err := os.Stat(sf.Log); err == nil && sf.Log != "" {
+					total += fi.Size()
+				}
+			}
+		}
+		defer opts.Progress(total, total)
+	}
+	advance := func(n int64) {
+		if opts.Progress != nil {
+			opts.Progress(min(read.Add(n), total), total)
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
@@ -181,7 +204,7 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 						return errStop
 					}
 				}
-				if err := searchPartition(p, &opts, send); err != nil && !errors.Is(err, errStop) {
+				if err := searchPartition(p, &opts, send, advance); err != nil && !errors.Is(err, errStop) {
 					j.err = err
 				}
 				close(j.events)
@@ -223,7 +246,7 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 // searchPartition walks p segment by segment, so that damage in one
 // segment is reported and the search goes on with the next (the broker's
 // recovery, too, judges each segment on its own).
-func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error) error {
+func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error, advance func(int64)) error {
 	f := &opts.Filter
 	var dec inspect.RecordDecoder
 	var pending []Match
@@ -242,6 +265,13 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		one := *p
 		one.Segments = p.Segments[i : i+1]
 		rng := inspect.LogRange{ToOffset: f.ToOffset}
+		if opts.Progress != nil {
+			last := int64(0)
+			rng.Progress = func(done, _ int64) {
+				advance(done - last)
+				last = done
+			}
+		}
 		if f.FromTime != nil && *f.FromTime >= 0 {
 			// The broker's timestamp search takes no negative target; every
 			// record's timestamp is >= -1 anyway.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
@@ -356,5 +357,36 @@ func TestSearchGoesOnPastDamage(t *testing.T) {
 		if msg := damage[0].Err.Error(); !strings.Contains(msg, m.LogPath(&seg)) || !strings.Contains(msg, fmt.Sprintf("byte position %d", bad.Position)) {
 			t.Errorf("damage error %q does not name the file and byte position", msg)
 		}
+	}
+}
+
+// TestSearchProgress: the progress callback ends at the size of every .log
+// searched, and an unbounded search reports every byte read along the way.
+func TestSearchProgress(t *testing.T) {
+	parts, _ := generateDataDir(t)
+	var size int64
+	for _, p := range parts {
+		for _, s := range p.Segments {
+			fi, err := os.Stat(s.Log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size += fi.Size()
+		}
+	}
+	var mu sync.Mutex
+	var calls, maxDone, lastDone, lastTotal int64
+	progress := func(done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		maxDone = max(maxDone, done)
+		lastDone, lastTotal = done, total
+	}
+	if _, err := find.Search(parts, find.Options{Filter: find.Filter{Key: []byte("none")}, Workers: 3, Progress: progress}, func(find.Event) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if lastDone != size || lastTotal != size || maxDone != size || calls < int64(len(parts)) {
+		t.Errorf("progress: %d calls, last (%d, %d), max %d; the logs hold %d bytes", calls, lastDone, lastTotal, maxDone, size)
 	}
 }
