@@ -118,9 +118,9 @@ type Event struct {
 	Partition *inspect.Partition
 	Match     *Match
 	// Damage is a stretch of a segment that could not be searched: without
-	// Salvage, from the damage to the end of that segment (End is then the
-	// file size, or -1 when unknown); with it, the bytes skipped. Its Err
-	// names the file and byte position.
+	// Salvage, from Position to the end of that segment (End is then -1);
+	// with it, the bytes [Position, End) skipped. Its Err names the file and
+	// byte position.
 	Damage *inspect.Damage
 }
 
