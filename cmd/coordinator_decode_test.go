@@ -50,7 +50,7 @@ func TestCoordinatorPartitionOfDecodedRecords(t *testing.T) {
 						return nil
 					}
 					id := v.(string)
-					if got := coordinatorPartition(id, defaultStatePartitions); got != p.Partition {
+					if got := internaltopics.CoordinatorPartition(id, defaultStatePartitions); got != p.Partition {
 						t.Errorf("%s: %s %q hashes to partition %d", p.Dir, name, id, got)
 					}
 					ids++

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The examples in docs/how-kafka-indexes-work.md and docs/runbook.md are
@@ -58,6 +59,13 @@ func parseSessions(lines []string) []docCommand {
 	return out
 }
 
+// docStreams sets the streams of a documented command: tables fitted to
+// 100 columns, and a clock on which a run takes 2 ms.
+func docStreams(ios *IOStreams) {
+	ios.SetTerminalWidth(100)
+	ios.SetNow(tickingClock(2 * time.Millisecond))
+}
+
 // runDocCommand runs one command in dir and returns what it printed.
 func runDocCommand(t *testing.T, dir string, c docCommand) string {
 	t.Helper()
@@ -67,7 +75,7 @@ func runDocCommand(t *testing.T, dir string, c docCommand) string {
 		var code int
 		t.Run(strconv.Itoa(c.line+1), func(t *testing.T) {
 			t.Chdir(dir)
-			out, errOut, code = runKseg(t, nil, c.args[1:]...)
+			out, errOut, code = runKseg(t, docStreams, c.args[1:]...)
 		})
 		_ = code // the document shows what was printed; exit codes are for the other tests
 		return errOut + out

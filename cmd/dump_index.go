@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -59,6 +60,7 @@ type indexFile struct {
 	path string
 	base int64
 	kind string // inspect suffix
+	log  string // the segment's .log, "" when absent
 }
 
 func collectIndexFiles(path string) ([]indexFile, error) {
@@ -73,17 +75,17 @@ func collectIndexFiles(path string) ([]indexFile, error) {
 				// Only the file named, unless it is the .log.
 				switch t.File {
 				case s.Index:
-					out = append(out, indexFile{s.Index, s.BaseOffset, inspect.IndexSuffix})
+					out = append(out, indexFile{s.Index, s.BaseOffset, inspect.IndexSuffix, s.Log})
 					continue
 				case s.TimeIndex:
-					out = append(out, indexFile{s.TimeIndex, s.BaseOffset, inspect.TimeIndexSuffix})
+					out = append(out, indexFile{s.TimeIndex, s.BaseOffset, inspect.TimeIndexSuffix, s.Log})
 					continue
 				case s.TxnIndex:
-					out = append(out, indexFile{s.TxnIndex, s.BaseOffset, inspect.TxnIndexSuffix})
+					out = append(out, indexFile{s.TxnIndex, s.BaseOffset, inspect.TxnIndexSuffix, s.Log})
 					continue
 				}
 			}
-			for _, f := range []indexFile{{s.Index, s.BaseOffset, inspect.IndexSuffix}, {s.TimeIndex, s.BaseOffset, inspect.TimeIndexSuffix}, {s.TxnIndex, s.BaseOffset, inspect.TxnIndexSuffix}} {
+			for _, f := range []indexFile{{s.Index, s.BaseOffset, inspect.IndexSuffix, s.Log}, {s.TimeIndex, s.BaseOffset, inspect.TimeIndexSuffix, s.Log}, {s.TxnIndex, s.BaseOffset, inspect.TxnIndexSuffix, s.Log}} {
 				if f.path != "" {
 					out = append(out, f)
 				}
@@ -104,7 +106,7 @@ func runDumpIndex(ios *IOStreams, opts dumpIndexOptions) error {
 	}
 	var firstErr error
 	for i, f := range files {
-		if i > 0 && ios.Format() == FormatTable {
+		if i > 0 && ios.IsTable() {
 			fmt.Fprintln(ios.Out)
 		}
 		if err := dumpIndexFile(ios, f, opts.all); err != nil && firstErr == nil {
@@ -227,17 +229,31 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 		return finishIndex(ios, l, f.path, name, x.Slots(), x.ValidEntries, indexfmt.TimeEntrySize, size, all)
 	default:
 		x := indexfmt.NewTxnIndex(file, size)
+		// Beside its log, no more entries are listed than the log could
+		// justify (inspect.MaxTxnIndexEntries): a forged or sparse file of
+		// billions of entries is not walked.
+		n, bound := int64(x.Entries()), int64(-1)
+		if f.log != "" {
+			if st, err := os.Stat(f.log); err == nil && n > inspect.MaxTxnIndexEntries(st.Size()) {
+				bound = inspect.MaxTxnIndexEntries(st.Size())
+				n = bound
+			}
+		}
 		l := newLister(ios, txnEntryColumns)
-		for i := 0; i < x.Entries(); i++ {
+		for i := 0; i < int(n); i++ {
 			e, err := x.Entry(i)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.path, err)
 			}
 			l.Add(txnEntryJSON{f.path, i, e.Version, e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset})
 		}
-		l.Footer("%s: %d entries", name, x.Entries())
+		l.Footer("%s: %d entries", name, n)
 		if err := l.Close(); err != nil {
 			return err
+		}
+		if bound >= 0 {
+			return fmt.Errorf("%s: %d entries, but its log %s holds at most %d ABORT markers (one batch of at least %d bytes each): the first %d are listed, the rest no broker wrote",
+				f.path, x.Entries(), f.log, bound, inspect.MinMarkerBatchSize, bound)
 		}
 		return trailingError(f.path, size, indexfmt.TxnEntrySize)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/inspect/internaltopics"
 )
 
 type dumpLogOptions struct {
@@ -22,7 +21,8 @@ type dumpLogOptions struct {
 	encoding string
 	rng      inspect.LogRange
 	salvage  bool
-	decoder  string // --decoder (dump_log_decode.go)
+	decoder  string        // --decoder (dump_log_decode.go)
+	schemas  schemaOptions // --schemas, --key-schema, ... (dump_log_decode.go)
 }
 
 func newDumpLogCommand(ios *IOStreams) *cobra.Command {
@@ -75,12 +75,34 @@ directory (__consumer_offsets, __transaction_state, __cluster_metadata);
 --decoder picks one (consumer_offsets, transaction_state, cluster_metadata)
 or none, and the DumpLogSegments flag names are accepted too. Choosing a
 decoder implies --records. A record that does not decode gets an "error"
-in its decoded object; the listing goes on.`,
+in its decoded object; the listing goes on.
+
+Keys and values in the schema registry's wire format (byte 0, a 4-byte
+schema id, then the payload) are decoded offline with the schemas in the
+registry's own topic, the _schemas-0 directory beside the partition
+(--decoder schema-registry; auto picks it when _schemas-0 is there and the
+topic is not an internal one): replayed as the registry does (the last
+record of a subject version wins, a null value deletes it, soft-deleted
+schemas still decode). --schemas names another source: a data directory,
+a _schemas-0 directory or a directory of <id>.avsc, <id>.proto and
+<id>.json files. The decoded object: decoder ("schema_registry")
+key_schema key value_schema value (schema: id type subject version) and
+error. Avro is shown in Avro's JSON encoding (a union value as
+{"<branch>": value}, bytes as code points 0-255, enums as symbols),
+Protobuf in the protobuf JSON mapping of the message the wire format's
+message indexes name, JSON Schema as the document. A key or value not in
+the wire format stays null in decoded; an unknown id or a payload that
+does not match its schema is named in error. --key-schema and
+--value-schema FILE (.avsc or .proto; --key-message/--value-message pick
+the Protobuf message) decode keys or values that are plain Avro or
+Protobuf, without the wire format.`,
 		Example: `  kseg dump-log data/orders-0/00000000000000000000.log
   kseg dump-log --records --from-offset 1200 --to-offset 1210 data/orders-0
   kseg dump-log -o json --records data/orders-0 | jq -r 'select(.kind=="record") | .value'
   kseg dump-log -o json --records --salvage data/orders-0 > salvaged.jsonl
-  kseg dump-log -o json --records data/__consumer_offsets-13 | jq -c 'select(.decoded.type=="offset_commit") | .decoded.key'`,
+  kseg dump-log -o json --records data/__consumer_offsets-13 | jq -c 'select(.decoded.type=="offset_commit") | .decoded.key'
+  kseg dump-log -o json --records data/orders-0 | jq -c 'select(.kind=="record") | .decoded.value'
+  kseg dump-log --records --value-schema order.avsc data/legacy-orders-0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.path = args[0]
@@ -130,6 +152,9 @@ in its decoded object; the listing goes on.`,
 	f.Int64Var(&maxBatches, "max-batches", 0, "stop after this many batches (0: no limit)")
 	f.BoolVar(&opts.salvage, "salvage", false, "go on past damage: report each damaged byte range and resume at the next valid batch (exit 1 if any)")
 	addDecoderFlags(f, &opts)
+	_ = c.RegisterFlagCompletionFunc("schemas", completeDirs)
+	_ = c.RegisterFlagCompletionFunc("key-schema", completePaths("avsc", "proto"))
+	_ = c.RegisterFlagCompletionFunc("value-schema", completePaths("avsc", "proto"))
 	return c
 }
 
@@ -179,8 +204,10 @@ type recordLineJSON struct {
 	ValueEncoding string       `json:"value_encoding,omitempty"`
 	Headers       []headerJSON `json:"headers"`
 	Control       *controlJSON `json:"control,omitempty"`
-	// Decoded is the internal-topic decoding (dump_log_decode.go).
-	Decoded *internaltopics.Decoded `json:"decoded,omitempty"`
+	// Decoded is the internal-topic or schema-registry decoding: an
+	// *internaltopics.Decoded or a *schemaregistry.Decoded
+	// (dump_log_decode.go).
+	Decoded any `json:"decoded,omitempty"`
 }
 
 // logLine is one row of dump-log: a batch or a record. JSON prints the
@@ -222,70 +249,123 @@ func optText(p *string) string {
 	return *p
 }
 
+// logColumns: the default table has one row per batch (position, offsets,
+// records, size, its largest timestamp, whether its CRC holds) and, with
+// --records, one per record under it (its offset and timestamp in the
+// batch's columns, then "key = value", under the row on a narrow
+// terminal). -o wide and CSV show every field.
 var logColumns = []column[logLine]{
-	textColumn("kind", func(l logLine) string {
+	tableOnly(column[logLine]{name: "position", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Position })}),
+	tableOnly(column[logLine]{name: "offsets", right: true, cell: func(l logLine) string {
 		if l.batch != nil {
-			return "batch"
+			return offsetRange(l.batch.BaseOffset, &l.batch.LastOffset)
 		}
-		return "record"
-	}),
-	{name: "position", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Position })},
-	{name: "size", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Size })},
-	{name: "magic", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return int64(b.Magic) })},
-	{name: "base_offset", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.BaseOffset })},
-	{name: "last_offset", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.LastOffset })},
-	{name: "record_count", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.RecordCount })},
-	textColumn("compression", func(l logLine) string {
+		return strconv.FormatInt(l.record.Offset, 10)
+	}}),
+	tableOnly(column[logLine]{name: "records", right: true, cell: func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
-		return l.batch.Compression
-	}),
-	textColumn("timestamp_type", func(l logLine) string {
+		return groupCount(l.batch.RecordCount)
+	}}),
+	tableOnly(column[logLine]{name: "size", right: true, cell: func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
-		return l.batch.TimestampType
-	}),
-	{name: "max_timestamp", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.MaxTimestamp }),
-		human: func(l logLine) string {
-			if l.batch == nil {
-				return ""
-			}
-			return humanTime(l.batch.MaxTimestamp)
-		}},
-	withStyle(textColumn("crc_valid", func(l logLine) string {
+		return humanSize(l.batch.Size)
+	}}),
+	tableOnly(column[logLine]{name: "timestamp", display: func(l logLine, ios *IOStreams) string {
+		if l.batch != nil {
+			return ios.timeText(l.batch.MaxTimestamp)
+		}
+		return ios.timeText(l.record.Timestamp)
+	}}),
+	tableOnly(withStyle(textColumn("crc_valid", func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
 		return strconv.FormatBool(l.batch.CRCValid)
-	}), func(l logLine) []color.Attribute {
-		if l.batch != nil && !l.batch.CRCValid {
-			return []color.Attribute{color.FgRed, color.Bold}
+	}), crcStyle)),
+	modify(tableOnly(withFit(textColumn("record", func(l logLine) string {
+		if l.record == nil {
+			return ""
 		}
-		return nil
-	}),
-	textColumn("is_control", func(l logLine) string {
+		if l.record.Control != nil {
+			return "control: " + l.record.Control.Type
+		}
+		return optText(l.record.Key) + " = " + optText(l.record.Value)
+	}), fitBelow)), withOmitEmpty),
+	wideOnly(textColumn("kind", func(l logLine) string {
+		if l.batch != nil {
+			return "batch"
+		}
+		return "record"
+	})),
+	wideOnly(column[logLine]{name: "position", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Position })}),
+	wideOnly(column[logLine]{name: "size", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.Size }), display: func(l logLine, _ *IOStreams) string {
+		if l.batch == nil {
+			return ""
+		}
+		return humanSize(l.batch.Size)
+	}}),
+	wideOnly(column[logLine]{name: "magic", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return int64(b.Magic) })}),
+	wideOnly(column[logLine]{name: "base_offset", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.BaseOffset })}),
+	wideOnly(column[logLine]{name: "last_offset", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.LastOffset })}),
+	wideOnly(column[logLine]{name: "record_count", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.RecordCount })}),
+	wideOnly(textColumn("compression", func(l logLine) string {
+		if l.batch == nil {
+			return ""
+		}
+		return l.batch.Compression
+	})),
+	wideOnly(textColumn("timestamp_type", func(l logLine) string {
+		if l.batch == nil {
+			return ""
+		}
+		return l.batch.TimestampType
+	})),
+	wideOnly(column[logLine]{name: "max_timestamp", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.MaxTimestamp }),
+		display: func(l logLine, ios *IOStreams) string {
+			if l.batch == nil {
+				return ""
+			}
+			return ios.timeText(l.batch.MaxTimestamp)
+		}}),
+	wideOnly(withStyle(textColumn("crc_valid", func(l logLine) string {
+		if l.batch == nil {
+			return ""
+		}
+		return strconv.FormatBool(l.batch.CRCValid)
+	}), crcStyle)),
+	wideOnly(textColumn("is_control", func(l logLine) string {
 		if l.batch == nil {
 			return ""
 		}
 		return strconv.FormatBool(l.batch.IsControl)
-	}),
-	{name: "offset", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Offset, 10) })},
-	{name: "timestamp", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Timestamp, 10) }),
-		human: func(l logLine) string {
+	})),
+	wideOnly(column[logLine]{name: "offset", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Offset, 10) })}),
+	wideOnly(column[logLine]{name: "timestamp", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Timestamp, 10) }),
+		display: func(l logLine, ios *IOStreams) string {
 			if l.record == nil {
 				return ""
 			}
-			return humanTime(l.record.Timestamp)
-		}},
-	textColumn("key", logRecordText(func(r *recordLineJSON) string { return optText(r.Key) })),
-	textColumn("value", logRecordText(func(r *recordLineJSON) string {
+			return ios.timeText(l.record.Timestamp)
+		}}),
+	wideOnly(textColumn("key", logRecordText(func(r *recordLineJSON) string { return optText(r.Key) }))),
+	wideOnly(textColumn("value", logRecordText(func(r *recordLineJSON) string {
 		if r.Control != nil {
 			return "control: " + r.Control.Type
 		}
 		return optText(r.Value)
-	})),
+	}))),
+}
+
+// crcStyle colours a batch's crc_valid cell red when its CRC does not hold.
+func crcStyle(l logLine) []color.Attribute {
+	if l.batch != nil && !l.batch.CRCValid {
+		return []color.Attribute{color.FgRed, color.Bold}
+	}
+	return nil
 }
 
 func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
@@ -296,7 +376,12 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	bar := ios.progress("dump-log")
 	defer bar.done()
 	opts.rng.Progress = bar.callback()
-	decoder := recordDecoder(opts, p)
+	var decoder *recordValues
+	if opts.records {
+		if decoder, err = recordValuesFor(ios, opts.decoder, opts.schemas, p); err != nil {
+			return err
+		}
+	}
 	l := newLister(ios, logColumnsFor(decoder))
 	var dec inspect.RecordDecoder
 	var salvage *salvageReport // nil: stop at damage
@@ -316,14 +401,10 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		var recErr error // records that do not decode, when salvaging
 		if b.Magic < 2 {
 			// A legacy wrapper's first offset and count are inside it.
-			line.RecordCount = 0
-			first := int64(-1)
+			count := inspect.RecordsCount()
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-				if first < 0 {
-					first = r.Offset
-				}
-				line.RecordCount++
-				if opts.records && inRange(opts.rng, r) {
+				count.Record(r)
+				if opts.records && opts.rng.Contains(r) {
 					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder))
 				}
 				return nil
@@ -332,13 +413,13 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 				return err
 			}
 			recErr = err
-			line.BaseOffset = first
+			line.BaseOffset, line.RecordCount = count.FirstOffset, count.RecordCount
 			l.Add(logLine{batch: line})
 		} else {
 			l.Add(logLine{batch: line})
 			if opts.records {
 				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-					if inRange(opts.rng, r) {
+					if opts.rng.Contains(r) {
 						l.Add(logLine{record: ptr(decodedRecordLine(r, b, opts.encoding, decoder))})
 					}
 					return nil
@@ -378,22 +459,6 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func inRange(r inspect.LogRange, rec *inspect.Record) bool {
-	if r.FromOffset != nil && rec.Offset < *r.FromOffset {
-		return false
-	}
-	if r.ToOffset != nil && rec.Offset > *r.ToOffset {
-		return false
-	}
-	if r.FromTime != nil && rec.Timestamp < *r.FromTime {
-		return false
-	}
-	if r.ToTime != nil && rec.Timestamp > *r.ToTime {
-		return false
-	}
-	return true
-}
 
 func recordLine(r *inspect.Record, b *inspect.Batch, encoding string) recordLineJSON {
 	out := recordLineJSON{Kind: "record", Offset: r.Offset, Timestamp: r.Timestamp, Headers: []headerJSON{}}

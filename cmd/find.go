@@ -11,7 +11,6 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/find"
-	"github.com/kseg/kseg/inspect/internaltopics"
 )
 
 type findOptions struct {
@@ -216,7 +215,7 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		p := m.Partition
 		line := &findLineJSON{Kind: "record", PartitionDir: p.Name(), Topic: p.Topic, Partition: p.Partition,
 			Segment: m.Segment.Name(), BatchPosition: m.Batch.Position, BatchBaseOffset: m.BatchBaseOffset,
-			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, internaltopics.ForTopic(p.Topic))}
+			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, internalValues(p.Topic))}
 		l.Add(line)
 		return nil
 	})

@@ -10,9 +10,10 @@ import (
 )
 
 type genOptions struct {
-	dir   string
-	magic int
-	opts  gen.Options
+	dir            string
+	magic          int
+	schemaRegistry bool // --schema-registry
+	opts           gen.Options
 }
 
 func newGenCommand(ios *IOStreams) *cobra.Command {
@@ -29,12 +30,19 @@ Kafka 4.1+ does (index.interval.bytes with its strict '>' rule, the final
 time-index entry at roll and close). Name DIR like a partition
 (<topic>-<partition>) so other commands recognise it.
 
+--value-format avro, protobuf or json writes values in the schema
+registry's wire format (an order: id = the offset, customer, amount,
+status, sometimes a note) with schema ids 1, 2 and 3; --schema-registry
+writes instead the records of a registry's _schemas topic registering
+those three schemas (name DIR _schemas-0 beside the partition).
+
 One line per segment: segment base_offset next_offset batches records
 log_bytes index_entries timeindex_entries txnindex_entries active.`,
 		Example: `  kseg gen /tmp/demo-0
   kseg gen --segments 3 --batches 200 --compression lz4 /tmp/orders-0
   kseg gen --transactions --compaction-gaps --timestamps random /tmp/txn-0
-  kseg gen --preallocated-index-bytes 10485760 /tmp/crashed-0   # an unclean shutdown`,
+  kseg gen --preallocated-index-bytes 10485760 /tmp/crashed-0   # an unclean shutdown
+  kseg gen --schema-registry /tmp/data/_schemas-0 && kseg gen --value-format avro /tmp/data/orders-0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.dir = args[0]
@@ -50,6 +58,18 @@ log_bytes index_entries timeindex_entries txnindex_entries active.`,
 				opts.opts.IndexIntervalBytes = gen.IndexEveryBatch
 			} else if opts.opts.IndexIntervalBytes < 0 {
 				return usageErrorf("--index-interval-bytes must be >= 0")
+			}
+			if opts.schemaRegistry {
+				if opts.opts.ValueFormat != "" {
+					return usageErrorf("--schema-registry writes the registry's records: --value-format is for the topics that use it")
+				}
+				opts.opts.Records = gen.DemoSchemaRecords()
+				if !c.Flags().Changed("batches") {
+					opts.opts.Batches = 0 // as many as the records need
+				}
+				if !c.Flags().Changed("topic") {
+					opts.opts.Topic = "_schemas"
+				}
 			}
 			return runGen(ios, opts)
 		},
@@ -76,6 +96,8 @@ log_bytes index_entries timeindex_entries txnindex_entries active.`,
 	f.Int64Var(&o.StartTimestamp, "start-timestamp", gen.DefaultStartTimestamp, "first timestamp, ms since the epoch")
 	f.Int32Var(&o.LeaderEpoch, "leader-epoch", 0, "partition leader epoch of every v2 batch")
 	f.BoolVar(&o.ConsumerOffsets, "consumer-offsets", false, "records are __consumer_offsets offset commits (groups group-0..2, topic orders, partitions 0-2; one in ten a tombstone; with --transactions, transactional ones)")
+	f.StringVar(&o.ValueFormat, "value-format", "", "values in the schema registry's wire format: avro, protobuf or json (default: text)")
+	f.BoolVar(&opts.schemaRegistry, "schema-registry", false, "write a schema registry's _schemas records registering the --value-format schemas")
 	return c
 }
 

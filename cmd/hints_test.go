@@ -120,3 +120,26 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// A PATH one or two levels above data directories: the hint lists them
+// and the commands to run.
+func TestHintListsDataDirsBelow(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"brokers/b1/orders-0", "brokers/b1/orders-1", "brokers/b2/orders-2", "backup/x/y/deep-0"} {
+		if _, err := gen.Generate(filepath.Join(dir, p), gen.Options{Seed: 1, Batches: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, code := runIn(t, dir, "ls", "brokers")
+	want := "kseg: hint: brokers holds no partition itself, but data directories below it: " +
+		filepath.Join("brokers", "b1") + " (2 partitions), " + filepath.Join("brokers", "b2") + " (1 partition); " +
+		"list them with kseg ls brokers/b1 brokers/b2, check them with kseg verify brokers/b1 brokers/b2\n"
+	if code != 2 || !strings.HasSuffix(stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant it to end with\n%s", code, stderr, want)
+	}
+	// Two levels down is found too; three is not looked at.
+	_, stderr, _ = runIn(t, dir, "ls", ".")
+	if !strings.Contains(stderr, "brokers/b1 (2 partitions), brokers/b2 (1 partition);") || strings.Contains(stderr, "deep") {
+		t.Errorf("from the top: %s", stderr)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/fatih/color"
 	"golang.org/x/term"
@@ -32,11 +34,18 @@ type IOStreams struct {
 	// colorEnv is what the environment allows: NO_COLOR unset or empty
 	// (no-color.org) and TERM other than "dumb".
 	colorEnv bool
+	// columns is the width tables fit (see TerminalWidth): COLUMNS when
+	// set to a positive number, else the terminal's width on stdout, else
+	// 0 (no limit).
+	columns int
+	// now is the clock relative times ("2h ago") and rates are read from.
+	now func() time.Time
 
 	// Bound to the global flags by NewRootCommand.
 	format  OutputFormat // -o, --output
 	noColor bool         // --no-color
 	quiet   bool         // -q, --quiet
+	local   bool         // --local: table times in the local time zone
 
 	// bar is the progress bar being drawn on stderr, if any (progress.go):
 	// Warnf clears it before writing.
@@ -60,6 +69,8 @@ func newSystem(stdin, stdout, stderr *os.File, getenv func(string) string) *IOSt
 		stderrTTY: term.IsTerminal(int(stderr.Fd())),
 		colorEnv:  getenv("NO_COLOR") == "" && getenv("TERM") != "dumb",
 		format:    FormatTable,
+		columns:   terminalColumns(stdout, getenv),
+		now:       time.Now,
 	}
 	if !s.stdoutTTY {
 		// A pipe or a file: one write per line would cost a system call
@@ -81,9 +92,41 @@ func Test() (ios *IOStreams, stdin, stdout, stderr *bytes.Buffer) {
 		ErrOut:   stderr,
 		colorEnv: true,
 		format:   FormatTable,
+		now:      time.Now,
 	}
 	return ios, stdin, stdout, stderr
 }
+
+// terminalColumns is the width tables fit on stdout, as gh and kubectl
+// decide it: COLUMNS when it is a positive number (a user's override, also
+// for a pipe), else the terminal's width when stdout is one, else 0: no
+// limit, so that output piped to a file or another program is never cut.
+func terminalColumns(stdout *os.File, getenv func(string) string) int {
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if w, _, err := term.GetSize(int(stdout.Fd())); err == nil && w > 0 {
+		return w
+	}
+	return 0
+}
+
+// TerminalWidth is the width default tables fit, or 0 for no limit.
+func (s *IOStreams) TerminalWidth() int { return s.columns }
+
+// SetTerminalWidth sets the width tables fit (0: no limit), as COLUMNS
+// does (tests).
+func (s *IOStreams) SetTerminalWidth(n int) { s.columns = n }
+
+// SetNow sets the clock for relative times and rates (tests).
+func (s *IOStreams) SetNow(now func() time.Time) { s.now = now }
+
+// SetLocalTime shows table times in the local time zone, as --local does.
+func (s *IOStreams) SetLocalTime(local bool) { s.local = local }
+
+// IsTable reports whether the output is a table for people (-o table or
+// -o wide).
+func (s *IOStreams) IsTable() bool { return s.format == FormatTable || s.format == FormatWide }
 
 // IsStdoutTTY reports whether stdout is a terminal.
 func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }

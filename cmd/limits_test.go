@@ -697,7 +697,7 @@ func TestLimitThousandsOfPartitions(t *testing.T) {
 		t.Fatalf("verify under 64 open files: %v: %s", err, out)
 	}
 	want := fmt.Sprintf(`{"kind":"summary","partitions":%d,"segments":%d,"batches":%d,`, n, n, 3*n)
-	if !strings.HasPrefix(string(out), want) || !strings.Contains(string(out), `"errors":0,"warnings":0}`) {
+	if !strings.HasPrefix(string(out), want) || !strings.Contains(string(out), `"errors":0,"warnings":0,"infos":0}`) {
 		t.Errorf("verify under 64 open files: %s; want a clean summary starting %s", out, want)
 	}
 }

@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/rebuild"
 )
 
 type lookupOptions struct {
@@ -92,7 +94,7 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.LookupOffset(opts.offset, inspect.LookupOptions{Trace: opts.trace})
+	res, err := p.LookupOffset(opts.offset, brokerLookupOptions(opts.trace))
 	if err != nil {
 		return err
 	}
@@ -199,4 +201,23 @@ func batchColumns[T any](get func(T) *batchJSON) []column[T] {
 			return ""
 		}),
 	}
+}
+
+// brokerLookupOptions are the lookups' options: the indexes of a segment whose
+// index file is missing are those broker recovery would build, computed in
+// memory by rebuild's recovery (the broker's default index.interval.bytes;
+// nothing is written).
+func brokerLookupOptions(trace bool) inspect.LookupOptions {
+	return inspect.LookupOptions{Trace: trace, RecoveredIndexes: recoveredIndexes}
+}
+
+// recoveredIndexes plans the recovery of the one segment sf and returns
+// the offset and time index it would write.
+func recoveredIndexes(sf inspect.SegmentFiles) (index, timeIndex []byte, err error) {
+	one := &inspect.Partition{Dir: filepath.Dir(sf.Log), Segments: []inspect.SegmentFiles{sf}, Only: true}
+	plans, err := rebuild.PlanPartition(one, rebuild.Options{})
+	if err != nil && len(plans) == 0 {
+		return nil, nil, err
+	}
+	return plans[0].Index, plans[0].TimeIndex, nil
 }

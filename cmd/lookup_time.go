@@ -98,7 +98,7 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.LookupTime(opts.timestamp, inspect.LookupOptions{Trace: opts.trace})
+	res, err := p.LookupTime(opts.timestamp, brokerLookupOptions(opts.trace))
 	if err != nil {
 		return err
 	}

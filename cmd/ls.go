@@ -2,9 +2,9 @@ package cmd
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fatih/color"
@@ -323,36 +323,111 @@ func textPtrColumn[T any](name string, v func(T) *string) column[T] {
 	})
 }
 
+// The default ls tables show what an operator scans (partition, segments,
+// offsets, size, last timestamp, status) and fit the terminal; -o wide and
+// CSV show every field, with the counts not read as "-" in wide.
+
+// partitionName is the table's short name of a partition directory: its
+// base name (orders-3), the data directory being the same for every row.
+func partitionName(dir string) string { return filepath.Base(filepath.Clean(dir)) }
+
+// offsetRange is the offsets a partition or segment holds, base..last, or
+// "-" when it holds no batch.
+func offsetRange(base int64, last *int64) string {
+	if last == nil {
+		return "-"
+	}
+	return strconv.FormatInt(base, 10) + ".." + strconv.FormatInt(*last, 10)
+}
+
+// secondsTime is timeText to the second, for the narrow default tables.
+func secondsTime(ios *IOStreams, ms *int64) string {
+	t := ios.optTimeText(ms)
+	if i := strings.IndexByte(t, '.'); i > 0 && len(t) >= i+4 {
+		return t[:i] + t[i+4:] // drop ".000"
+	}
+	return t
+}
+
+func countDisplay[T any, N ~int | ~int64](v func(T) *N) func(T, *IOStreams) string {
+	return func(t T, _ *IOStreams) string { return optCount(v(t)) }
+}
+
+func intCountDisplay[T any, N ~int | ~int64](v func(T) N) func(T, *IOStreams) string {
+	return func(t T, _ *IOStreams) string { return groupCount(int64(v(t))) }
+}
+
+func sizeDisplay[T any](v func(T) int64) func(T, *IOStreams) string {
+	return func(t T, _ *IOStreams) string { return humanSize(v(t)) }
+}
+
+func timeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
+	return func(t T, ios *IOStreams) string { return ios.optTimeText(v(t)) }
+}
+
+func statusColumn[T any](v func(T) string) column[T] {
+	return column[T]{name: "status", cell: v, fit: fitWrap, style: func(t T) []color.Attribute { return statusStyle(v(t)) }}
+}
+
 var lsPartitionColumns = []column[lsPartitionJSON]{
-	textColumn("dir", func(l lsPartitionJSON) string { return l.Dir }),
-	intColumn("segments", func(l lsPartitionJSON) int { return l.Segments }),
-	intColumn("base_offset", func(l lsPartitionJSON) int64 { return l.BaseOffset }),
-	nullableIntColumn("last_offset", func(l lsPartitionJSON) *int64 { return l.LastOffset }),
-	nullableIntColumn("batches", func(l lsPartitionJSON) *int64 { return l.Batches }),
-	nullableIntColumn("records", func(l lsPartitionJSON) *int64 { return l.Records }),
-	nullableTimestampColumn("first_timestamp", func(l lsPartitionJSON) *int64 { return l.FirstTimestamp }),
-	nullableTimestampColumn("last_timestamp", func(l lsPartitionJSON) *int64 { return l.LastTimestamp }),
-	intColumn("log_bytes", func(l lsPartitionJSON) int64 { return l.LogBytes }),
-	intColumn("index_entries", func(l lsPartitionJSON) int64 { return l.IndexEntries }),
-	intColumn("timeindex_entries", func(l lsPartitionJSON) int64 { return l.TimeIndexEntries }),
-	{name: "status", cell: func(l lsPartitionJSON) string { return l.Status }, style: func(l lsPartitionJSON) []color.Attribute { return statusStyle(l.Status) }},
+	withFit(tableOnly(textColumn("partition", func(l lsPartitionJSON) string { return partitionName(l.Dir) })), fitElide),
+	wideOnly(textColumn("dir", func(l lsPartitionJSON) string { return l.Dir })),
+	wideTableOnly(textPtrColumn("topic", func(l lsPartitionJSON) *string { return l.Topic })),
+	wideTableOnly(nullableIntColumn("partition", func(l lsPartitionJSON) *int32 { return l.Partition })),
+	withDisplay(intColumn("segments", func(l lsPartitionJSON) int { return l.Segments }), intCountDisplay(func(l lsPartitionJSON) int { return l.Segments })),
+	tableOnly(textColumn("offsets", func(l lsPartitionJSON) string { return offsetRange(l.BaseOffset, l.LastOffset) })),
+	wideOnly(intColumn("base_offset", func(l lsPartitionJSON) int64 { return l.BaseOffset })),
+	wideOnly(nullableIntColumn("last_offset", func(l lsPartitionJSON) *int64 { return l.LastOffset })),
+	wideTableOnly(intColumn("next_offset", func(l lsPartitionJSON) int64 { return l.NextOffset })),
+	wideOnly(withDisplay(nullableIntColumn("batches", func(l lsPartitionJSON) *int64 { return l.Batches }), countDisplay(func(l lsPartitionJSON) *int64 { return l.Batches }))),
+	wideOnly(withDisplay(nullableIntColumn("records", func(l lsPartitionJSON) *int64 { return l.Records }), countDisplay(func(l lsPartitionJSON) *int64 { return l.Records }))),
+	wideOnly(withDisplay(nullableIntColumn("first_timestamp", func(l lsPartitionJSON) *int64 { return l.FirstTimestamp }), timeDisplay(func(l lsPartitionJSON) *int64 { return l.FirstTimestamp }))),
+	wideOnly(withDisplay(nullableIntColumn("last_timestamp", func(l lsPartitionJSON) *int64 { return l.LastTimestamp }), timeDisplay(func(l lsPartitionJSON) *int64 { return l.LastTimestamp }))),
+	tableOnly(withDisplay(intColumn("size", func(l lsPartitionJSON) int64 { return l.LogBytes }), sizeDisplay(func(l lsPartitionJSON) int64 { return l.LogBytes }))),
+	tableOnly(column[lsPartitionJSON]{name: "last_timestamp", display: func(l lsPartitionJSON, ios *IOStreams) string { return secondsTime(ios, l.LastTimestamp) }}),
+	wideOnly(withDisplay(intColumn("log_bytes", func(l lsPartitionJSON) int64 { return l.LogBytes }), sizeDisplay(func(l lsPartitionJSON) int64 { return l.LogBytes }))),
+	wideOnly(withDisplay(intColumn("index_entries", func(l lsPartitionJSON) int64 { return l.IndexEntries }), intCountDisplay(func(l lsPartitionJSON) int64 { return l.IndexEntries }))),
+	wideOnly(withDisplay(intColumn("timeindex_entries", func(l lsPartitionJSON) int64 { return l.TimeIndexEntries }), intCountDisplay(func(l lsPartitionJSON) int64 { return l.TimeIndexEntries }))),
+	statusColumn(func(l lsPartitionJSON) string { return l.Status }),
+	wideTableOnly(nullableIntColumn("log_start_offset", func(l lsPartitionJSON) *int64 { return l.LogStartOffset })),
+	wideTableOnly(nullableIntColumn("recovery_point", func(l lsPartitionJSON) *int64 { return l.RecoveryPoint })),
+	wideTableOnly(nullableIntColumn("high_watermark", func(l lsPartitionJSON) *int64 { return l.HighWatermark })),
+	wideTableOnly(nullableIntColumn("leader_epoch", func(l lsPartitionJSON) *int32 { return l.LeaderEpoch })),
+	wideTableOnly(intColumn("producer_snapshots", func(l lsPartitionJSON) int { return l.ProducerSnapshots })),
 }
 
 var lsSegmentColumns = []column[lsSegmentJSON]{
-	textColumn("dir", func(l lsSegmentJSON) string { return l.Dir }),
-	textColumn("segment", func(l lsSegmentJSON) string { return l.Segment }),
-	intColumn("base_offset", func(l lsSegmentJSON) int64 { return l.BaseOffset }),
-	nullableIntColumn("last_offset", func(l lsSegmentJSON) *int64 { return l.LastOffset }),
-	nullableIntColumn("batches", func(l lsSegmentJSON) *int64 { return l.Batches }),
-	nullableIntColumn("records", func(l lsSegmentJSON) *int64 { return l.Records }),
-	nullableTimestampColumn("first_timestamp", func(l lsSegmentJSON) *int64 { return l.FirstTimestamp }),
-	nullableTimestampColumn("last_timestamp", func(l lsSegmentJSON) *int64 { return l.LastTimestamp }),
-	intColumn("log_bytes", func(l lsSegmentJSON) int64 { return l.LogBytes }),
-	nullableIntPtr("index_entries", func(l lsSegmentJSON) *int { return l.IndexEntries }),
-	textPtrColumn("index_fill", func(l lsSegmentJSON) *string { return l.IndexFill }),
-	nullableIntPtr("timeindex_entries", func(l lsSegmentJSON) *int { return l.TimeIndexEntries }),
-	textPtrColumn("timeindex_fill", func(l lsSegmentJSON) *string { return l.TimeIndexFill }),
-	{name: "status", cell: func(l lsSegmentJSON) string { return l.Status }, style: func(l lsSegmentJSON) []color.Attribute { return statusStyle(l.Status) }},
+	withFit(tableOnly(textColumn("partition", func(l lsSegmentJSON) string { return partitionName(l.Dir) })), fitElide),
+	wideOnly(textColumn("dir", func(l lsSegmentJSON) string { return l.Dir })),
+	wideOnly(textColumn("segment", func(l lsSegmentJSON) string { return l.Segment })),
+	tableOnly(textColumn("offsets", func(l lsSegmentJSON) string { return offsetRange(l.BaseOffset, l.LastOffset) })),
+	wideOnly(intColumn("base_offset", func(l lsSegmentJSON) int64 { return l.BaseOffset })),
+	wideOnly(nullableIntColumn("last_offset", func(l lsSegmentJSON) *int64 { return l.LastOffset })),
+	wideTableOnly(intColumn("next_offset", func(l lsSegmentJSON) int64 { return l.NextOffset })),
+	wideOnly(withDisplay(nullableIntColumn("batches", func(l lsSegmentJSON) *int64 { return l.Batches }), countDisplay(func(l lsSegmentJSON) *int64 { return l.Batches }))),
+	wideOnly(withDisplay(nullableIntColumn("records", func(l lsSegmentJSON) *int64 { return l.Records }), countDisplay(func(l lsSegmentJSON) *int64 { return l.Records }))),
+	wideOnly(withDisplay(nullableIntColumn("first_timestamp", func(l lsSegmentJSON) *int64 { return l.FirstTimestamp }), timeDisplay(func(l lsSegmentJSON) *int64 { return l.FirstTimestamp }))),
+	wideOnly(withDisplay(nullableIntColumn("last_timestamp", func(l lsSegmentJSON) *int64 { return l.LastTimestamp }), timeDisplay(func(l lsSegmentJSON) *int64 { return l.LastTimestamp }))),
+	tableOnly(withDisplay(intColumn("size", func(l lsSegmentJSON) int64 { return l.LogBytes }), sizeDisplay(func(l lsSegmentJSON) int64 { return l.LogBytes }))),
+	tableOnly(column[lsSegmentJSON]{name: "last_timestamp", display: func(l lsSegmentJSON, ios *IOStreams) string { return secondsTime(ios, l.LastTimestamp) }}),
+	wideOnly(withDisplay(intColumn("log_bytes", func(l lsSegmentJSON) int64 { return l.LogBytes }), sizeDisplay(func(l lsSegmentJSON) int64 { return l.LogBytes }))),
+	wideOnly(withDisplay(nullableIntPtr("index_entries", func(l lsSegmentJSON) *int { return l.IndexEntries }), countDisplay(func(l lsSegmentJSON) *int { return l.IndexEntries }))),
+	wideTableOnly(withDisplay(nullableIntColumn("index_bytes", func(l lsSegmentJSON) *int64 { return l.IndexBytes }), optSizeDisplay(func(l lsSegmentJSON) *int64 { return l.IndexBytes }))),
+	wideOnly(textPtrColumn("index_fill", func(l lsSegmentJSON) *string { return l.IndexFill })),
+	wideOnly(withDisplay(nullableIntPtr("timeindex_entries", func(l lsSegmentJSON) *int { return l.TimeIndexEntries }), countDisplay(func(l lsSegmentJSON) *int { return l.TimeIndexEntries }))),
+	wideTableOnly(withDisplay(nullableIntColumn("timeindex_bytes", func(l lsSegmentJSON) *int64 { return l.TimeIndexBytes }), optSizeDisplay(func(l lsSegmentJSON) *int64 { return l.TimeIndexBytes }))),
+	wideOnly(textPtrColumn("timeindex_fill", func(l lsSegmentJSON) *string { return l.TimeIndexFill })),
+	wideTableOnly(withDisplay(nullableIntPtr("txnindex_entries", func(l lsSegmentJSON) *int { return l.TxnIndexEntries }), countDisplay(func(l lsSegmentJSON) *int { return l.TxnIndexEntries }))),
+	statusColumn(func(l lsSegmentJSON) string { return l.Status }),
+}
+
+func optSizeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
+	return func(t T, _ *IOStreams) string {
+		if p := v(t); p != nil {
+			return humanSize(*p)
+		}
+		return "-"
+	}
 }
 
 // sortPartitions orders partitions by topic, then partition number
@@ -387,11 +462,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		bar = ios.progress("ls --deep")
 		defer bar.done()
 		for _, p := range parts {
-			for _, s := range p.Segments {
-				if fi, err := os.Stat(s.Log); err == nil && s.Log != "" {
-					total += fi.Size()
-				}
-			}
+			total += inspect.LogBytes(p.Segments, 0)
 		}
 	}
 	var segLister *lister[lsSegmentJSON]
@@ -402,6 +473,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		partLister = newLister(ios, lsPartitionColumns)
 	}
 	var footer []string
+	uncounted := false // some batch and record counts were not read
 	for _, t := range targets {
 		for _, s := range t.Skipped {
 			ios.Warnf("%s: not listed: %s", s.Path, s.Reason)
@@ -427,6 +499,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 			}
 			for _, s := range sums {
 				base += s.LogBytes
+				uncounted = uncounted || !s.Counted
 			}
 			if opts.segments {
 				for i := range sums {
@@ -444,6 +517,9 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		}
 	}
 	bar.done()
+	if uncounted && ios.Format() == FormatWide {
+		footer = append(footer, "-: batch and record counts not read (ls reads only each segment's tail past its last index entry); kseg ls --deep reads every batch header and counts them")
+	}
 	if opts.segments {
 		for _, f := range footer {
 			segLister.Footer("%s", f)

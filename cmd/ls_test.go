@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,10 +54,12 @@ func lsDataDir(t *testing.T) string {
 	return dir
 }
 
+// formats are the machine formats, held to golden files byte for byte;
+// tables are held by assertTableGoldens at several widths.
 var formats = []struct {
 	format OutputFormat
 	ext    string
-}{{FormatTable, "txt"}, {FormatJSON, "jsonl"}, {FormatCSV, "csv"}}
+}{{FormatJSON, "jsonl"}, {FormatCSV, "csv"}}
 
 func TestLsGenerated(t *testing.T) {
 	dir := lsDataDir(t)
@@ -79,6 +82,10 @@ func TestLsGenerated(t *testing.T) {
 				t.Errorf("%v: stderr %q", tc.args, stderr)
 			}
 			assertGolden(t, tc.name+"."+f.ext, out)
+		}
+		outs := assertTableGoldens(t, dir, tc.name, 0, tc.args...)
+		for _, w := range []int{80, 160} {
+			assertLinesFit(t, fmt.Sprint(tc.args), outs[w], w)
 		}
 	}
 	assertTreeUnchanged(t, dir, before)
@@ -143,6 +150,7 @@ func TestLsReal(t *testing.T) {
 			}
 			assertGolden(t, tc.name+"."+f.ext, out)
 		}
+		assertTableGoldens(t, real, tc.name, 0, append(tc.args, dirs...)...)
 	}
 	assertTreeUnchanged(t, real, before)
 }

@@ -13,9 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/mattn/go-runewidth"
 )
 
 // OutputFormat is the value of -o: chosen once per run, read by the
@@ -23,13 +21,15 @@ import (
 type OutputFormat string
 
 const (
-	FormatTable OutputFormat = "table" // aligned columns for people (default)
+	FormatTable OutputFormat = "table" // the columns an operator scans, fitted to the terminal (default)
+	FormatWide  OutputFormat = "wide"  // a table of every field of the JSON form
 	FormatJSON  OutputFormat = "json"  // JSON Lines: one object per line
 	FormatCSV   OutputFormat = "csv"   // RFC 4180, header row first
+	FormatJUnit OutputFormat = "junit" // JUnit XML (verify only)
 )
 
 // outputFormats lists the valid values of -o in the order help shows them.
-var outputFormats = []OutputFormat{FormatTable, FormatJSON, FormatCSV}
+var outputFormats = []OutputFormat{FormatTable, FormatWide, FormatJSON, FormatCSV, FormatJUnit}
 
 // String, Set and Type make *OutputFormat a pflag.Value, so a bad -o value
 // is rejected while flags are parsed (exit 2), before any work.
@@ -58,11 +58,24 @@ func formatList() string {
 // column says how one field of a row of type T is shown in the table and CSV
 // views. name is the JSON field name (dotted for a field of a nested object,
 // e.g. "batch.base_offset"): the table header and CSV header use it as is,
-// so one name means one thing in every format.
+// so one name means one thing in every format. A column of the default
+// table only (view viewTable) is not a JSON field: its name is its own.
 type column[T any] struct {
 	name  string
 	cell  func(T) string
 	right bool // right-align in the table (numbers)
+	// view says in which forms the column appears (all by default).
+	view columnView
+	// display, if set, is the cell's text in tables (-o table and wide):
+	// a size in KiB, a grouped count, a time. It replaces the reading aid
+	// (human). CSV keeps cell's raw value.
+	display func(T, *IOStreams) string
+	// fit says how the column gives way when the default table is wider
+	// than the terminal.
+	fit fitRule
+	// omitEmpty leaves the column out of a table (chunk) in which every
+	// cell is empty (dump-log's record column without --records).
+	omitEmpty bool
 	// style, if set, colours the table cell when stdout takes colour.
 	// Colour is decoration only: CSV and JSON never carry it.
 	style func(T) []color.Attribute
@@ -71,6 +84,88 @@ type column[T any] struct {
 	// shows nothing. CSV and JSON keep the raw value alone.
 	human func(T) string
 }
+
+// columnView says in which forms a column appears: a set of the view*
+// bits. The zero value means every form.
+type columnView int
+
+const (
+	viewTable columnView = 1 << iota // the default table
+	viewWide                         // the -o wide table
+	viewCSV                          // CSV
+	viewAll   columnView = 0         // every form (the zero value)
+)
+
+// shown reports whether a column of view v appears in format f.
+func (v columnView) shown(f OutputFormat) bool {
+	if v == viewAll {
+		return true
+	}
+	switch f {
+	case FormatTable:
+		return v&viewTable != 0
+	case FormatWide:
+		return v&viewWide != 0
+	default:
+		return v&viewCSV != 0
+	}
+}
+
+// visibleColumns are the columns of format f.
+func visibleColumns[T any](columns []column[T], f OutputFormat) []column[T] {
+	out := make([]column[T], 0, len(columns))
+	for _, c := range columns {
+		if c.view.shown(f) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// wideOnly marks a column as shown in -o wide and CSV, not in the
+// default table.
+func wideOnly[T any](c column[T]) column[T] {
+	c.view = viewWide | viewCSV
+	return c
+}
+
+// tableOnly marks a column as shown in the default table only: a view for
+// people of fields that wide and CSV show as they are.
+func tableOnly[T any](c column[T]) column[T] {
+	c.view = viewTable
+	return c
+}
+
+// wideTableOnly marks a JSON field shown in -o wide but not in CSV (whose
+// columns are fixed by the contract).
+func wideTableOnly[T any](c column[T]) column[T] {
+	c.view = viewWide
+	return c
+}
+
+// withDisplay sets a column's table text.
+func withDisplay[T any](c column[T], display func(T, *IOStreams) string) column[T] {
+	c.display = display
+	return c
+}
+
+// withFit sets how a column gives way to the terminal's width.
+func withFit[T any](c column[T], f fitRule) column[T] {
+	c.fit = f
+	return c
+}
+
+// modify applies changes to a column.
+func modify[T any](c column[T], changes ...func(*column[T])) column[T] {
+	for _, f := range changes {
+		f(&c)
+	}
+	return c
+}
+
+// withOmitEmpty is a modify change: the column is left out of a table in
+// which all its cells are empty.
+func withOmitEmpty[T any](c *column[T]) { c.omitEmpty = true }
 
 // textColumn is a left-aligned column of text.
 func textColumn[T any](name string, cell func(T) string) column[T] {
@@ -164,7 +259,7 @@ func humanTime(ms int64) string {
 type lister[T any] struct {
 	ios     *IOStreams
 	format  OutputFormat
-	columns []column[T]
+	columns []column[T] // those of format: every one for JSON
 
 	enc *json.Encoder
 	// appendJSON, when set, writes a row's JSON object itself, byte for
@@ -174,10 +269,11 @@ type lister[T any] struct {
 	appendJSON func(T, []byte) []byte
 	line       []byte // appendJSON's output, reused
 	csv        *csv.Writer
-	header     bool       // the CSV header row has been written
-	rows       [][]string // table cells not drawn yet
-	drawn      bool       // a chunk of the table (with its header) was drawn
+	header     bool              // the CSV header row has been written
+	rows       [][]tableCellText // table cells not drawn yet
+	drawn      bool              // a chunk of the table (with its header) was drawn
 	footer     []string
+	empty      string // said instead of the table when no row came (Empty)
 	closed     bool
 	err        error
 }
@@ -185,6 +281,9 @@ type lister[T any] struct {
 // newLister returns a lister writing to ios.Out in ios's output format.
 func newLister[T any](ios *IOStreams, columns []column[T]) *lister[T] {
 	l := &lister[T]{ios: ios, format: ios.Format(), columns: columns}
+	if l.format != FormatJSON {
+		l.columns = visibleColumns(columns, l.format)
+	}
 	switch l.format {
 	case FormatJSON:
 		l.enc = newJSONEncoder(ios)
@@ -209,9 +308,9 @@ func (l *lister[T]) Add(row T) {
 		l.err = l.enc.Encode(row)
 	case FormatCSV:
 		l.writeCSVHeader()
-		l.writeCSV(cells(l.columns, row, nil))
+		l.writeCSV(cells(l.columns, row))
 	default:
-		l.rows = append(l.rows, cells(l.columns, row, l.ios))
+		l.rows = append(l.rows, tableRow(l.ios, l.columns, row))
 		if len(l.rows) >= tableChunkRows {
 			l.err = l.drawTable(nil)
 		}
@@ -228,9 +327,9 @@ const tableChunkRows = 4096
 // the first chunk, then footer.
 func (l *lister[T]) drawTable(footer []string) error {
 	var header []string
-	right := make([]bool, len(l.columns))
+	layout := make([]tableColumn, len(l.columns))
 	for i, c := range l.columns {
-		right[i] = c.right
+		layout[i] = tableColumn{right: c.right, fit: c.fit, omitEmpty: c.omitEmpty}
 	}
 	if !l.drawn {
 		header = make([]string, len(l.columns))
@@ -239,7 +338,7 @@ func (l *lister[T]) drawTable(footer []string) error {
 		}
 	}
 	l.drawn = true
-	err := writeTable(l.ios, header, right, l.rows, footer)
+	err := writeTable(l.ios, header, layout, l.rows, footer)
 	l.rows = l.rows[:0]
 	return err
 }
@@ -248,10 +347,14 @@ func (l *lister[T]) drawTable(footer []string) error {
 // facts must reach scripts through the rows or on stderr). Control
 // characters in it are escaped, newlines included: one call, one line.
 func (l *lister[T]) Footer(format string, args ...any) {
-	if l.format == FormatTable {
+	if l.format == FormatTable || l.format == FormatWide {
 		l.footer = append(l.footer, escapeControl(fmt.Sprintf(format, args...)))
 	}
 }
+
+// Empty sets the line a table shows instead of a header with no rows when
+// no row comes (table formats only).
+func (l *lister[T]) Empty(line string) { l.empty = line }
 
 // Close finishes the output: the CSV header if no row came, the table and
 // its footer. It returns the first write error. Closing again does nothing.
@@ -265,6 +368,10 @@ func (l *lister[T]) Close() error {
 	case FormatCSV:
 		l.writeCSVHeader()
 	default:
+		if !l.drawn && len(l.rows) == 0 && l.empty != "" {
+			l.err = writeTable(l.ios, nil, nil, nil, append([]string{l.empty}, l.footer...))
+			break
+		}
 		l.err = l.drawTable(l.footer)
 	}
 	return l.err
@@ -295,33 +402,52 @@ func (l *lister[T]) writeCSV(record []string) {
 	l.err = l.csv.Error()
 }
 
-// cells renders one row. For the table (table != nil) each cell has its
-// control characters escaped (a record key must not drive the terminal),
-// then its colour if stdout takes colour.
-func cells[T any](columns []column[T], row T, table *IOStreams) []string {
+// cells renders one row's raw values (CSV).
+func cells[T any](columns []column[T], row T) []string {
 	out := make([]string, len(columns))
 	for i, c := range columns {
 		out[i] = c.cell(row)
-		if table != nil {
-			out[i] = tableCell(table, c, row, out[i])
-		}
 	}
 	return out
 }
 
-func tableCell[T any](ios *IOStreams, c column[T], row T, text string) string {
-	text = escapeControl(text)
+// tableRow renders one row for a table.
+func tableRow[T any](ios *IOStreams, columns []column[T], row T) []tableCellText {
+	out := make([]tableCellText, len(columns))
+	for i, c := range columns {
+		out[i] = tableCell(ios, c, row)
+	}
+	return out
+}
+
+// tableCellText is a table cell: its text with control characters escaped
+// (a record key must not drive the terminal), and the colour it is drawn
+// in (nil: none). Colour is applied after the cell is padded, so that
+// widths are those of the text.
+type tableCellText struct {
+	text  string
+	color *color.Color
+}
+
+func tableCell[T any](ios *IOStreams, c column[T], row T) tableCellText {
+	var text string
+	if c.display != nil {
+		text = c.display(row, ios)
+	} else {
+		text = c.cell(row)
+	}
+	cell := tableCellText{text: escapeControl(text)}
 	if c.style != nil && ios.ColorEnabled() {
 		if attrs := c.style(row); len(attrs) > 0 {
-			text = ios.outColor(attrs...).Sprint(text)
+			cell.color = ios.outColor(attrs...)
 		}
 	}
-	if c.human != nil {
+	if c.human != nil && c.display == nil {
 		if h := c.human(row); h != "" {
-			text += " (" + escapeControl(h) + ")"
+			cell.text += " (" + escapeControl(ios.zoned(h)) + ")"
 		}
 	}
-	return text
+	return cell
 }
 
 // printObject writes a single answer (lookup, coordinator): in json one
@@ -348,11 +474,15 @@ func printObjectLines[T any](ios *IOStreams, v T, fields []column[T], safeFooter
 		l.Add(v)
 		return l.Close()
 	default:
-		rows := make([][]string, len(fields))
+		fields = visibleColumns(fields, ios.Format())
+		rows := make([][]tableCellText, len(fields))
 		for i, f := range fields {
-			rows[i] = []string{f.name, tableCell(ios, f, v, f.cell(v))}
+			rows[i] = []tableCellText{{text: f.name}, tableCell(ios, f, v)}
+			if rows[i][1].text == "" && f.right {
+				rows[i][1].text = "-" // a null number: blank would read as nothing to say
+			}
 		}
-		return writeTable(ios, nil, []bool{false, false}, rows, safeFooter)
+		return writeTable(ios, nil, []tableColumn{{}, {fit: fitWrap}}, rows, safeFooter)
 	}
 }
 
@@ -379,60 +509,333 @@ func newJSONEncoder(ios *IOStreams) *json.Encoder {
 	return enc
 }
 
+// fitRule says how a column gives way when a default table is wider than
+// the terminal (TerminalWidth). Columns with fitNone (numbers, offsets,
+// times) are never cut: they must be copyable.
+type fitRule int
+
+const (
+	fitNone  fitRule = iota
+	fitElide         // a name or path: its middle is replaced by "…", its start and end (topic, partition number, file) kept
+	fitWrap          // text: broken into lines at spaces and commas
+	// fitBelow (the last column only): text wrapped as fitWrap when that
+	// leaves it belowMinWidth columns; on a narrower terminal it leaves
+	// the row and is drawn under it, indented, across the whole width.
+	fitBelow
+)
+
+// tableColumn is the layout of one column of a drawn table.
+type tableColumn struct {
+	right     bool // right-aligned (numbers)
+	fit       fitRule
+	omitEmpty bool // left out when every cell is empty
+}
+
+// belowMinWidth is the narrowest a fitBelow column is wrapped in before it
+// moves under its row.
+const belowMinWidth = 40
+
+// minFitWidth is the narrowest a fitted column is made (unless its
+// header is wider).
+const minFitWidth = 10
+
 // writeTable draws a borderless table (kubectl style: no rules, two spaces
 // between columns, no trailing blanks), headed by header unless it is nil,
 // then the footer lines, which the caller has escaped (escapeControl).
-func writeTable(ios *IOStreams, header []string, right []bool, rows [][]string, footer []string) error {
-	align := make([]tw.Align, len(right))
-	for i, r := range right {
-		align[i] = tw.AlignLeft
-		if r {
-			align[i] = tw.AlignRight
+//
+// In the default table (-o table), when the terminal's width is known and
+// the table is wider, the columns that may give way (fitElide, fitWrap)
+// are narrowed, widest first, down to minFitWidth; a table that is still
+// wider is drawn as it is. -o wide is never fitted: it shows every field in
+// full, as kubectl's wide output does.
+func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]tableCellText, footer []string) error {
+	header, layout, rows = omitEmptyColumns(header, layout, rows)
+	widths := make([]int, len(layout))
+	for i, h := range header {
+		widths[i] = displayWidth(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], displayWidth(c.text))
 		}
 	}
-	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		// Columns are separated by one blank of padding plus a one-blank
-		// column separator. (A two-blank padding string would make
-		// tablewriter over-pad and then truncate each cell, which closes
-		// a coloured cell only after its padding.)
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbolCustom("kseg").WithColumn(" "),
-			Settings: tw.Settings{
-				Separators: tw.Separators{BetweenColumns: tw.On, BetweenRows: tw.Off, ShowHeader: tw.Off, ShowFooter: tw.Off},
-				Lines:      tw.LinesNone,
-			},
-		})),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: " ", Overwrite: true}),
-		tablewriter.WithHeaderAutoFormat(tw.Off), // "base_offset", not "BASE OFFSET"
-		tablewriter.WithTrimSpace(tw.Off),        // cells exactly as given
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
-	if header != nil {
-		t.Header(header)
+	limit := ios.TerminalWidth()
+	if ios.Format() != FormatTable {
+		limit = 0
 	}
-	if err := t.Bulk(rows); err != nil {
-		return fmt.Errorf("drawing table: %w", err)
+	// below is the text drawn under each row (fitBelow), when the last
+	// column left the table.
+	var below []string
+	if n := len(layout); limit > 0 && n > 1 && layout[n-1].fit == fitBelow {
+		rest := 2 * (n - 1)
+		for _, w := range widths[:n-1] {
+			rest += w
+		}
+		if rest+belowMinWidth > limit {
+			below = make([]string, len(rows))
+			for i, r := range rows {
+				below[i] = r[n-1].text
+				rows[i] = r[:n-1]
+			}
+			layout, widths = layout[:n-1], widths[:n-1]
+			if header != nil {
+				header = header[:n-1]
+			}
+		}
 	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("drawing table: %w", err)
+	if limit > 0 {
+		fitWidths(widths, fitFloors(header, layout, rows), layout, limit)
 	}
 	var out strings.Builder
-	for line := range strings.Lines(buf.String()) {
-		out.WriteString(strings.TrimRight(line, " \n"))
-		out.WriteByte('\n')
+	line := make([]string, len(layout))
+	colors := make([]*color.Color, len(layout))
+	writeLine := func(cells []tableCellText) {
+		// A cell may become several lines (wrapped); the row takes as
+		// many lines as its tallest cell.
+		parts := make([][]string, len(cells))
+		height := 1
+		for i, c := range cells {
+			parts[i] = fitCell(c.text, widths[i], layout[i].fit)
+			height = max(height, len(parts[i]))
+			colors[i] = c.color
+		}
+		for k := 0; k < height; k++ {
+			for i := range cells {
+				line[i] = ""
+				if k < len(parts[i]) {
+					line[i] = parts[i][k]
+				}
+			}
+			var b strings.Builder
+			for i, text := range line {
+				pad := strings.Repeat(" ", max(0, widths[i]-displayWidth(text)))
+				if colors[i] != nil && text != "" {
+					text = colors[i].Sprint(text)
+				}
+				if i > 0 {
+					b.WriteString("  ")
+				}
+				if layout[i].right {
+					b.WriteString(pad + text)
+				} else {
+					b.WriteString(text + pad)
+				}
+			}
+			out.WriteString(strings.TrimRight(b.String(), " "))
+			out.WriteByte('\n')
+		}
+	}
+	if header != nil {
+		h := make([]tableCellText, len(header))
+		for i, name := range header {
+			h[i] = tableCellText{text: name}
+		}
+		writeLine(h)
+	}
+	for i, r := range rows {
+		writeLine(r)
+		if below != nil && below[i] != "" {
+			for _, l := range wrapText(below[i], max(limit-4, minFitWidth)) {
+				out.WriteString(strings.TrimRight("    "+l, " ") + "\n")
+			}
+		}
 	}
 	for _, f := range footer {
-		out.WriteString(f)
-		out.WriteByte('\n')
+		lines := []string{f}
+		if limit > 0 && !strings.Contains(f, "\x1b") { // coloured lines are drawn as they are
+			lines = wrapIndented(f, limit)
+		}
+		for _, l := range lines {
+			out.WriteString(l)
+			out.WriteByte('\n')
+		}
 	}
 	_, err := io.WriteString(ios.Out, out.String())
 	return err
 }
+
+// maxWordFloor caps how wide a wrapped column is kept for its longest
+// word: a longer word is broken.
+const maxWordFloor = 20
+
+// omitEmptyColumns drops the omitEmpty columns whose cells are all empty.
+func omitEmptyColumns(header []string, layout []tableColumn, rows [][]tableCellText) ([]string, []tableColumn, [][]tableCellText) {
+	keep := make([]bool, len(layout))
+	drop := false
+	for i, l := range layout {
+		keep[i] = !l.omitEmpty
+		for _, r := range rows {
+			keep[i] = keep[i] || r[i].text != ""
+		}
+		drop = drop || !keep[i]
+	}
+	if !drop {
+		return header, layout, rows
+	}
+	pick := func(n int, f func(i int)) {
+		for i := range n {
+			if keep[i] {
+				f(i)
+			}
+		}
+	}
+	var h []string
+	if header != nil {
+		pick(len(header), func(i int) { h = append(h, header[i]) })
+	}
+	var l []tableColumn
+	pick(len(layout), func(i int) { l = append(l, layout[i]) })
+	out := make([][]tableCellText, len(rows))
+	for k, r := range rows {
+		pick(len(r), func(i int) { out[k] = append(out[k], r[i]) })
+	}
+	return h, l, out
+}
+
+// fitFloors are the narrowest widths the columns that give way are made:
+// minFitWidth, the header's width, and for a wrapped column its longest
+// word (up to maxWordFloor), so that "missing-index," is not broken.
+func fitFloors(header []string, layout []tableColumn, rows [][]tableCellText) []int {
+	floors := make([]int, len(layout))
+	for i, l := range layout {
+		floors[i] = minFitWidth
+		if header != nil {
+			floors[i] = max(floors[i], displayWidth(header[i]))
+		}
+		if l.fit != fitWrap && l.fit != fitBelow {
+			continue
+		}
+		for _, r := range rows {
+			for _, word := range strings.FieldsFunc(r[i].text, wrapBreak) {
+				floors[i] = max(floors[i], min(maxWordFloor, displayWidth(word)+1))
+			}
+		}
+	}
+	return floors
+}
+
+// fitWidths narrows the columns that may give way until the table's width
+// (cells plus two blanks between columns) is at most limit, or every such
+// column is at its floor (fitFloors).
+func fitWidths(widths, floors []int, layout []tableColumn, limit int) {
+	total := 2 * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	floor := func(i int) int { return floors[i] }
+	for total > limit {
+		widest := -1
+		for i, l := range layout {
+			if l.fit != fitNone && widths[i] > floor(i) && (widest < 0 || widths[i] > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			return
+		}
+		// Narrow the widest to the next widest's width (or as far as
+		// needed), so that the columns shrink together.
+		next := floor(widest)
+		for i, l := range layout {
+			if i != widest && l.fit != fitNone && widths[i] < widths[widest] {
+				next = max(next, widths[i])
+			}
+		}
+		cut := min(widths[widest]-next, total-limit)
+		if cut <= 0 {
+			cut = 1
+		}
+		widths[widest] -= cut
+		total -= cut
+	}
+}
+
+// fitCell is a cell's text as the lines it is drawn on in a column of
+// width w.
+func fitCell(text string, w int, rule fitRule) []string {
+	if displayWidth(text) <= w {
+		return []string{text}
+	}
+	switch rule {
+	case fitElide:
+		return []string{elideMiddle(text, w)}
+	case fitWrap, fitBelow:
+		return wrapText(text, w)
+	}
+	return []string{text}
+}
+
+// elideMiddle shortens text to w columns by replacing its middle with
+// "…", keeping a little more of the end (a partition number, a file name)
+// than of the start.
+func elideMiddle(text string, w int) string {
+	runes := []rune(text)
+	tail := (w - 1 + 1) / 2 // columns for the end
+	head := w - 1 - tail
+	var start, end []rune
+	for i, width := 0, 0; i < len(runes) && width+runewidth.RuneWidth(runes[i]) <= head; i++ {
+		width += runewidth.RuneWidth(runes[i])
+		start = runes[:i+1]
+	}
+	for i, width := len(runes)-1, 0; i >= 0 && width+runewidth.RuneWidth(runes[i]) <= tail; i-- {
+		width += runewidth.RuneWidth(runes[i])
+		end = runes[i:]
+	}
+	return string(start) + "…" + string(end)
+}
+
+// wrapBreak reports whether a line may break after r.
+func wrapBreak(r rune) bool { return r == ' ' || r == ',' || r == '-' || r == '/' }
+
+// wrapText breaks text into lines of at most w columns, after a space, a
+// comma, a hyphen or a slash where it can, elsewhere in the middle of a
+// word.
+func wrapText(text string, w int) []string {
+	var lines []string
+	for displayWidth(text) > w {
+		runes := []rune(text)
+		width, cut, brk := 0, 0, -1
+		for cut < len(runes) && width+runewidth.RuneWidth(runes[cut]) <= w {
+			width += runewidth.RuneWidth(runes[cut])
+			if wrapBreak(runes[cut]) {
+				brk = cut + 1
+			}
+			cut++
+		}
+		if brk > 0 {
+			cut = brk
+		}
+		if cut == 0 {
+			cut = 1
+		}
+		lines = append(lines, strings.TrimRight(string(runes[:cut]), " "))
+		text = strings.TrimLeft(string(runes[cut:]), " ")
+	}
+	if text != "" || len(lines) == 0 {
+		lines = append(lines, text)
+	}
+	return lines
+}
+
+// wrapIndented is wrapText for a footer line: the lines after the first
+// are indented four columns more than it is, so that a wrapped step of a
+// --trace story reads as one.
+func wrapIndented(text string, w int) []string {
+	indent := len(text) - len(strings.TrimLeft(text, " "))
+	if indent+4 > w/2 || displayWidth(text) <= w {
+		return wrapText(text, w)
+	}
+	first := wrapText(text, w)[0]
+	pad := strings.Repeat(" ", indent+4)
+	out := []string{first}
+	for _, l := range wrapText(strings.TrimLeft(text[len(first):], " "), w-len(pad)) {
+		out = append(out, pad+l)
+	}
+	return out
+}
+
+// displayWidth is the number of terminal columns text takes.
+func displayWidth(text string) int { return runewidth.StringWidth(text) }
 
 // escapeControl replaces control characters, bidirectional-text controls
 // and invalid UTF-8 with Go escapes (\n, \x1b, \u202e, \xff), so that text

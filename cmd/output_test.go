@@ -324,7 +324,7 @@ func TestOutputFormatValue(t *testing.T) {
 	f = FormatJSON
 	for _, v := range []string{"", "JSON", "yaml", "table "} {
 		err := f.Set(v)
-		if err == nil || err.Error() != "valid values are table, json, csv" {
+		if err == nil || err.Error() != "valid values are table, wide, json, csv, junit" {
 			t.Errorf("Set(%q) = %v", v, err)
 		}
 		if f != FormatJSON {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -24,11 +25,78 @@ func resolveTarget(path string) (*inspect.Target, error) {
 			return nil, withHint(fmt.Errorf("%s: no such file or directory", path), hint)
 		}
 		if errors.Is(err, inspect.ErrNotKafka) {
+			if found := dataDirsBelow(path); len(found) > 0 {
+				return nil, withHint(err, foundDataDirsHint(path, found))
+			}
 			return nil, withHint(err, "name a data directory (a log.dirs entry), a partition directory (<topic>-<partition>) or a segment file (.log, .index, .timeindex, .txnindex)")
 		}
 		return nil, err
 	}
 	return t, nil
+}
+
+// foundDataDir is a data directory found below a PATH that is not one.
+type foundDataDir struct {
+	path       string
+	partitions int
+}
+
+// maxDataDirsBelow bounds the directories dataDirsBelow looks into, so
+// that a PATH such as / costs a moment, not a walk of the disk.
+const maxDataDirsBelow = 256
+
+// dataDirsBelow lists the data directories one or two levels below path
+// (a directory holding a broker's log.dirs, or a backup of several
+// brokers), in name order. It reads directory listings only.
+func dataDirsBelow(path string) []foundDataDir {
+	var found []foundDataDir
+	looked := 0
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if !e.IsDir() || looked >= maxDataDirsBelow {
+				continue
+			}
+			looked++
+			sub := filepath.Join(dir, e.Name())
+			if t, err := inspect.Resolve(sub); err == nil && t.Kind == "data_dir" && len(t.Partitions) > 0 {
+				found = append(found, foundDataDir{path: sub, partitions: len(t.Partitions)})
+			} else if err != nil && depth < 2 {
+				walk(sub, depth+1)
+			}
+		}
+	}
+	walk(path, 1)
+	return found
+}
+
+// foundDataDirsHint lists what dataDirsBelow found and the commands to
+// run on it, on one line.
+func foundDataDirsHint(path string, found []foundDataDir) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s holds no partition itself, but data directories below it: ", path)
+	args := make([]string, 0, len(found))
+	for i, f := range found {
+		if i == 8 {
+			fmt.Fprintf(&b, ", and %d more", len(found)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%s)", f.path, countOf(f.partitions, "partition"))
+		args = append(args, f.path)
+	}
+	list := strings.Join(args, " ")
+	if len(found) > 8 {
+		list += " ..."
+	}
+	fmt.Fprintf(&b, "; list them with kseg ls %s, check them with kseg verify %s", list, list)
+	return b.String()
 }
 
 // resolvePartition resolves PATH to exactly one partition (lookups answer

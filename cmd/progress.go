@@ -30,7 +30,7 @@ type progressBar struct {
 // output (-o json or csv) to the same terminal, where the bar would be
 // drawn across the lines.
 func (s *IOStreams) progress(desc string) *progressBar {
-	if !s.ProgressEnabled() || (s.stdoutTTY && s.Format() != FormatTable) {
+	if !s.ProgressEnabled() || (s.stdoutTTY && !s.IsTable()) {
 		return nil
 	}
 	p := &progressBar{ios: s, desc: desc}

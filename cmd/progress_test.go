@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kseg/kseg/rebuild/gen"
 )
@@ -40,14 +41,15 @@ func TestProgressBarOnlyOnTerminalStderr(t *testing.T) {
 		{"ls --deep", []string{"ls", "--deep", dir}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plainOut, plainErr, code := runKseg(t, nil, tc.args...)
+			// A ticking clock: verify's summary says how long it took.
+			plainOut, plainErr, code := runKseg(t, func(ios *IOStreams) { ios.SetNow(tickingClock(time.Second)) }, tc.args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, plainErr)
 			}
 			if plainErr != "" {
 				t.Errorf("stderr not a terminal: %q, want nothing", plainErr)
 			}
-			out, errOut, code := runKseg(t, func(ios *IOStreams) { ios.SetStderrTTY(true) }, tc.args...)
+			out, errOut, code := runKseg(t, func(ios *IOStreams) { ios.SetStderrTTY(true); ios.SetNow(tickingClock(time.Second)) }, tc.args...)
 			if code != 0 || out != plainOut {
 				t.Errorf("stderr on a terminal: exit %d, stdout differs: %v", code, out != plainOut)
 			}

@@ -94,11 +94,14 @@ Exit codes:
 	pf.VarP(&ios.format, "output", "o", "output format: "+formatList())
 	pf.BoolVar(&ios.noColor, "no-color", false, "no ANSI colour (also off when NO_COLOR is set or stdout is not a terminal)")
 	pf.BoolVarP(&ios.quiet, "quiet", "q", false, "no progress output")
+	pf.BoolVar(&ios.local, "local", false, "tables show times in the local time zone instead of UTC")
 	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return []cobra.Completion{
-			cobra.CompletionWithDesc(string(FormatTable), "aligned columns, for people"),
+			cobra.CompletionWithDesc(string(FormatTable), "the columns an operator scans, fitted to the terminal"),
+			cobra.CompletionWithDesc(string(FormatWide), "a table of every field"),
 			cobra.CompletionWithDesc(string(FormatJSON), "JSON Lines, one object per line"),
 			cobra.CompletionWithDesc(string(FormatCSV), "CSV with a header row"),
+			cobra.CompletionWithDesc(string(FormatJUnit), "JUnit XML (verify only)"),
 		}, cobra.ShellCompDirectiveNoFileComp
 	})
 
@@ -149,6 +152,9 @@ func guardCommands(c *cobra.Command) {
 		if err := validate(c, args); err != nil {
 			return &usageError{err: err}
 		}
+		if f := c.Flag("output"); f != nil && f.Value.String() == string(FormatJUnit) && c.Annotations[annotationJUnit] == "" {
+			return usageErrorf("-o junit is for kseg verify only; %s writes table, wide, json or csv", c.Name())
+		}
 		return nil
 	}
 	if run := c.RunE; run != nil {
@@ -157,6 +163,10 @@ func guardCommands(c *cobra.Command) {
 		}
 	}
 }
+
+// annotationJUnit marks a command that writes -o junit (verify); every
+// other command rejects it as a usage error.
+const annotationJUnit = "kseg/junit"
 
 // noArgs is the Args of a command that declared none. (cobra.NoArgs would
 // call a stray argument an "unknown command", which misleads on a leaf.)

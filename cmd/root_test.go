@@ -90,7 +90,7 @@ func TestExecute(t *testing.T) {
 		{args: []string{"ok", "--nosuch"}, code: 2,
 			stderr: "kseg: unknown flag: --nosuch\nRun 'kseg ok --help' for usage.\n"},
 		{args: []string{"--output", "yaml", "ok"}, code: 2,
-			stderr: "kseg: invalid argument \"yaml\" for \"-o, --output\" flag: valid values are table, json, csv\nRun 'kseg ok --help' for usage.\n"},
+			stderr: "kseg: invalid argument \"yaml\" for \"-o, --output\" flag: valid values are table, wide, json, csv, junit\nRun 'kseg ok --help' for usage.\n"},
 		{args: []string{}, code: 0, stderrPart: ""},
 		{args: []string{"ok", "--help"}, code: 0, stderrPart: ""},
 	} {

@@ -80,10 +80,10 @@ func TestDumpLogDecoderChoice(t *testing.T) {
 	sideRun(t, 0, []string{"-o", "json", "dump-log", "--transaction-log-decoder", "orders-0"},
 		`"kind":"record",.*"decoded":\{"decoder":"transaction_state","type":"transaction","key_version":27493,"value":null,"error":"key: unknown version: TransactionLogKey version 27493 is not one this decoder knows \(0\)"\}\}$`)
 	sideRun(t, 0, []string{"-o", "json", "dump-log", "--decoder", "cluster_metadata", "orders-0"}, `"decoded":\{"decoder":"cluster_metadata",.*"error":"`)
-	sideRun(t, 0, []string{"dump-log", "--records", "__consumer_offsets-7"}, `^kind +position .* +decoded$`)
+	sideRun(t, 0, []string{"dump-log", "--records", "__consumer_offsets-7"}, `^position +offsets .* +decoded$`)
 	sideRun(t, 0, []string{"-o", "csv", "dump-log", "--offsets-decoder", "orders-0"}, `^kind,position,.*,decoded$`)
 	sideRun(t, 2, []string{"dump-log", "--decoder", "offsets", "orders-0"},
-		`stderr:decoder must be one of auto, none, consumer_offsets, transaction_state, cluster_metadata, not "offsets"`)
+		`stderr:decoder must be one of auto, none, schema-registry, consumer_offsets, transaction_state, cluster_metadata, not "offsets"`)
 	sideRun(t, 2, []string{"dump-log", "--offsets-decoder", "--cluster-metadata-decoder", "orders-0"}, `stderr:give one decoder`)
 	sideRun(t, 2, []string{"dump-log", "--decoder", "none", "--offsets-decoder", "orders-0"}, `stderr:give one decoder`)
 }
@@ -182,7 +182,7 @@ func TestVerifySideFilesAndRecoveryPlan(t *testing.T) {
 
 	sideWrite(t, "data/replication-offset-checkpoint", "0\n2\norders 0 5\n")
 	sideWrite(t, "data/orders-0/00000000000000000200.snapshot", "garbage\n")
-	sideRun(t, 1, []string{"verify", "data"},
+	sideRun(t, 1, []string{"-o", "wide", "verify", "data"},
 		`error +checkpoint.format +data/replication-offset-checkpoint +15 +.*expected \[2\] entries, but found \[1\]`,
 		`warning +snapshot.format +data/orders-0/00000000000000000200.snapshot +0 +200 +.*unknown file version`)
 	os.Remove("data/replication-offset-checkpoint")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"testing"
+	"time"
 )
 
 // runOnStreams runs kseg in process over real files (a pseudo-terminal,
@@ -15,6 +16,7 @@ import (
 func runOnStreams(t *testing.T, stdout, stderr *os.File, env map[string]string, args ...string) int {
 	t.Helper()
 	ios := newSystem(os.Stdin, stdout, stderr, fakeEnv(env))
+	ios.SetNow(tickingClock(time.Second)) // the same summary on every run
 	return execute(NewRootCommand(ios), ios, args)
 }
 

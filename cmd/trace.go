@@ -69,7 +69,7 @@ func (s *story) more(text string, attrs ...color.Attribute) {
 // Nothing is told without steps or outside the table format (JSON has the
 // "trace" array; CSV has no room for it).
 func traceStory(ios *IOStreams, title string, p *inspect.Partition, steps []inspect.TraceStep, targets map[string]string, conclusion string) []string {
-	if len(steps) == 0 || ios.Format() != FormatTable {
+	if len(steps) == 0 || !ios.IsTable() {
 		return nil
 	}
 	s := &story{ios: ios, targets: targets}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/fatih/color"
@@ -15,6 +16,7 @@ type verifyOptions struct {
 	paths        []string
 	jobs         int
 	strict       bool
+	verbose      bool // --verbose: also info findings
 	records      bool
 	interval     int  // verify.Options.IndexIntervalBytes
 	recoveryPlan bool // --recovery-plan (verify_recovery.go)
@@ -37,9 +39,17 @@ batch starts, and the bytes in between are reported as one damaged range.
 Indexes are judged by whether a broker's lookups would answer correctly, so
 entries written by older brokers (one per append, first offsets, record
 offsets in the time index) are not errors; an index that is valid but not
-what broker recovery would rebuild is a warning (index.stale,
-timeindex.stale, assuming --index-interval-bytes). Zero-filled index tails
-and missing indexes are warnings. Segments are checked in parallel (-j);
+what broker recovery would rebuild is an info finding (index.stale,
+timeindex.stale, assuming --index-interval-bytes). Missing indexes are
+warnings; a zero-filled index tail or a missing closing time-index entry is
+a warning only where the broker's next start would keep it (a segment below
+the recovery point, or after a clean shutdown), info elsewhere (it is the
+normal state of a running broker's active segment).
+
+Severities: error = data a broker would lose or refuse; warning = a broker
+will behave differently (the message says how); info = everything else.
+Info findings are listed only with --verbose and never fail --strict; the
+summary counts them all. Segments are checked in parallel (-j);
 the output order does not depend on it.
 
 The files beside the segments are checked too: producer snapshots (CRC,
@@ -56,11 +66,11 @@ every start), their bytes, and an estimate of the time from the rate kseg
 read the logs at in this run: "kind":"recovery_plan" lines before the
 summary in JSON, a second table, or lines on stderr with -o csv.
 
-Finding fields: severity (error, warning) check file segment_base_offset
+Finding fields: severity (error, warning, info) check file segment_base_offset
 position offset message. position is a byte position in file; position and
 offset are empty (JSON null) when they do not apply. The summary counts
-partitions, segments, batches (valid ones), bytes (of .log files), errors
-and warnings: the table's last line, the last JSON line ("kind":"summary"),
+partitions, segments, batches (valid ones), bytes (of .log files), errors,
+warnings and infos (info findings, listed or not): the table's last line, the last JSON line ("kind":"summary"),
 or a line on stderr with -o csv. Check ids are listed in the CLI contract
 (log.crc, log.corrupt-header, log.truncated, log.offset-order,
 log.offset-range, log.records, index.*, timeindex.*, txnindex.*,
@@ -73,7 +83,8 @@ warnings); 2 a PATH could not be read.`,
   kseg verify -j 4 --strict data/orders-0
   kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'
   kseg verify --recovery-plan -o json data | jq -c 'select(.kind == "recovery_plan") | [.partition, .bytes, .estimate.seconds]'`,
-		Args: cobra.MinimumNArgs(1),
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{annotationJUnit: "yes"},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.paths = args
 			if opts.jobs < 0 {
@@ -93,6 +104,7 @@ warnings); 2 a PATH could not be read.`,
 	f := c.Flags()
 	f.IntVarP(&opts.jobs, "jobs", "j", 0, "segments checked at once (0: the number of CPUs)")
 	f.BoolVar(&opts.strict, "strict", false, "exit 1 on warnings too")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also list info findings (valid data a broker handles as it is, e.g. an index that differs from what recovery would write)")
 	f.BoolVar(&opts.records, "records", false, "decode every record of every batch (decompressing) and check it against the header")
 	f.IntVar(&interval, "index-interval-bytes", verify.DefaultIndexIntervalBytes, "the broker's index.interval.bytes, for index.stale and timeindex.stale")
 	f.BoolVar(&opts.recoveryPlan, "recovery-plan", false, "also say which segments a broker would recover after an unclean shutdown, and how long that may take")
@@ -101,20 +113,38 @@ warnings); 2 a PATH could not be read.`,
 
 // severityStyle colours the severity cell of a table on a terminal.
 func severityStyle(f verify.Finding) []color.Attribute {
-	if f.IsError() {
+	switch {
+	case f.IsError():
 		return []color.Attribute{color.FgRed, color.Bold}
+	case f.IsInfo():
+		return []color.Attribute{color.Faint}
 	}
 	return []color.Attribute{color.FgYellow}
 }
 
+// findingColumns: the default table shows severity, check, the file as
+// <partition>/<file>, the byte position and the message (wrapped to the
+// terminal); -o wide and CSV every field.
 var findingColumns = []column[verify.Finding]{
 	{name: "severity", cell: func(f verify.Finding) string { return f.Severity }, style: severityStyle},
 	textColumn("check", func(f verify.Finding) string { return f.Check }),
-	textColumn("file", func(f verify.Finding) string { return f.File }),
-	nullableIntColumn("segment_base_offset", func(f verify.Finding) *int64 { return f.SegmentBaseOffset }),
+	withFit(tableOnly(textColumn("file", func(f verify.Finding) string { return shortFile(f.File) })), fitElide),
+	wideOnly(textColumn("file", func(f verify.Finding) string { return f.File })),
+	wideOnly(nullableIntColumn("segment_base_offset", func(f verify.Finding) *int64 { return f.SegmentBaseOffset })),
 	nullableIntColumn("position", func(f verify.Finding) *int64 { return f.Position }),
-	nullableIntColumn("offset", func(f verify.Finding) *int64 { return f.Offset }),
-	textColumn("message", func(f verify.Finding) string { return f.Message }),
+	wideOnly(nullableIntColumn("offset", func(f verify.Finding) *int64 { return f.Offset })),
+	withFit(textColumn("message", func(f verify.Finding) string { return f.Message }), fitBelow),
+}
+
+// shortFile is a finding's file as the table shows it: the file's name
+// under its directory's (orders-3/00000000000000000368.log), the rest of
+// the path being the same for every finding of a run.
+func shortFile(file string) string {
+	dir, name := filepath.Split(filepath.Clean(file))
+	if dir == "" {
+		return name
+	}
+	return filepath.Join(filepath.Base(dir), name)
 }
 
 func runVerify(ios *IOStreams, opts verifyOptions) error {
@@ -129,8 +159,20 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		targets = append(targets, t)
 	}
 	vopts := verify.Options{Jobs: opts.jobs, Records: opts.records, IndexIntervalBytes: opts.interval, SideFiles: true}
-	started := time.Now()
+	started := ios.now()
 	l := newLister(ios, findingColumns)
+	l.Empty("no findings: every segment, index and side file checked is as a broker expects")
+	emit := l.Add
+	var junit *junitReport
+	if ios.Format() == FormatJUnit {
+		junit = newJUnitReport(opts.strict)
+		for _, t := range targets {
+			if err := junit.addTarget(t); err != nil {
+				return err
+			}
+		}
+		emit = junit.add
+	}
 	var total verify.Summary
 	for _, t := range targets {
 		for _, s := range t.Skipped {
@@ -138,7 +180,11 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		}
 		bar := ios.progress("verify")
 		vopts.Progress = bar.callback()
-		sum, err := verify.Run(t, vopts, l.Add)
+		sum, err := verify.Run(t, vopts, func(f verify.Finding) {
+			if opts.verbose || !f.IsInfo() {
+				emit(f)
+			}
+		})
 		bar.done()
 		total.Partitions += sum.Partitions
 		total.Segments += sum.Segments
@@ -146,18 +192,29 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		total.Bytes += sum.Bytes
 		total.Errors += sum.Errors
 		total.Warnings += sum.Warnings
+		total.Infos += sum.Infos
 		if err != nil {
 			// What was found so far stands; the run could not finish.
-			if cerr := l.Close(); cerr != nil {
+			var cerr error
+			if junit != nil {
+				cerr = junit.write(ios.Out, ios.now().Sub(started))
+			} else {
+				cerr = l.Close()
+			}
+			if cerr != nil {
 				return cerr
 			}
 			return fmt.Errorf("verifying %s: %w", t.Path, err)
 		}
 	}
-	elapsed := time.Since(started)
-	line := summaryText(total)
+	elapsed := ios.now().Sub(started)
+	line := summaryText(total, elapsed)
 	l.Footer("%s", line)
-	if err := l.Close(); err != nil {
+	if junit != nil {
+		if err := junit.write(ios.Out, elapsed); err != nil {
+			return err
+		}
+	} else if err := l.Close(); err != nil {
 		return err
 	}
 	if opts.recoveryPlan {
@@ -170,7 +227,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		if err := newJSONEncoder(ios).Encode(total); err != nil {
 			return err
 		}
-	case FormatCSV:
+	case FormatCSV, FormatJUnit:
 		fmt.Fprintf(ios.ErrOut, "kseg: %s\n", line)
 	}
 	switch {
@@ -182,7 +239,14 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	return nil
 }
 
-func summaryText(s verify.Summary) string {
-	return fmt.Sprintf("%d partitions, %d segments, %d batches, %d bytes checked: %d errors, %d warnings",
-		s.Partitions, s.Segments, s.Batches, s.Bytes, s.Errors, s.Warnings)
+// summaryText is the summary for people: counts grouped, the bytes of the
+// logs in IEC units, and the time the run took and its rate.
+func summaryText(s verify.Summary, elapsed time.Duration) string {
+	took := ""
+	if elapsed > 0 {
+		took = " in " + humanDuration(elapsed) + " (" + rate(s.Bytes, elapsed) + ")"
+	}
+	return fmt.Sprintf("%s, %s, %s, %s checked%s: %s, %s, %s info",
+		countOf(s.Partitions, "partition"), countOf(s.Segments, "segment"), countOf(s.Batches, "batch"), humanSize(s.Bytes), took,
+		countOf(s.Errors, "error"), countOf(s.Warnings, "warning"), groupCount(int64(s.Infos)))
 }

@@ -57,7 +57,7 @@ func printRecoveryPlans(ios *IOStreams, targets []*inspect.Target, scanned int64
 		plans[i].SetEstimate(rate)
 	}
 	switch ios.Format() {
-	case FormatCSV:
+	case FormatCSV, FormatJUnit:
 		for _, p := range plans {
 			est := "no estimate"
 			if p.Estimate != nil {
@@ -67,7 +67,7 @@ func printRecoveryPlans(ios *IOStreams, targets []*inspect.Target, scanned int64
 				escapeControl(p.Partition), p.SegmentCount, p.Bytes, p.RecoveryPoint, p.RecoveryPointSource, est)
 		}
 		return nil
-	case FormatTable:
+	case FormatTable, FormatWide:
 		fmt.Fprintln(ios.Out)
 	}
 	l := newLister(ios, recoveryPlanColumns)

@@ -2,8 +2,10 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,6 +88,10 @@ func TestVerifyClean(t *testing.T) {
 	if len(lines) != 1 || lines[0]["kind"] != "summary" || lines[0]["errors"] != 0.0 || lines[0]["warnings"] != 0.0 || lines[0]["segments"] != 2.0 || lines[0]["batches"] != 120.0 {
 		t.Fatalf("output: %s", stdout)
 	}
+	outs := assertTableGoldens(t, dir, "verify-clean", 0, "verify", "demo-0")
+	if !strings.HasPrefix(outs[0], "no findings: ") {
+		t.Errorf("a clean run does not say so first:\n%s", outs[0])
+	}
 	assertTreeUnchanged(t, m.Dir, before)
 }
 
@@ -93,8 +99,8 @@ func TestVerifyDamaged(t *testing.T) {
 	m, dir := verifyFixture(t, demoShape)
 	damageDemo(t, m)
 	before := hashTree(t, m.Dir)
+	assertTableGoldens(t, dir, "verify-damaged", exitNegative, "verify", "demo-0")
 	for _, tc := range []struct{ format, golden string }{
-		{"table", "verify-damaged.txt"},
 		{"json", "verify-damaged.jsonl"},
 		{"csv", "verify-damaged.csv"},
 	} {
@@ -105,7 +111,7 @@ func TestVerifyDamaged(t *testing.T) {
 		assertGolden(t, tc.golden, stdout)
 		wantErr := ""
 		if tc.format == "csv" {
-			wantErr = "kseg: 1 partitions, 2 segments, 119 batches, " // the summary goes to stderr
+			wantErr = "kseg: 1 partition, 2 segments, 119 batches, " // the summary goes to stderr
 		}
 		if !strings.HasPrefix(stderr, wantErr) || (wantErr == "" && stderr != "") {
 			t.Errorf("-o %s: stderr %q", tc.format, stderr)
@@ -207,4 +213,49 @@ func TestFindingColumnsMatchJSON(t *testing.T) {
 	assertColumnsMatchJSON(t, verify.Finding{Severity: "error", Check: "index.position", File: "d/x.index",
 		SegmentBaseOffset: &b, Position: &p, Offset: &o, Message: "m"}, findingColumns)
 	assertColumnsMatchJSON(t, verify.Finding{Severity: "warning", Check: "index.missing", File: "d/x.index", Message: "m"}, findingColumns)
+}
+
+// Info findings: listed only with --verbose, in every format, never
+// failing --strict; the summary counts them either way. A freshly
+// generated partition (a running broker's: padded active indexes, another
+// index spacing than verify assumes) passes --strict.
+func TestVerifyInfoFindings(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo-0")
+	if _, err := gen.Generate(dir, gen.Options{Seed: 9, Segments: 2, Batches: 40, IndexIntervalBytes: 300, PreallocatedIndexBytes: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runKseg(t, nil, "-o", "json", "verify", "--strict", dir)
+	if code != exitOK || strings.Contains(out, `"kind":"finding"`) {
+		t.Fatalf("verify --strict: exit %d, stdout %s, stderr %s", code, out, errOut)
+	}
+	m := regexp.MustCompile(`"errors":0,"warnings":0,"infos":([0-9]+)\}`).FindStringSubmatch(out)
+	if m == nil || m[1] == "0" {
+		t.Fatalf("summary %s: want info findings counted", out)
+	}
+	out, _, code = runKseg(t, nil, "-o", "json", "verify", "--strict", "--verbose", dir)
+	if code != exitOK {
+		t.Errorf("verify --strict --verbose: exit %d", code)
+	}
+	lines := 0
+	checks := map[string]bool{}
+	for _, l := range jsonLines(t, out) {
+		if l["kind"] == "finding" {
+			lines++
+			checks[l["check"].(string)] = true
+			if l["severity"] != "info" {
+				t.Errorf("finding %v on a healthy partition", l)
+			}
+		}
+	}
+	if fmt.Sprint(lines) != m[1] || !checks["index.stale"] || !checks["index.padding"] || !checks["timeindex.padding"] {
+		t.Errorf("%d info lines (%v), summary says %s", lines, checks, m[1])
+	}
+	out, _, _ = runKseg(t, nil, "verify", "-v", dir)
+	if !regexp.MustCompile(`(?m)^info +index\.padding `).MatchString(out) || !strings.Contains(out, ", 0 warnings, "+m[1]+" info") {
+		t.Errorf("table:\n%s", out)
+	}
+	out, errOut, _ = runKseg(t, nil, "-o", "csv", "verify", dir)
+	if strings.Count(out, "\n") != 1 || !strings.Contains(errOut, m[1]+" info") {
+		t.Errorf("csv without --verbose: stdout %q stderr %q", out, errOut)
+	}
 }

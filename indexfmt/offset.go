@@ -98,12 +98,46 @@ func (x *OffsetIndex) ValidEntries() (int, error) {
 	return validEntries(x.sr.r, x.Slots(), OffsetEntrySize, 0)
 }
 
+// EntriesBeforePadding is the entry count of a broker that wrote the file
+// and still holds it (AbstractIndex._entries, which never counts the
+// zero-filled preallocated tail), which is also what recovery would leave:
+// when the last slot is padding (a slot i > 0 whose relative offset is 0),
+// the count is ValidEntries, dump-index's padding rule; otherwise every
+// slot counts. Only the last slot is read unless the file is padded.
+func (x *OffsetIndex) EntriesBeforePadding() (int, error) {
+	return entriesBeforePadding(&x.sr, x.Slots(), 0, x.ValidEntries)
+}
+
+// entriesBeforePadding reads the last of slots and, when it is padding
+// (its 4-byte relative offset at relOff is 0), counts the entries with
+// valid.
+func entriesBeforePadding(s *slotReader, slots int, relOff int64, valid func() (int, error)) (int, error) {
+	if slots <= 1 {
+		return slots, nil
+	}
+	rel, err := s.key(slots-1, key{off: relOff, width: 4})
+	if err != nil {
+		return 0, err
+	}
+	if rel != 0 {
+		return slots, nil
+	}
+	return valid()
+}
+
 // Lookup is the broker's OffsetIndex.lookup: the entry in the largest slot
 // whose offset is <= target; when there is none (empty index, or target
 // below the first entry) the answer is (base offset, position 0) and slot
-// is -1. Every slot counts, padding included, as it does for the broker.
+// is -1. Every slot counts, padding included, as it does for a broker that
+// loads the file without recovering it.
 func (x *OffsetIndex) Lookup(target int64, trace func(Probe)) (e OffsetEntry, slot int, err error) {
-	slot, err = x.sr.search(x.Slots(), key{off: 0, width: 4, base: x.BaseOffset}, target, LargestLowerBound, trace)
+	return x.LookupEntries(target, x.Slots(), trace)
+}
+
+// LookupEntries is Lookup over the first entries slots only, as a broker
+// whose entry count is entries searches the file (EntriesBeforePadding).
+func (x *OffsetIndex) LookupEntries(target int64, entries int, trace func(Probe)) (e OffsetEntry, slot int, err error) {
+	slot, err = x.sr.search(min(entries, x.Slots()), key{off: 0, width: 4, base: x.BaseOffset}, target, LargestLowerBound, trace)
 	if err != nil || slot < 0 {
 		return OffsetEntry{Offset: x.BaseOffset}, -1, err
 	}

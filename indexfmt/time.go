@@ -85,10 +85,23 @@ func (x *TimeIndex) LastEntry() (TimeEntry, error) {
 	return TimeEntry{Timestamp: -1, Offset: x.BaseOffset}, nil
 }
 
+// EntriesBeforePadding is OffsetIndex.EntriesBeforePadding for a time
+// index: ValidEntries when the last slot is padding (its offset is the
+// base offset), else every slot.
+func (x *TimeIndex) EntriesBeforePadding() (int, error) {
+	return entriesBeforePadding(&x.sr, x.Slots(), 8, x.ValidEntries)
+}
+
 // Lookup is the broker's TimeIndex.lookup: the entry in the largest slot
-// whose timestamp is <= target, or (-1, base offset) and slot -1.
+// whose timestamp is <= target, or (-1, base offset) and slot -1. Every
+// slot counts, padding included.
 func (x *TimeIndex) Lookup(target int64, trace func(Probe)) (e TimeEntry, slot int, err error) {
-	slot, err = x.sr.search(x.Slots(), key{off: 0, width: 8}, target, LargestLowerBound, trace)
+	return x.LookupEntries(target, x.Slots(), trace)
+}
+
+// LookupEntries is Lookup over the first entries slots only.
+func (x *TimeIndex) LookupEntries(target int64, entries int, trace func(Probe)) (e TimeEntry, slot int, err error) {
+	slot, err = x.sr.search(min(entries, x.Slots()), key{off: 0, width: 8}, target, LargestLowerBound, trace)
 	if err != nil || slot < 0 {
 		return TimeEntry{Timestamp: -1, Offset: x.BaseOffset}, -1, err
 	}

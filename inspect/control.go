@@ -79,3 +79,21 @@ func ParseEndTxnMarker(value []byte) (version int16, coordinatorEpoch int32, err
 	}
 	return version, int32(binary.BigEndian.Uint32(value[2:])), nil
 }
+
+// MinMarkerBatchSize is the fewest bytes a transaction marker batch takes
+// in a log: the v2 batch header (V2HeaderSize) and one control record of
+// at least 11 bytes (length, attributes, timestamp and offset deltas and
+// key length, one byte each as varints; the 4-byte ControlRecordType key;
+// value length; header count). A real marker also carries the 6-byte
+// EndTransactionMarker value, so this undercounts: the bound it gives is
+// never below the truth.
+const MinMarkerBatchSize = V2HeaderSize + 11
+
+// MaxTxnIndexEntries is the most entries a segment's .txnindex can hold
+// when its log is logSize bytes: the broker appends one entry per ABORT
+// marker, to the index of the segment holding the marker
+// (LogSegment.updateTxnIndex), and each marker is a batch of its own of at
+// least MinMarkerBatchSize bytes. A larger file cannot have been written
+// by a broker; readers check only this many entries instead of reading
+// the rest.
+func MaxTxnIndexEntries(logSize int64) int64 { return max(logSize, 0) / MinMarkerBatchSize }

@@ -32,6 +32,21 @@ type SegmentFiles struct {
 
 // set records path as the segment's file with the given suffix.
 func (s *SegmentFiles) set(suffix, path string) {
+	f := s.field(suffix)
+	if f == nil {
+		return
+	}
+	// Two names with the same base offset and suffix (20 digits and 19,
+	// say): the one that sorts last is kept, whatever order the directory
+	// was listed in.
+	if *f == "" || path > *f {
+		*f = path
+	}
+}
+
+// field is the path field of the file with the given suffix, nil for
+// another suffix.
+func (s *SegmentFiles) field(suffix string) *string {
 	var f *string
 	switch suffix {
 	case LogSuffix:
@@ -42,15 +57,8 @@ func (s *SegmentFiles) set(suffix, path string) {
 		f = &s.TimeIndex
 	case TxnIndexSuffix:
 		f = &s.TxnIndex
-	default:
-		return
 	}
-	// Two names with the same base offset and suffix (20 digits and 19,
-	// say): the one that sorts last is kept, whatever order the directory
-	// was listed in.
-	if *f == "" || path > *f {
-		*f = path
-	}
+	return f
 }
 
 // Name is the .log's base name, as the contract's "segment" fields print it.
@@ -76,10 +84,22 @@ type Partition struct {
 	// Only is set when the user named a single segment file: commands then
 	// work on that segment alone.
 	Only bool
+	// DataDir is the data directory holding the partition directory, where
+	// the broker keeps its checkpoints ("" when not known).
+	DataDir string
 }
 
-// Name is the directory's base name.
-func (p *Partition) Name() string { return filepath.Base(p.Dir) }
+// Name is the directory's base name; for a symbolic link named otherwise,
+// the name of the partition directory it points to.
+func (p *Partition) Name() string {
+	name := filepath.Base(p.Dir)
+	if p.Topic != "" {
+		if _, _, ok := ParsePartitionDirName(name); !ok {
+			return fmt.Sprintf("%s-%d", p.Topic, p.Partition)
+		}
+	}
+	return name
+}
 
 // Target is what a PATH argument resolved to: a data directory (several
 // partitions), a partition directory, or one segment file.
@@ -176,6 +196,13 @@ func ReadPartition(dir string) (*Partition, error) {
 	p := &Partition{Dir: dir, Partition: -1}
 	p.Topic, p.Partition, _ = ParsePartitionDirName(filepath.Base(filepath.Clean(dir)))
 	if p.Topic == "" {
+		// A symbolic link named otherwise (orders -> /data/orders-0):
+		// the broker knows the directory by its own name.
+		if real, ok := symlinkTarget(dir); ok {
+			p.Topic, p.Partition, _ = ParsePartitionDirName(filepath.Base(real))
+		}
+	}
+	if p.Topic == "" {
 		p.Partition = -1
 	}
 	// filepath.Join(dir, name) for every name of the listing, without
@@ -247,7 +274,8 @@ func Resolve(path string) (*Target, error) {
 		return nil, err
 	}
 	if len(p.Segments) > 0 {
-		return &Target{Path: path, Kind: "partition", DataDir: filepath.Dir(filepath.Clean(path)), Partitions: []*Partition{p}}, nil
+		p.DataDir = dataDirOf(path)
+		return &Target{Path: path, Kind: "partition", DataDir: p.DataDir, Partitions: []*Partition{p}}, nil
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
@@ -278,6 +306,7 @@ func Resolve(path string) (*Target, error) {
 			t.Skipped = append(t.Skipped, Skipped{sub, "no segments"})
 			continue
 		}
+		sp.DataDir = path
 		t.Partitions = append(t.Partitions, sp)
 	}
 	if len(t.Partitions) == 0 {
@@ -314,12 +343,41 @@ func resolveFile(path string) (*Target, error) {
 		// An index whose .log is missing: still inspectable on its own.
 		seg = &SegmentFiles{BaseOffset: base}
 	}
-	// Keep the path as the user gave it for the named file.
-	seg.set(sfx, path)
+	// The named file is the one the user gave, in the spelling given: it
+	// replaces the listing's name for the same file (a/b/../b/x.index is
+	// listed as a/b/x.index), so that commands recognise it as the file
+	// named and print it as given.
+	*seg.field(sfx) = path
 	p.Segments = []SegmentFiles{*seg}
 	p.Only = true
 	p.Skipped = nil
-	return &Target{Path: path, Kind: "segment", DataDir: filepath.Dir(dir), File: path, Partitions: []*Partition{p}}, nil
+	p.DataDir = dataDirOf(dir)
+	return &Target{Path: path, Kind: "segment", DataDir: p.DataDir, File: path, Partitions: []*Partition{p}}, nil
+}
+
+// dataDirOf is the data directory holding partition directory dir: its
+// lexical parent (a/b/../orders-0/ is in a), or, when dir itself is a
+// symbolic link, the parent of the directory it points to, where the
+// broker keeps that partition's checkpoints.
+func dataDirOf(dir string) string {
+	if real, ok := symlinkTarget(dir); ok {
+		return filepath.Dir(real)
+	}
+	return filepath.Dir(filepath.Clean(dir))
+}
+
+// symlinkTarget is the path dir's symbolic link resolves to, when dir
+// (cleaned) is one.
+func symlinkTarget(dir string) (string, bool) {
+	fi, err := os.Lstat(filepath.Clean(dir))
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", false
+	}
+	return real, true
 }
 
 // IsNotExist reports whether err says a path does not exist.

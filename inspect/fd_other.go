@@ -24,7 +24,14 @@ func openDescriptor(path string) (*descriptor, int64, error) {
 		return nil, 0, errors.Join(err, f.Close())
 	}
 	if !st.Mode().IsRegular() {
-		return nil, 0, errors.Join(fmt.Errorf("%s: not a regular file", path), f.Close())
+		return nil, 0, errors.Join(fmt.Errorf("%s: %w", path, ErrNotRegular), f.Close())
 	}
 	return f, st.Size(), nil
+}
+
+// OpenFile opens path read-only as an os.File, refusing anything but a
+// regular file.
+func OpenFile(path string) (*os.File, error) {
+	f, _, err := openDescriptor(path)
+	return f, err
 }

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // descriptor is a file opened for pread: a bare descriptor. os.Open
@@ -23,27 +26,55 @@ type descriptor struct {
 // openDescriptor opens path read-only and returns it with its size; it
 // refuses anything but a regular file.
 func openDescriptor(path string) (*descriptor, int64, error) {
+	fd, size, err := openRegular(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	return &descriptor{fd: fd, name: path}, size, nil
+}
+
+// OpenFile opens path read-only as an os.File, refusing anything but a
+// regular file without blocking (openRegular): every file kseg reads
+// outside inspect is opened here.
+func OpenFile(path string) (*os.File, error) {
+	fd, _, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// openRegular opens path read-only and returns the descriptor and the
+// file's size, refusing anything but a regular file. The open itself must
+// not block: opening a FIFO read-only waits for a writer, forever, so the
+// file is opened O_NONBLOCK (a FIFO then opens at once), checked with
+// fstat, and only a regular file is kept, with O_NONBLOCK cleared again.
+func openRegular(path string) (int, int64, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			break
 		}
 	}
 	if err != nil {
-		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
+		return -1, 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		syscall.Close(fd)
-		return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+		return -1, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		syscall.Close(fd)
-		return nil, 0, fmt.Errorf("%s: not a regular file", path)
+		return -1, 0, fmt.Errorf("%s: %w", path, ErrNotRegular)
 	}
-	return &descriptor{fd: fd, name: path}, st.Size, nil
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, unix.O_RDONLY); err != nil {
+		syscall.Close(fd)
+		return -1, 0, &fs.PathError{Op: "fcntl", Path: path, Err: err}
+	}
+	return fd, st.Size, nil
 }
 
 // ReadAt is os.File.ReadAt: it reads until p is full, the end of the file

@@ -99,6 +99,69 @@ type OffsetLookup struct {
 // LookupOptions tune a lookup.
 type LookupOptions struct {
 	Trace bool
+	// Broker is the partition's broker state (Partition.ReadBrokerState);
+	// nil: the lookup reads it from the partition's data directory.
+	Broker *BrokerState
+	// RecoveredIndexes builds in memory the offset and time index broker
+	// recovery would write for a segment (nothing written). A lookup uses
+	// them for a segment whose .index is missing, which the broker's
+	// loader rebuilds before the segment serves anything
+	// (LogLoader.loadSegmentFiles: "Could not find offset index file ...
+	// rebuilding index files"), and for one whose .timeindex is missing
+	// when the next start recovers that segment (otherwise the broker
+	// creates an empty time index). Nil: such a segment is searched without
+	// the missing index, from position 0.
+	RecoveredIndexes func(SegmentFiles) (index, timeIndex []byte, err error)
+}
+
+// brokerState is opts.Broker, or the state read from p's data directory.
+func (p *Partition) brokerState(opts LookupOptions) (*BrokerState, error) {
+	if opts.Broker != nil {
+		return opts.Broker, nil
+	}
+	return p.ReadBrokerState()
+}
+
+// openForLookup opens a segment as the broker serving a lookup holds it:
+// with the indexes its loader rebuilds when one is missing
+// (opts.RecoveredIndexes), and knowing whether its next start would
+// recover it (Segment.Kept).
+func openForLookup(sf SegmentFiles, st *BrokerState, opts LookupOptions, tr *tracer) (*Segment, error) {
+	seg, err := OpenSegment(sf)
+	if err != nil {
+		return nil, err
+	}
+	seg.Kept = st.kept(sf.BaseOffset)
+	rebuild := ""
+	switch {
+	case sf.Log == "":
+	case sf.Index == "":
+		rebuild = "its .index is missing: the broker's loader rebuilds the segment's indexes before it serves anything (LogLoader.loadSegmentFiles, recoverSegment)"
+	case sf.TimeIndex == "" && seg.Kept == "":
+		rebuild = "its .timeindex is missing and the broker's next start recovers the segment, rebuilding its indexes (LogLoader.recoverLog)"
+	case sf.TimeIndex == "":
+		tr.notef("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index", sf.Name(), seg.Kept)
+	}
+	if rebuild == "" {
+		return seg, nil
+	}
+	if opts.RecoveredIndexes == nil {
+		tr.notef("%s: %s; searching without it", sf.Name(), rebuild)
+		return seg, nil
+	}
+	idx, tidx, err := opts.RecoveredIndexes(sf)
+	if err != nil {
+		// Recovery itself fails here (the broker's load would too): the
+		// files as they are are all there is to search.
+		tr.notef("%s: %s, but recovery cannot rebuild it (%v); searching without it", sf.Name(), rebuild, err)
+		return seg, nil
+	}
+	seg.UseIndexes(idx, tidx)
+	if tr != nil {
+		tr.notef("%s: %s; searching the %d offset-index and %d time-index entries recovery would write (built in memory, nothing written)",
+			sf.Name(), rebuild, len(idx)/8, len(tidx)/12)
+	}
+	return seg, nil
 }
 
 // floorSegment is LogSegments.floorSegment: the index of the segment with
@@ -128,9 +191,25 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 		res.Trace = tr.result()
 		return res, nil
 	}
+	st, err := p.brokerState(opts)
+	if err != nil {
+		return nil, err
+	}
 	i := floorSegment(p.Segments, target)
 	if i < 0 {
 		res.Reason = fmt.Sprintf("offset %d is below the first segment's base offset %d", target, p.Segments[0].BaseOffset)
+		tr.notef("%s", res.Reason)
+		res.Trace = tr.result()
+		return res, nil
+	}
+	start, src := st.logStartOrFirst(p.Segments)
+	if src == LogStartFromCheckpoint {
+		tr.notef("log start offset %d, from %s (above the first segment's base offset %d)", start, src, p.Segments[0].BaseOffset)
+	}
+	if src == LogStartFromCheckpoint && target < start {
+		// UnifiedLog.read / LocalLog.read: OffsetOutOfRangeException
+		// below the log start offset.
+		res.Reason = fmt.Sprintf("offset %d is below the log start offset %d (from %s; the records below it were deleted by DeleteRecords or retention, and a broker answers OFFSET_OUT_OF_RANGE)", target, start, src)
 		tr.notef("%s", res.Reason)
 		res.Trace = tr.result()
 		return res, nil
@@ -139,7 +218,7 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 		Message: fmt.Sprintf("segment %s chosen among %d: the largest base offset <= %d", p.Segments[i].Name(), len(p.Segments), target)})
 	logEnd := p.Segments[i].BaseOffset
 	for ; i < len(p.Segments); i++ {
-		seg, err := OpenSegment(p.Segments[i])
+		seg, err := openForLookup(p.Segments[i], st, opts, tr)
 		if err != nil {
 			return nil, err
 		}
@@ -197,8 +276,10 @@ type scanStats struct {
 
 // LookupOffset is the broker's read of offset target in this segment
 // (LogSegment.translateOffset, FileRecords.searchForOffsetWithSize): the
-// offset index's largest entry <= target (hit; Slot -1 when there is none,
-// or no index, and the scan starts at position 0), then a scan of batch
+// offset index's largest entry <= target among the entries before any
+// zero padding, as the broker that holds the segment counts them (hit;
+// Slot -1 when there is none, or no index, and the scan starts at
+// position 0), then a scan of batch
 // headers to the first batch whose last offset >= target. found is false
 // when the segment holds no such batch (a damaged tail ends the scan
 // silently, as it does for the broker).
@@ -219,17 +300,23 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
 	st.next = s.BaseOffset
 	start := int64(0)
+	n, _, err := s.entries(r)
+	if err != nil {
+		return Batch{}, hit, false, err
+	}
 	switch {
 	case r.idx == nil:
 		if tr != nil {
 			tr.notef("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.LogName)
 		}
-	case r.idx.Slots() == 0:
+	case n == 0:
+		s.tracePadding(tr, "offset index", s.IndexName, n, r.idx.Slots())
 		if tr != nil {
 			tr.notef("offset index %s is empty: scanning from position 0", s.IndexName)
 		}
 	default:
-		e, slot, err := r.idx.Lookup(target, tr.probes("offset"))
+		s.tracePadding(tr, "offset index", s.IndexName, n, r.idx.Slots())
+		e, slot, err := r.idx.LookupEntries(target, n, tr.probes("offset"))
 		if err != nil {
 			return Batch{}, hit, false, fmt.Errorf("%s: %w", s.IndexName, err)
 		}

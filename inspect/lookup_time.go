@@ -44,8 +44,9 @@ var errStopRecords = errors.New("stop")
 // LookupTime answers ListOffsets for target the way a broker does
 // (UnifiedLog.fetchOffsetByTimestamp): TimestampEarliest, TimestampLatest,
 // TimestampMax, or a timestamp in ms searched through
-// LogSegment.findOffsetByTimestamp. The log start offset is the first
-// segment's base offset.
+// LogSegment.findOffsetByTimestamp. The log start offset is the broker's
+// (BrokerState.LogStart: log-start-offset-checkpoint when above the first
+// segment's base offset).
 func (p *Partition) LookupTime(target int64, opts LookupOptions) (*TimeLookup, error) {
 	var tr *tracer
 	if opts.Trace {
@@ -54,7 +55,14 @@ func (p *Partition) LookupTime(target int64, opts LookupOptions) (*TimeLookup, e
 	var (
 		res *TimeLookup
 		err error
+		st  *BrokerState
 	)
+	if len(p.Segments) > 0 {
+		if st, err = p.brokerState(opts); err != nil {
+			return nil, err
+		}
+		opts.Broker = st
+	}
 	switch {
 	case target < 0 && target != TimestampEarliest && target != TimestampLatest && target != TimestampMax:
 		return nil, fmt.Errorf("timestamp %d: negative timestamps other than the special values are not searchable", target)
@@ -64,13 +72,13 @@ func (p *Partition) LookupTime(target int64, opts LookupOptions) (*TimeLookup, e
 		res = &TimeLookup{Reason: fmt.Sprintf("%s holds no segment", p.Dir)}
 		tr.notef("%s", res.Reason)
 	case target == TimestampEarliest:
-		res, err = p.lookupEarliest(tr)
+		res, err = p.lookupEarliest(tr, opts)
 	case target == TimestampLatest:
 		res, err = p.lookupLatest(tr)
 	case target == TimestampMax:
-		res, err = p.lookupMaxTimestamp(tr)
+		res, err = p.lookupMaxTimestamp(tr, opts)
 	default:
-		res, err = p.lookupTimestamp(target, tr)
+		res, err = p.lookupTimestamp(target, tr, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -80,11 +88,12 @@ func (p *Partition) LookupTime(target int64, opts LookupOptions) (*TimeLookup, e
 	return res, nil
 }
 
-func (p *Partition) lookupEarliest(tr *tracer) (*TimeLookup, error) {
-	start := p.Segments[0].BaseOffset
-	tr.notef("earliest: the log start offset, the first segment's base offset %d", start)
-	res := &TimeLookup{Found: true, Offset: start, Timestamp: -1, Segment: p.Segments[0].Name(), SegmentBaseOffset: start}
-	ol, err := p.LookupOffset(start, LookupOptions{})
+func (p *Partition) lookupEarliest(tr *tracer, opts LookupOptions) (*TimeLookup, error) {
+	start, src := opts.Broker.logStartOrFirst(p.Segments)
+	tr.notef("earliest: the log start offset %d, from %s", start, src)
+	first := p.Segments[max(floorSegment(p.Segments, start), 0)]
+	res := &TimeLookup{Found: true, Offset: start, Timestamp: -1, Segment: first.Name(), SegmentBaseOffset: first.BaseOffset}
+	ol, err := p.LookupOffset(start, LookupOptions{Broker: opts.Broker, RecoveredIndexes: opts.RecoveredIndexes})
 	if err != nil {
 		return nil, err
 	}
@@ -194,8 +203,10 @@ func maxTimestampOf(sf SegmentFiles, tr *tracer) (ts, offset int64, hit *TimeHit
 // (LogSegment.largestTimestamp: maxTimestampSoFar, or the .log's mtime when
 // there is no timestamp), then findOffsetByTimestamp in that segment only.
 // Segments before it cost one time-index slot each.
-func (p *Partition) lookupTimestamp(target int64, tr *tracer) (*TimeLookup, error) {
-	startingOffset := p.Segments[0].BaseOffset
+func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions) (*TimeLookup, error) {
+	// fetchOffsetByTimestamp searches from the log start offset.
+	startingOffset, src := opts.Broker.logStartOrFirst(p.Segments)
+	tr.notef("log start offset %d, from %s: no answer below it", startingOffset, src)
 	for i, sf := range p.Segments {
 		largest, _, _, err := maxTimestampOf(sf, tr)
 		if err != nil {
@@ -219,7 +230,7 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer) (*TimeLookup, erro
 		}
 		tr.add(TraceStep{Step: "segment", Segment: sf.Name(), Candidates: len(p.Segments),
 			Message: fmt.Sprintf("segment %s chosen (#%d of %d): the first whose largest timestamp %d (%s) >= %d", sf.Name(), i+1, len(p.Segments), largest, how, target)})
-		seg, err := OpenSegment(sf)
+		seg, err := openForLookup(sf, opts.Broker, opts, tr)
 		if err != nil {
 			return nil, err
 		}
@@ -298,8 +309,13 @@ func (s *Segment) LookupTimestamp(target, startingOffset int64) (a TimeAnswer, e
 func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *tracer) (TimeAnswer, error) {
 	a := TimeAnswer{TimeIndexEntry: TimeHit{Slot: -1, Timestamp: -1, Offset: s.BaseOffset}}
 	from := s.BaseOffset
+	_, n, err := s.entries(r)
+	if err != nil {
+		return a, err
+	}
 	if r.tidx != nil {
-		e, slot, err := r.tidx.Lookup(target, tr.probes("time"))
+		s.tracePadding(tr, "time index", s.TimeIndexName, n, r.tidx.Slots())
+		e, slot, err := r.tidx.LookupEntries(target, n, tr.probes("time"))
 		if err != nil {
 			return a, fmt.Errorf("%s: %w", s.TimeIndexName, err)
 		}
@@ -316,7 +332,7 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 		}
 	}
 	from = max(from, startingOffset)
-	pos, err := offsetPosition(s, r.idx, from, tr)
+	pos, err := offsetPosition(s, r, from, tr)
 	if err != nil {
 		return a, err
 	}
@@ -362,13 +378,18 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 	return a, nil
 }
 
-// offsetPosition is OffsetIndex.lookup(offset).position in idx, seg's
-// offset index, 0 without one.
-func offsetPosition(seg *Segment, idx *indexfmt.OffsetIndex, offset int64, tr *tracer) (int64, error) {
-	if idx == nil {
+// offsetPosition is OffsetIndex.lookup(offset).position in r.idx, seg's
+// offset index (its entries before any padding), 0 without one.
+func offsetPosition(seg *Segment, r readers, offset int64, tr *tracer) (int64, error) {
+	if r.idx == nil {
 		return 0, nil
 	}
-	e, slot, err := idx.Lookup(offset, tr.probes("offset"))
+	n, _, err := seg.entries(r)
+	if err != nil {
+		return 0, err
+	}
+	seg.tracePadding(tr, "offset index", seg.IndexName, n, r.idx.Slots())
+	e, slot, err := r.idx.LookupEntries(offset, n, tr.probes("offset"))
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", seg.IndexName, err)
 	}
@@ -389,7 +410,7 @@ func offsetPosition(seg *Segment, idx *indexfmt.OffsetIndex, offset int64, tr *t
 // the first segment with the greatest max timestamp, the first batch from
 // its (max timestamp, offset) index position whose max timestamp equals it,
 // and in that batch the first record carrying it.
-func (p *Partition) lookupMaxTimestamp(tr *tracer) (*TimeLookup, error) {
+func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLookup, error) {
 	best := -1
 	var bestTS, bestOffset int64 = -1, -1
 	var bestHit *TimeHit
@@ -405,13 +426,13 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer) (*TimeLookup, error) {
 	sf := p.Segments[best]
 	tr.add(TraceStep{Step: "segment", Segment: sf.Name(), Candidates: len(p.Segments),
 		Message: fmt.Sprintf("segment %s chosen: the first with the greatest max timestamp %d (offset %d)", sf.Name(), bestTS, bestOffset)})
-	seg, err := OpenSegment(sf)
+	seg, err := openForLookup(sf, opts.Broker, opts, tr)
 	if err != nil {
 		return nil, err
 	}
 	defer seg.Close()
 	res := &TimeLookup{Segment: sf.Name(), SegmentBaseOffset: sf.BaseOffset, TimeIndexEntry: bestHit}
-	pos, err := offsetPosition(seg, seg.Index, bestOffset, tr)
+	pos, err := offsetPosition(seg, seg.guarded(), bestOffset, tr)
 	if err != nil {
 		return nil, err
 	}

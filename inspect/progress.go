@@ -1,28 +1,43 @@
 package inspect
 
-import "os"
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+)
 
-// progressChunk is how many bytes of .log pass between two progress calls
-// (LogRange.Progress), at most.
-const progressChunk = 4 << 20
+// MeterChunk is how many bytes pass between two progress calls, at most:
+// a reader reports to the meter once per chunk, and the meter calls its
+// function once per chunk of the total.
+const MeterChunk = 4 << 20
 
-// progressMeter turns bytes read into LogRange.Progress calls: at most one
-// per progressChunk, and a last one with done == total. A nil meter does
-// nothing.
-type progressMeter struct {
-	fn          func(done, total int64)
-	done, total int64
-	last        int64 // done at the last call
-	segment     int64 // bytes of the current segment counted in done
+// Meter turns bytes of .log read into progress calls fn(done, total): one
+// call at a time, at most one per MeterChunk, and a last one with done ==
+// total at Finish. Every command that reads logs for long reports through
+// one (the walk, summaries, verify's workers, rebuild's planner); cmd draws
+// it. A nil *Meter does nothing and costs nothing. Safe for concurrent use:
+// each reader keeps its own count of what it reported (Advance, Done).
+type Meter struct {
+	fn    func(done, total int64)
+	total int64
+	done  atomic.Int64
+	mu    sync.Mutex
+	last  int64 // done at the last call; guarded by mu
 }
 
-// newProgressMeter sizes a walk over segs starting at byte from of the
-// first one, as the files are now (growth meanwhile is clamped).
-func newProgressMeter(fn func(done, total int64), segs []SegmentFiles, from int64) *progressMeter {
+// NewMeter meters total bytes (a file that grows meanwhile is clamped to
+// it); nil when fn is nil.
+func NewMeter(fn func(done, total int64), total int64) *Meter {
 	if fn == nil {
 		return nil
 	}
-	m := &progressMeter{fn: fn}
+	return &Meter{fn: fn, total: total}
+}
+
+// LogBytes adds up the sizes of the .log files of segs as they are now,
+// the first one from byte from on. Missing files count 0.
+func LogBytes(segs []SegmentFiles, from int64) int64 {
+	var total int64
 	for i, s := range segs {
 		if s.Log == "" {
 			continue
@@ -32,47 +47,65 @@ func newProgressMeter(fn func(done, total int64), segs []SegmentFiles, from int6
 			if i == 0 {
 				n = max(0, n-from)
 			}
-			m.total += n
+			total += n
 		}
 	}
-	return m
+	return total
 }
 
-// advance reports that the current segment's read reached n bytes (from
-// where it started), once that is progressChunk past what was counted.
-func (m *progressMeter) advance(n int64) {
-	if m == nil || n-m.segment < progressChunk {
+// LogBytes adds up the sizes of the .log files of every partition of t as
+// they are now.
+func (t *Target) LogBytes() int64 {
+	var n int64
+	for _, p := range t.Partitions {
+		n += LogBytes(p.Segments, 0)
+	}
+	return n
+}
+
+// Advance reports that a reader of one file reached pos bytes (from where
+// it started reading), once that is at least MeterChunk past *counted, the
+// bytes of that file it counted so far.
+func (m *Meter) Advance(counted *int64, pos int64) {
+	if m == nil || pos-*counted < MeterChunk {
 		return
 	}
-	m.add(n - m.segment)
-	m.segment = n
+	m.add(pos - *counted)
+	*counted = pos
 }
 
-// segmentDone counts the rest of a segment that was read from its start
-// up to size bytes, and starts the next segment's count.
-func (m *progressMeter) segmentDone(size int64) {
+// Done counts the rest of a file a reader finished at end bytes, and sets
+// *counted to 0 for its next file.
+func (m *Meter) Done(counted *int64, end int64) {
 	if m == nil {
 		return
 	}
-	m.add(size - m.segment)
-	m.segment = 0
+	m.add(end - *counted)
+	*counted = 0
 }
 
-func (m *progressMeter) add(n int64) {
+func (m *Meter) add(n int64) {
 	if n <= 0 {
 		return
 	}
-	m.done += n
-	if m.done-m.last >= progressChunk {
-		m.last = m.done
-		m.fn(min(m.done, m.total), m.total)
+	d := m.done.Add(n)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d-m.last >= MeterChunk {
+		m.last = d
+		m.fn(min(d, m.total), m.total)
 	}
 }
 
-// finish makes the last call, done == total, unless the last call said
+// Finish makes the last call, done == total, unless the last call said
 // so already.
-func (m *progressMeter) finish() {
-	if m != nil && m.last != m.total {
+func (m *Meter) Finish() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last != m.total {
 		m.last = m.total
 		m.fn(m.total, m.total)
 	}

@@ -208,6 +208,31 @@ func (rs *Resyncer) header(pos int64) (b Batch, ok bool, err error) {
 	return b, true, nil
 }
 
+// SkipBadCRC is the salvage decision for a batch b whose header parsed but
+// whose stored CRC does not match: are only its contents damaged, or its
+// length field too? When b ends the file, or a batch header that could be
+// genuine starts where its length field says it ends, only the contents
+// are: skipTo is -1 and the reader goes on after b. Otherwise the length is
+// not credible; skipTo is where the next valid batch after b's position
+// starts (Next), the end of the damaged range, or -1 when none follows (b
+// is then kept: nothing better marks the damage's end). dump-log --salvage
+// (Partition.WalkSalvage) and verify's log check both decide through it.
+// A broker never asks: recovery stops at the batch either way.
+func (rs *Resyncer) SkipBadCRC(b *Batch) (skipTo int64, err error) {
+	end := b.End()
+	if end >= rs.size {
+		return -1, nil
+	}
+	if _, plausible, err := rs.header(end); err != nil || plausible {
+		return -1, err
+	}
+	next, found, err := rs.Next(b.Position + 1)
+	if err != nil || !found {
+		return -1, err
+	}
+	return next, nil
+}
+
 // validAt reports whether a valid batch starts at pos, and returns it.
 // budget bounds the CRC bytes spent: a candidate whose CRC would cost more
 // than *budget is not checked (and not valid), and the bytes checked are

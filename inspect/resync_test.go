@@ -451,3 +451,54 @@ func TestWalkSalvage(t *testing.T) {
 		}
 	})
 }
+
+// TestSkipBadCRC: the salvage decision for a batch whose CRC fails keeps
+// a batch whose length is credible (it ends the file, or a batch header
+// starts where it ends) and skips to the next valid batch when its length
+// field is damaged too.
+func TestSkipBadCRC(t *testing.T) {
+	m, log := rsSegment(t, gen.Options{Seed: 47, Batches: 10})
+	s := &m.Segments[0]
+	size := int64(len(log))
+	parse := func(data []byte, pos int64) *inspect.Batch {
+		t.Helper()
+		b, err := inspect.ParseBatch(data[pos:min(int64(len(data)), pos+inspect.HeaderReadSize)], pos, "x.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &b
+	}
+	// Contents damaged, length intact: keep it.
+	bad := slices.Clone(log)
+	bad[s.Batches[3].Position+70] ^= 1
+	rs := inspect.NewResyncer(bytes.NewReader(bad), "x.log", size)
+	if next, err := rs.SkipBadCRC(parse(bad, s.Batches[3].Position)); next != -1 || err != nil {
+		t.Errorf("contents damaged: %d %v, want -1", next, err)
+	}
+	// The last batch ends the file: keep it.
+	last := s.Batches[len(s.Batches)-1].Position
+	bad = slices.Clone(log)
+	bad[last+70] ^= 1
+	rs.Reset(bytes.NewReader(bad), "x.log", size)
+	if next, err := rs.SkipBadCRC(parse(bad, last)); next != -1 || err != nil {
+		t.Errorf("last batch: %d %v, want -1", next, err)
+	}
+	// The length field grew by 5 (the v2 CRC does not cover it): no header
+	// starts where it claims to end, and batch 4 is the next valid one.
+	bad = slices.Clone(log)
+	at := s.Batches[3].Position + 8
+	binary.BigEndian.PutUint32(bad[at:], binary.BigEndian.Uint32(bad[at:])+5)
+	rs.Reset(bytes.NewReader(bad), "x.log", size)
+	if next, err := rs.SkipBadCRC(parse(bad, s.Batches[3].Position)); next != s.Batches[4].Position || err != nil {
+		t.Errorf("length damaged: %d %v, want %d", next, err, s.Batches[4].Position)
+	}
+	// The same with nothing valid after it: keep it (nothing marks the end
+	// of the damage).
+	for _, b := range s.Batches[4:] {
+		bad[b.Position+20] ^= 0xff
+	}
+	rs.Reset(bytes.NewReader(bad), "x.log", size)
+	if next, err := rs.SkipBadCRC(parse(bad, s.Batches[3].Position)); next != -1 || err != nil {
+		t.Errorf("length damaged, nothing after: %d %v, want -1", next, err)
+	}
+}

@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -33,6 +34,20 @@ type Segment struct {
 	// ones without a fault guard per read; LookupOffset and LookupTimestamp
 	// go through it under one guard for the whole lookup (unguarded).
 	fast readers
+
+	// The broker's entry counts of the indexes: the slots before any zero
+	// padding (indexfmt's EntriesBeforePadding), read by the first lookup
+	// (entries).
+	counted     bool
+	idxN, tidxN int
+	// RebuiltIndexes says Index and TimeIndex were built in memory as
+	// broker recovery writes them, the files being missing (UseIndexes).
+	RebuiltIndexes bool
+	// Kept, when not empty, says why the broker's next start would not
+	// recover this segment (below the recovery point, or a clean
+	// shutdown): a padded index would then be searched padding included
+	// (KAFKA-10207). Lookups name it in --trace.
+	Kept string
 
 	// Reused by the lookups, so that they allocate nothing (a Segment is
 	// for one goroutine at a time).
@@ -160,6 +175,57 @@ func openSegment(sf SegmentFiles, log, indexes OpenOptions) (*Segment, error) {
 		s.fast.tidx = indexfmt.NewTimeIndex(f.unguarded(), f.Size(), sf.BaseOffset)
 	}
 	return s, nil
+}
+
+// UseIndexes replaces the segment's offset and time index with the given
+// bytes (an index built in memory as broker recovery would write it, for a
+// segment whose files are missing); a nil slice leaves that index as it is.
+func (s *Segment) UseIndexes(index, timeIndex []byte) {
+	if index != nil {
+		s.IndexName = SegmentName(s.BaseOffset) + IndexSuffix
+		s.Index = indexfmt.NewOffsetIndex(bytes.NewReader(index), int64(len(index)), s.BaseOffset)
+		s.fast.idx = s.Index
+	}
+	if timeIndex != nil {
+		s.TimeIndexName = SegmentName(s.BaseOffset) + TimeIndexSuffix
+		s.TimeIndex = indexfmt.NewTimeIndex(bytes.NewReader(timeIndex), int64(len(timeIndex)), s.BaseOffset)
+		s.fast.tidx = s.TimeIndex
+	}
+	s.RebuiltIndexes = true
+	s.counted = false
+}
+
+// entries returns the broker's entry counts of the offset and time index
+// (0 for an absent one): the slots before the zero-filled tail, which a
+// broker holding the segment never counts and recovery removes.
+func (s *Segment) entries(r readers) (idx, tidx int, err error) {
+	if s.counted {
+		return s.idxN, s.tidxN, nil
+	}
+	if r.idx != nil {
+		if idx, err = r.idx.EntriesBeforePadding(); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", s.IndexName, err)
+		}
+	}
+	if r.tidx != nil {
+		if tidx, err = r.tidx.EntriesBeforePadding(); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", s.TimeIndexName, err)
+		}
+	}
+	s.idxN, s.tidxN, s.counted = idx, tidx, true
+	return idx, tidx, nil
+}
+
+// tracePadding notes, for --trace, the padding slots a search left out.
+func (s *Segment) tracePadding(tr *tracer, what, name string, entries, slots int) {
+	if tr == nil || entries >= slots {
+		return
+	}
+	tr.notef("%s %s: slots %d..%d (%d) are zero padding, the preallocated tail of an active segment (or of one a broker left without a clean shutdown): searching the %d entries before it, as the broker that holds the segment does (its entry count excludes the padding) and as one that recovers it does (recovery rebuilds the index)",
+		what, name, entries, slots-1, slots-entries, entries)
+	if s.Kept != "" {
+		tr.notef("%s is padded on a segment the broker's next start would not recover (%s): a broker restarting now would count all %d slots, padding included (KAFKA-10207); kseg verify reports it", name, s.Kept, slots)
+	}
 }
 
 // Close releases the files OpenSegment opened.

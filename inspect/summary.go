@@ -97,29 +97,30 @@ const summaryWindow = 64 << 10
 // reported in each summary, not as an error; an error means a file could
 // not be read.
 func (p *Partition) Summarize(opts SummaryOptions) ([]SegmentSummary, error) {
-	var m *progressMeter
+	var m *Meter
+	var counted int64 // bytes of the current segment counted by m
 	if opts.Deep {
-		m = newProgressMeter(opts.Progress, p.Segments, 0)
+		m = NewMeter(opts.Progress, LogBytes(p.Segments, 0))
 	}
 	out := make([]SegmentSummary, 0, len(p.Segments))
 	for _, sf := range p.Segments {
-		s, err := summarize(sf, opts, m)
+		s, err := summarize(sf, opts, m, &counted)
 		if err != nil {
 			return out, err
 		}
-		m.segmentDone(s.LogBytes)
+		m.Done(&counted, s.LogBytes)
 		out = append(out, s)
 	}
-	m.finish()
+	m.Finish()
 	return out, nil
 }
 
 // SummarizeSegment summarizes one segment (see SegmentSummary).
 func SummarizeSegment(sf SegmentFiles, opts SummaryOptions) (SegmentSummary, error) {
-	return summarize(sf, opts, nil)
+	return summarize(sf, opts, nil, nil)
 }
 
-func summarize(sf SegmentFiles, opts SummaryOptions, m *progressMeter) (SegmentSummary, error) {
+func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (SegmentSummary, error) {
 	s := SegmentSummary{Files: sf, Batches: -1, Records: -1, FirstOffset: -1, LastOffset: -1,
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
 	var idx *indexfmt.OffsetIndex
@@ -194,7 +195,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *progressMeter) (SegmentS
 	if start == 0 {
 		window = DefaultWindow
 	}
-	scan, err := s.scan(f, start, window, -1, &dec, m)
+	scan, err := s.scan(f, start, window, -1, &dec, m, counted)
 	if err != nil {
 		return s, err
 	}
@@ -204,7 +205,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *progressMeter) (SegmentS
 		// A scan from the start tells which, and finds the last batch
 		// before the damage. (The broker's readNextOffset would answer
 		// the base offset here.)
-		again, err := s.scan(f, 0, DefaultWindow, start, &dec, m)
+		again, err := s.scan(f, 0, DefaultWindow, start, &dec, m, counted)
 		if err != nil {
 			return s, err
 		}
@@ -287,7 +288,7 @@ type tailScan struct {
 
 // scan reads batch headers from start to the end of the valid entries,
 // noting whether a batch starts at position probe.
-func (s *SegmentSummary) scan(f *File, start int64, window int, probe int64, dec *RecordDecoder, m *progressMeter) (tailScan, error) {
+func (s *SegmentSummary) scan(f *File, start int64, window int, probe int64, dec *RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
 	var t tailScan
 	sc := NewEntryScanner(f, f.Name, f.Size(), start, window)
 	var last Batch
@@ -295,27 +296,23 @@ func (s *SegmentSummary) scan(f *File, start int64, window int, probe int64, dec
 		b := sc.Batch()
 		t.probeHit = t.probeHit || b.Position == probe
 		t.batches++
-		switch {
-		case b.Magic >= 2:
-			t.records += int64(max(b.RecordCount, 0))
-		case b.Compression() == CompressionNone:
-			t.records++
-		default:
+		c := HeaderCount(b)
+		if c.FromRecords() {
 			entry, err := sc.Entry()
-			if err != nil {
-				if !isDamage(err) {
-					return t, err
-				}
-				break
-			}
-			err = dec.Records(f.Name, entry, b, func(*Record) error { t.records++; return nil })
 			if err != nil && !isDamage(err) {
 				return t, err
 			}
+			if err == nil {
+				err = dec.Records(f.Name, entry, b, func(r *Record) error { c.Record(r); return nil })
+				if err != nil && !isDamage(err) {
+					return t, err
+				}
+			}
 		}
+		t.records += max(c.RecordCount, 0)
 		last = *b
 		t.last = &last
-		m.advance(b.End())
+		m.Advance(counted, b.End())
 	}
 	if err := sc.Err(); err != nil {
 		if !isDamage(err) {

@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"errors"
-	"strings"
 )
 
 // LogRange bounds a walk over a partition's batches. Nil bounds are open.
@@ -22,6 +21,26 @@ type LogRange struct {
 	// total when the walk completes (also when it stops early at ToOffset
 	// or MaxBatches, or at damage). Nil costs nothing.
 	Progress func(done, total int64)
+}
+
+// Contains reports whether a record is inside the range's offsets and
+// times (bounds included; MaxBatches and Progress do not apply). A walk
+// hands out whole batches that overlap the range; a reader of their
+// records keeps those it contains.
+func (r LogRange) Contains(rec *Record) bool {
+	if r.FromOffset != nil && rec.Offset < *r.FromOffset {
+		return false
+	}
+	if r.ToOffset != nil && rec.Offset > *r.ToOffset {
+		return false
+	}
+	if r.FromTime != nil && rec.Timestamp < *r.FromTime {
+		return false
+	}
+	if r.ToTime != nil && rec.Timestamp > *r.ToTime {
+		return false
+	}
+	return true
 }
 
 // WalkBatch is what Walk hands its callback: the batch, its complete
@@ -100,17 +119,15 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 	}
 	seen := 0
 	var firstErr error
-	var sv *salvager
-	if damage != nil {
-		sv = &salvager{report: damage}
-	}
-	var m *progressMeter
+	it := NewLogIterator(damage != nil)
+	var m *Meter
+	var counted int64 // bytes of the current segment counted by m
 	if r.Progress != nil {
 		end := len(p.Segments)
 		if r.ToOffset != nil {
 			end = max(startSeg, floorSegment(p.Segments, *r.ToOffset)+1)
 		}
-		m = newProgressMeter(r.Progress, p.Segments[startSeg:end], startPos)
+		m = NewMeter(r.Progress, LogBytes(p.Segments[startSeg:end], startPos))
 	}
 	for i := startSeg; i < len(p.Segments); i++ {
 		sf := &p.Segments[i]
@@ -128,8 +145,9 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		if i == startSeg {
 			from = startPos
 		}
-		stop, err := walkSegment(f, sf, from, r, minTS, &seen, fn, sv, m)
-		m.segmentDone(f.Size() - from)
+		it.Reset(f, sf, from)
+		stop, err := walkSegment(it, from, r, minTS, &seen, fn, damage, m, &counted)
+		m.Done(&counted, f.Size()-from)
 		f.Close()
 		if err != nil {
 			if !isDamage(err) {
@@ -143,167 +161,83 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 			break
 		}
 	}
-	m.finish()
+	m.Finish()
 	return firstErr
 }
 
-// walkSegment walks one segment from position from. sv is nil for Walk:
-// the scan then stops at the first damage, returned as the error.
-func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64, seen *int, fn func(WalkBatch) error, sv *salvager, m *progressMeter) (bool, error) {
+// walkSegment walks one segment from position from through it. damage is
+// nil for Walk: the scan then stops at the first damage, returned as the
+// error.
+func walkSegment(it *LogIterator, from int64, r LogRange, minTS int64, seen *int, fn func(WalkBatch) error, damage func(Damage) error, m *Meter, counted *int64) (bool, error) {
 	start := from
-	if sv != nil {
-		sv.reset(f, sf)
-	}
 	prevLast := int64(-1 << 63)
-	s := NewEntryScanner(f, f.Name, f.Size(), from, 0)
-	for {
-		s.Reset(from) // past damage: one scanner and window per segment
-		resume := int64(-1)
-		for s.Next() {
-			b := s.Batch()
-			if r.ToOffset != nil && b.Magic >= 2 && b.BaseOffset > *r.ToOffset {
-				return true, nil
-			}
-			if r.ToOffset != nil && prevLast >= *r.ToOffset {
-				// Offsets increase: this batch starts after ToOffset (a legacy
-				// wrapper's first offset is not in its header).
-				return true, nil
-			}
-			crcOK := false
-			if sv != nil {
-				// Salvaging: judge the framing of every batch, in range or
-				// not, so that the walk follows the same path through
-				// damage whatever the range.
-				var skipTo int64
-				var err error
-				crcOK, skipTo, err = sv.check(s, b)
-				if err != nil {
-					return true, err
-				}
-				if skipTo >= 0 {
-					resume = skipTo
-					break
-				}
-			}
-			if r.FromOffset != nil && b.LastOffset < *r.FromOffset {
-				continue
-			}
-			prevLast = b.LastOffset
-			if b.MaxTimestamp < minTS {
-				continue
-			}
-			if r.MaxBatches > 0 && *seen >= r.MaxBatches {
-				return true, nil
-			}
-			entry, err := s.Entry()
-			if err != nil {
-				if sv != nil && isDamage(err) {
-					// Too large to hand out, and its length credible
-					// (check): skip it whole.
-					if err := sv.report(Damage{Segment: sf, Position: b.Position, End: b.End(), Err: err}); err != nil {
-						return true, err
-					}
-					resume = b.End()
-					break
-				}
-				return false, err
-			}
-			*seen++
-			if sv == nil {
-				crcOK = ComputeCRC(b.Magic, entry) == b.CRC
-			}
-			if err := fn(WalkBatch{Segment: sf, Batch: b, Entry: entry, CRCValid: crcOK}); err != nil {
+	for it.Next() {
+		if d := it.Damage(); d != nil {
+			if err := damage(*d); err != nil {
 				return true, err
 			}
-			m.advance(b.End() - start)
-		}
-		if resume >= 0 {
-			from = resume
 			continue
 		}
-		err := s.Err()
-		if err == nil {
-			return false, nil
+		b := it.Batch()
+		if r.ToOffset != nil && b.Magic >= 2 && b.BaseOffset > *r.ToOffset {
+			return true, nil
 		}
-		if sv == nil || !isDamage(err) {
+		if r.ToOffset != nil && prevLast >= *r.ToOffset {
+			// Offsets increase: this batch starts after ToOffset (a legacy
+			// wrapper's first offset is not in its header).
+			return true, nil
+		}
+		crcOK := false
+		if damage != nil {
+			// Salvaging: judge the framing of every batch, in range or
+			// not, so that the walk follows the same path through
+			// damage whatever the range.
+			var err error
+			if crcOK, err = it.Judge(); err != nil {
+				return true, err
+			}
+			if d := it.Damage(); d != nil {
+				if err := damage(*d); err != nil {
+					return true, err
+				}
+				continue
+			}
+		}
+		if r.FromOffset != nil && b.LastOffset < *r.FromOffset {
+			continue
+		}
+		prevLast = b.LastOffset
+		if b.MaxTimestamp < minTS {
+			continue
+		}
+		if r.MaxBatches > 0 && *seen >= r.MaxBatches {
+			return true, nil
+		}
+		entry, err := it.Entry()
+		if err != nil {
 			return false, err
 		}
-		next, ok, err := sv.skip(s.Position(), err)
-		if err != nil {
+		if d := it.Damage(); d != nil {
+			// Too large to hand out, and its length credible (Judge):
+			// skipped whole.
+			if err := damage(*d); err != nil {
+				return true, err
+			}
+			continue
+		}
+		*seen++
+		if damage == nil {
+			crcOK = ComputeCRC(b.Magic, entry) == b.CRC
+		}
+		if err := fn(WalkBatch{Segment: it.sf, Batch: b, Entry: entry, CRCValid: crcOK}); err != nil {
 			return true, err
 		}
-		if !ok {
-			return false, nil
-		}
-		from = next
+		m.Advance(counted, b.End()-start)
 	}
-}
-
-// salvager is WalkSalvage's state in one segment.
-type salvager struct {
-	report func(Damage) error
-	rs     *Resyncer
-	sf     *SegmentFiles
-	size   int64
-	name   string
-}
-
-func (sv *salvager) reset(f *File, sf *SegmentFiles) {
-	if sv.rs == nil {
-		sv.rs = NewResyncer(f, f.Name, f.Size())
-	} else {
-		sv.rs.Reset(f, f.Name, f.Size())
+	if err := it.Err(); err != nil {
+		return it.hard, err
 	}
-	sv.sf, sv.size, sv.name = sf, f.Size(), f.Name
-}
-
-// skip reports the damage that starts at pos (why: the scanner's error)
-// and returns where the next valid batch starts (ok false: none does). An
-// entry running past the end of the file is a torn write only when no
-// valid batch follows; otherwise its length field is damaged.
-func (sv *salvager) skip(pos int64, why error) (next int64, ok bool, err error) {
-	next, ok, err = sv.rs.Next(pos + 1)
-	if err != nil {
-		return 0, false, err
-	}
-	var ce *CorruptError
-	if ok && errors.Is(why, ErrTorn) && errors.As(why, &ce) {
-		detail := strings.TrimPrefix(ce.Err.Error(), ErrTorn.Error()+": ")
-		why = corruptf(sv.name, pos, ErrCorruptHeader, "%s, yet a valid batch follows at position %d: the length field is damaged", detail, next)
-	}
-	if err := sv.report(Damage{Segment: sv.sf, Position: pos, End: next, Err: why}); err != nil {
-		return 0, false, err
-	}
-	return next, ok, nil
-}
-
-// check computes b's CRC (streaming large entries). When it does not match
-// and b's length is not credible (b does not end the file and no plausible
-// header starts where it ends) while a valid batch follows, the range up to
-// that batch is reported as damage and skipTo is where to resume (verify
-// judges such a batch the same way); otherwise skipTo is -1 and b is handed
-// out.
-func (sv *salvager) check(s *EntryScanner, b *Batch) (crcOK bool, skipTo int64, err error) {
-	computed, ok, err := s.CheckCRC()
-	if err != nil || ok {
-		return ok, -1, err
-	}
-	end := b.End()
-	if end >= sv.size {
-		return false, -1, nil
-	}
-	if _, plausible, err := sv.rs.header(end); err != nil || plausible {
-		return false, -1, err
-	}
-	next, found, err := sv.rs.Next(b.Position + 1)
-	if err != nil || !found {
-		return false, -1, err
-	}
-	why := corruptf(sv.name, b.Position, ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, end)
-	if err := sv.report(Damage{Segment: sv.sf, Position: b.Position, End: next, Err: why}); err != nil {
-		return false, -1, err
-	}
-	return false, next, nil
+	return false, nil
 }
 
 // isDamage reports a *CorruptError: bad data, as opposed to an I/O failure.

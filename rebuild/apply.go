@@ -70,15 +70,16 @@ const BackupSuffix = ".bak"
 
 // Run rebuilds every segment of a resolved PATH: partition by partition it
 // plans (PlanPartition) and applies (Apply). In place and not a dry run, it
-// first refuses to write when the data directory's .lock is held, unless
-// opts.Force. It returns the results of the segments done so far with the
+// first refuses to write when the .lock of the data directory really
+// holding the files (symbolic links and relative spellings resolved:
+// lockDirs) is held, unless opts.Force. It returns the results of the segments done so far with the
 // first error.
 func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
-	if _, err := opts.interval(); err != nil {
+	if _, err := opts.Interval(); err != nil {
 		return nil, err
 	}
 	if opts.OutDir == "" && !opts.DryRun && !opts.Force {
-		if err := CheckLock(t.DataDir); err != nil {
+		if err := checkLocks(t, opts.TruncateLog); err != nil {
 			return nil, err
 		}
 	}
@@ -92,7 +93,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 		}
 	}
-	opts.meter = newMeter(opts.Progress, t.Partitions)
+	opts.Meter = inspect.NewMeter(opts.Progress, t.LogBytes())
 	var results []Result
 	for _, p := range t.Partitions {
 		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
@@ -116,7 +117,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			return results, err
 		}
 	}
-	opts.meter.finish()
+	opts.Meter.Finish()
 	return results, nil
 }
 
@@ -361,7 +362,7 @@ func backupUsable(final, bak string) (bool, error) {
 	if os.SameFile(fi, bi) {
 		return true, nil
 	}
-	f, err := os.Open(final)
+	f, err := inspect.OpenFile(final)
 	if err != nil {
 		return false, err
 	}
@@ -382,7 +383,7 @@ func savedUsable(saved, log string, off, n int64) (bool, error) {
 	if !si.Mode().IsRegular() {
 		return false, nil
 	}
-	f, err := os.Open(log)
+	f, err := inspect.OpenFile(log)
 	if err != nil {
 		return false, err
 	}
@@ -393,7 +394,7 @@ func savedUsable(saved, log string, off, n int64) (bool, error) {
 // sameContent reports whether the file at path holds exactly the n bytes of
 // r from off.
 func sameContent(path string, r io.ReaderAt, off, n int64) (bool, error) {
-	f, err := os.Open(path)
+	f, err := inspect.OpenFile(path)
 	if err != nil {
 		return false, err
 	}

@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"github.com/kseg/kseg/inspect"
 )
 
 // hook, when set (tests only), is called before each step of a file
@@ -144,7 +147,7 @@ func keepBackup(final, bak string) error {
 		return fmt.Errorf("%s already exists: %w", bak, err)
 	}
 	// No hard links here: copy.
-	in, err := os.Open(final)
+	in, err := inspect.OpenFile(final)
 	if err != nil {
 		return err
 	}
@@ -193,7 +196,7 @@ func keepBackup(final, bak string) error {
 // time is kept (the broker uses it for time retention when a segment has
 // no timestamps). saved + the cut log == the original log.
 func cutLog(log, saved string, validBytes, size int64, logInfo fs.FileInfo) ([]string, error) {
-	in, err := os.Open(log)
+	in, err := inspect.OpenFile(log)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +220,9 @@ func cutLog(log, saved string, validBytes, size int64, logInfo fs.FileInfo) ([]s
 	if err := step("truncate"); err != nil {
 		return written, err
 	}
-	f, err := os.OpenFile(log, os.O_WRONLY, 0)
+	// O_NONBLOCK: should log have become a FIFO since it was read, the open
+	// fails instead of waiting for a reader.
+	f, err := os.OpenFile(log, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return written, err
 	}
@@ -301,7 +306,7 @@ func saveNew(path string, src source, like fs.FileInfo) error {
 // copyCutLog writes, under --out, the log cut at its valid prefix and the
 // bytes cut off, as two new files (the source log is only read).
 func copyCutLog(a *segmentActions, logInfo fs.FileInfo) ([]string, error) {
-	in, err := os.Open(a.plan.Segment.Log)
+	in, err := inspect.OpenFile(a.plan.Segment.Log)
 	if err != nil {
 		return nil, err
 	}

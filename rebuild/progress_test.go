@@ -26,7 +26,7 @@ func TestProgress(t *testing.T) {
 			total += fi.Size()
 		}
 	}
-	if total < 3*meterChunk {
+	if total < 3*inspect.MeterChunk {
 		t.Fatalf("%d bytes: too small for the test", total)
 	}
 	tg, err := inspect.Resolve(data)
@@ -42,7 +42,7 @@ func TestProgress(t *testing.T) {
 			if c[1] != want || c[0] < 0 || c[0] > want {
 				t.Errorf("%s: call %d = %v, total should be %d", name, i, c, want)
 			}
-			if i > 0 && i < len(calls)-1 && c[0]-calls[i-1][0] < meterChunk {
+			if i > 0 && i < len(calls)-1 && c[0]-calls[i-1][0] < inspect.MeterChunk {
 				t.Errorf("%s: call %d = %v after %v", name, i, c, calls[i-1])
 			}
 		}
@@ -66,7 +66,7 @@ func TestProgress(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Run results change with Progress set")
 	}
-	check("Run", calls, total, int(total/meterChunk)/2)
+	check("Run", calls, total, int(total/inspect.MeterChunk)/2)
 	finals := 0
 	for _, c := range calls {
 		if c[0] == total {

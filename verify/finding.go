@@ -5,9 +5,16 @@ import (
 )
 
 // Severities of a finding (the contract's "severity" field).
+//
+// The rule: error = data a broker would lose or refuse; warning = a broker
+// will behave differently than it would with healthy data (the message
+// says how), so an operator should act; info = everything else, e.g. a
+// valid index that differs from what recovery would write. Info findings
+// never fail --strict; the command shows them only when asked.
 const (
 	SeverityError   = "error"
 	SeverityWarning = "warning"
+	SeverityInfo    = "info"
 )
 
 // Check ids, the contract's stable "check" values, each next to its
@@ -50,19 +57,33 @@ const (
 	// log in a way that makes a broker's lookup answer wrongly.
 	IndexMismatch     = "index.mismatch"
 	TimeIndexMismatch = "timeindex.mismatch"
-	// IndexPadding, TimeIndexPadding (warning): zero-filled preallocated
-	// tail left by an unclean shutdown.
+	// IndexPadding, TimeIndexPadding (warning, or info): zero-filled
+	// preallocated tail. A warning when the broker's next start would
+	// search it (the segment is below the recovery point, KAFKA-10207, or
+	// the data directory says it was shut down cleanly); info when that
+	// start recovers the segment and rebuilds the index (a running
+	// broker's active segment, or an unclean shutdown's).
 	IndexPadding     = "index.padding"
 	TimeIndexPadding = "timeindex.padding"
 	// IndexMissing, TimeIndexMissing (warning): index file absent.
 	IndexMissing     = "index.missing"
 	TimeIndexMissing = "timeindex.missing"
-	// IndexStale, TimeIndexStale (warning): valid, but different from what
-	// broker recovery would rebuild.
+	// IndexStale, TimeIndexStale (info): valid, but different from what
+	// broker recovery would rebuild; the broker uses it as it is.
 	IndexStale     = "index.stale"
 	TimeIndexStale = "timeindex.stale"
+	// TimeIndexClosingEntry (warning, or info): the time index lacks the
+	// closing entry (the segment's largest timestamp) a broker adds at roll
+	// and at clean close, so a broker loading it reads an older largest
+	// timestamp from the last entry (LogSegment.maxTimestampSoFar): time
+	// retention deletes the segment early, and timestamp lookups may skip
+	// it. A warning on a rolled segment the next start does not recover;
+	// info on the active segment (the normal state of a running broker's)
+	// and on segments recovery rebuilds.
+	TimeIndexClosingEntry = "timeindex.closing-entry"
 
-	// TxnIndexSize (error): .txnindex size not a multiple of 34.
+	// TxnIndexSize (error): .txnindex size not a multiple of 34, or more
+	// entries than its log could justify (inspect.MaxTxnIndexEntries).
 	TxnIndexSize = "txnindex.size"
 	// TxnIndexVersion (error): an entry whose version byte is not 0 (the
 	// broker's load fails with KafkaException).
@@ -91,14 +112,25 @@ var severityOf = map[string]string{
 	IndexPosition: SeverityError, IndexMismatch: SeverityError, TimeIndexMismatch: SeverityError,
 	IndexPadding: SeverityWarning, TimeIndexPadding: SeverityWarning,
 	IndexMissing: SeverityWarning, TimeIndexMissing: SeverityWarning,
-	IndexStale: SeverityWarning, TimeIndexStale: SeverityWarning,
+	IndexStale: SeverityInfo, TimeIndexStale: SeverityInfo, TimeIndexClosingEntry: SeverityWarning,
 	TxnIndexSize: SeverityError, TxnIndexVersion: SeverityError, TxnIndexOrder: SeverityError,
 	TxnIndexRange:  SeverityError,
 	SegmentOverlap: SeverityError, SegmentLeftover: SeverityWarning,
 }
 
-// Severity returns the severity of a check id ("" for an unknown id).
+// Severity returns the severity of a check id ("" for an unknown id): the
+// most severe its findings take (padding and closing-entry findings are
+// info in the cases their comments name).
 func Severity(check string) string { return severityOf[check] }
+
+// mayBeInfo are the checks whose findings are info in some cases (see
+// each check's comment) and take Severity(check) in the others.
+var mayBeInfo = map[string]bool{IndexPadding: true, TimeIndexPadding: true, TimeIndexClosingEntry: true}
+
+// ValidSeverity reports whether a finding of check may have severity.
+func ValidSeverity(check, severity string) bool {
+	return severity != "" && (severity == Severity(check) || severity == SeverityInfo && mayBeInfo[check])
+}
 
 // Checks lists every check id, in the order of the contract's table
 // followed by the ids this package added.
@@ -107,7 +139,7 @@ func Checks() []string {
 		LogCRC, LogCorruptHeader, LogTruncated, LogOffsetOrder, LogOffsetRange, LogRecords,
 		IndexSize, TimeIndexSize, IndexOrder, TimeIndexOrder, IndexPosition,
 		IndexMismatch, TimeIndexMismatch, IndexPadding, TimeIndexPadding,
-		IndexMissing, TimeIndexMissing, IndexStale, TimeIndexStale,
+		IndexMissing, TimeIndexMissing, IndexStale, TimeIndexStale, TimeIndexClosingEntry,
 		TxnIndexSize, TxnIndexVersion, TxnIndexOrder, TxnIndexRange,
 		SegmentOverlap, SegmentLeftover,
 	}
@@ -138,8 +170,11 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 // IsError reports whether the finding has error severity.
 func (f *Finding) IsError() bool { return f.Severity == SeverityError }
 
-// Summary counts what Run looked at and found. Errors and Warnings count
-// the findings emitted, by severity.
+// IsInfo reports whether the finding has info severity.
+func (f *Finding) IsInfo() bool { return f.Severity == SeverityInfo }
+
+// Summary counts what Run looked at and found. Errors, Warnings and Infos
+// count the findings emitted, by severity.
 type Summary struct {
 	Partitions int   `json:"partitions"`
 	Segments   int   `json:"segments"`
@@ -147,6 +182,7 @@ type Summary struct {
 	Bytes      int64 `json:"bytes"`   // total size of the .log files
 	Errors     int   `json:"errors"`
 	Warnings   int   `json:"warnings"`
+	Infos      int   `json:"infos"`
 }
 
 // MarshalJSON writes the contract's summary line, "kind":"summary" first.

@@ -78,14 +78,14 @@ func FuzzVerifySegment(f *testing.F) {
 		n := 0
 		sum, err := Run(tg, Options{Jobs: 1, Records: deep}, func(f Finding) {
 			n++
-			if !checks[f.Check] || f.Severity != Severity(f.Check) || f.Message == "" || f.File == "" {
+			if !checks[f.Check] || !ValidSeverity(f.Check, f.Severity) || f.Message == "" || f.File == "" {
 				t.Fatalf("malformed finding %+v", f)
 			}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sum.Errors+sum.Warnings != n || sum.Bytes != int64(len(log)) {
+		if sum.Errors+sum.Warnings+sum.Infos != n || sum.Bytes != int64(len(log)) {
 			t.Fatalf("summary %+v, %d findings, %d log bytes", sum, n, len(log))
 		}
 	})

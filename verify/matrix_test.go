@@ -308,15 +308,18 @@ func TestDamageMatrix(t *testing.T) {
 				if sum.Batches != int64(batches) {
 					t.Errorf("summary counts %d batches, want %d", sum.Batches, batches)
 				}
-				errs, warns := 0, 0
+				errs, warns, infos := 0, 0, 0
 				for _, f := range got {
-					if f.IsError() {
+					switch {
+					case f.IsError():
 						errs++
-					} else {
+					case f.IsInfo():
+						infos++
+					default:
 						warns++
 					}
 				}
-				if sum.Errors != errs || sum.Warnings != warns || sum.Partitions != 1 || sum.Segments != len(m.Segments) {
+				if sum.Errors != errs || sum.Warnings != warns || sum.Infos != infos || sum.Partitions != 1 || sum.Segments != len(m.Segments) {
 					t.Errorf("summary %+v does not match %d errors, %d warnings, 1 partition, %d segments", sum, errs, warns, len(m.Segments))
 				}
 			}

@@ -256,9 +256,12 @@ func TestMissingFinalTimeIndexEntry(t *testing.T) {
 	}
 	truncateFile(t, tidx, int64(len(s.TimeIndex)-1)*12)
 	got, _ := verifyPath(t, m.Dir, Options{})
-	expect(t, got, want{TimeIndexStale, base(tidx), int64(len(s.TimeIndex)-1) * 12})
-	if !strings.Contains(got[0].Message, "final entry") {
-		t.Errorf("message does not say the final entry is missing: %s", got[0].Message)
+	expect(t, got, want{TimeIndexClosingEntry, base(tidx), int64(len(s.TimeIndex)-1) * 12})
+	if !strings.Contains(got[0].Message, "closing entry") {
+		t.Errorf("message does not say the closing entry is missing: %s", got[0].Message)
+	}
+	if got[0].Severity != SeverityInfo {
+		t.Errorf("severity %s on the active segment, want info", got[0].Severity)
 	}
 }
 

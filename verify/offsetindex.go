@@ -109,11 +109,13 @@ func newOffsetIndexCheck(c *segChecker, x *indexfmt.OffsetIndex, r io.ReaderAt, 
 			t, x.Size(), indexfmt.OffsetEntrySize)
 	}
 	if slots := x.Slots(); n < slots {
-		c.add(IndexPadding, name, ptr(int64(n)*indexfmt.OffsetEntrySize), nil,
-			"zero-filled tail: slots %d..%d (%d of %d, %d bytes) are preallocated space never written, left by an unclean shutdown while this was the active segment; "+
-				"a broker counts each as an entry (base offset %d, position 0) and its sanity check lets the file through: lookups stay correct but scan from the segment start, "+
-				"an active segment rolls at once because its index looks full, and broker recovery rebuilds the index",
-			n, slots-1, slots-n, slots, int64(slots-n)*indexfmt.OffsetEntrySize, c.base)
+		sev, what := c.paddingSeverity()
+		if sev == SeverityWarning {
+			what += fmt.Sprintf(" (base offset %d, position 0): lookups stay correct but scan from the segment start, and an active segment rolls at once because its index looks full", c.base)
+		}
+		c.addAs(sev, IndexPadding, name, ptr(int64(n)*indexfmt.OffsetEntrySize), nil,
+			"zero-filled tail: slots %d..%d (%d of %d, %d bytes) are preallocated space never written (the active segment of a running broker, or of one that stopped without a clean shutdown); %s",
+			n, slots-1, slots-n, slots, int64(slots-n)*indexfmt.OffsetEntrySize, what)
 	}
 	return o, nil
 }

@@ -26,7 +26,7 @@ func recordProgress(t *testing.T, calls *[]progressCall) func(done, total int64)
 }
 
 // checkProgress asserts the calls count up to total, a step of at least
-// meterChunk apart except for the last, which reports done == total.
+// inspect.MeterChunk apart except for the last, which reports done == total.
 func checkProgress(t *testing.T, calls []progressCall, total int64) {
 	t.Helper()
 	if len(calls) == 0 {
@@ -40,8 +40,8 @@ func checkProgress(t *testing.T, calls []progressCall, total int64) {
 			continue
 		}
 		step := c.done - calls[i-1].done
-		if step < 0 || (i < len(calls)-1 && step < meterChunk) {
-			t.Errorf("call %d: done %d after %d: steps must be >= %d bytes (except the last)", i, c.done, calls[i-1].done, meterChunk)
+		if step < 0 || (i < len(calls)-1 && step < inspect.MeterChunk) {
+			t.Errorf("call %d: done %d after %d: steps must be >= %d bytes (except the last)", i, c.done, calls[i-1].done, inspect.MeterChunk)
 		}
 	}
 	if last := calls[len(calls)-1]; last.done != total {
@@ -65,7 +65,7 @@ func logBytes(t *testing.T, m *gen.Manifest) int64 {
 func TestProgress(t *testing.T) {
 	m := generate(t, gen.Options{Seed: 5, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
 	total := logBytes(t, m)
-	if total < 3*meterChunk {
+	if total < 3*inspect.MeterChunk {
 		t.Fatalf("the partition is only %d bytes; the test needs several chunks", total)
 	}
 	want, wantSum := verifyPath(t, m.Dir, Options{Jobs: 2})
@@ -76,7 +76,7 @@ func TestProgress(t *testing.T) {
 			t.Errorf("jobs %d: findings or summary change with Progress set", jobs)
 		}
 		checkProgress(t, calls, total)
-		if len(calls) < int(total/meterChunk)/2 {
+		if len(calls) < int(total/inspect.MeterChunk)/2 {
 			t.Errorf("jobs %d: %d calls for %d bytes: progress should come every few MiB", jobs, len(calls), total)
 		}
 	}

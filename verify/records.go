@@ -48,14 +48,14 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 	}
 
 	var (
-		n       int64
-		first   = int64(-1)
+		count   = inspect.RecordsCount() // the first offset, for a legacy wrapper
 		prev    int64
 		problem string
 	)
 	err := bufs.dec.Records(c.logName, entry, b, func(r *inspect.Record) error {
+		n := count.RecordCount
+		count.Record(r)
 		if n == 0 {
-			first = r.Offset
 			if control {
 				if p := controlProblem(r); p != "" {
 					problem = p
@@ -74,7 +74,6 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 			return errStopRecords
 		}
 		prev = r.Offset
-		n++
 		return nil
 	})
 	switch {
@@ -85,7 +84,7 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 			return -1, err
 		}
 		problem = detail(err)
-	case problem == "" && c.opts.Records && b.Magic < 2 && b.Compression() != inspect.CompressionNone && n > 0 && prev != b.LastOffset:
+	case problem == "" && c.opts.Records && b.Magic < 2 && b.Compression() != inspect.CompressionNone && count.RecordCount > 0 && prev != b.LastOffset:
 		problem = fmt.Sprintf("the last inner message has offset %d, but the wrapper's offset (its last offset) is %d", prev, b.LastOffset)
 	}
 	if problem != "" {
@@ -96,7 +95,7 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 		c.logFinding(LogRecords, b.Position, ptr(b.LastOffset), "batch %s: %s do not decode: %s", offsetsText(b), what, problem)
 		return -1, nil
 	}
-	return first, nil
+	return count.FirstOffset, nil
 }
 
 // controlProblem checks a control record as the broker reads it

@@ -113,33 +113,14 @@ func PlanRecovery(t *inspect.Target) ([]RecoveryPlan, error) {
 }
 
 func planPartitionRecovery(p *inspect.Partition, dd *inspect.DataDirFiles) (RecoveryPlan, error) {
-	plan := RecoveryPlan{Partition: p.Name(), Dir: p.Dir, RecoveryPointSource: "absent"}
-	if dd != nil {
-		plan.CleanShutdown = dd.CleanShutdown.Present()
-		switch {
-		case dd.RecoveryPoints.Present() && !dd.RecoveryPoints.OK():
-			// LogManager.loadLogs: an unreadable file means an empty map.
-			plan.RecoveryPointSource = "unreadable"
-		case p.Topic != "":
-			if rp, ok := inspect.CheckpointedOffset(&dd.RecoveryPoints, p.Topic, p.Partition); ok {
-				plan.RecoveryPoint, plan.RecoveryPointSource = rp, "checkpoint"
-			}
-		}
-	}
+	rs := inspect.StartOfRecovery(p.Segments, p.Topic, p.Partition, dd)
+	plan := RecoveryPlan{Partition: p.Name(), Dir: p.Dir, CleanShutdown: rs.Clean, RecoveryPoint: rs.Point, RecoveryPointSource: rs.Source}
 	ends, err := partitionEnds(p)
 	if err != nil {
 		return plan, err
 	}
 	plan.LogEndOffset = ends.end
-	// segments.values(recoveryPoint, +inf): the floor segment of the
-	// recovery point and every later one; all of them when the point is
-	// below the first base offset.
-	first := 0
-	for i, sf := range p.Segments {
-		if sf.BaseOffset <= plan.RecoveryPoint {
-			first = i
-		}
-	}
+	first := rs.First
 	for i, sf := range p.Segments {
 		reason := ""
 		switch {
@@ -187,7 +168,15 @@ func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	err = indexfmt.NewTxnIndex(f, f.Size()).SanityCheck(sf.BaseOffset)
+	// Entries past what the log could justify are not read (txnindex.size
+	// reports them): a sparse file of billions of entries is not scanned.
+	size := f.Size()
+	if sf.Log != "" {
+		if st, err := os.Stat(sf.Log); err == nil {
+			size = min(size, inspect.MaxTxnIndexEntries(st.Size())*indexfmt.TxnEntrySize)
+		}
+	}
+	err = indexfmt.NewTxnIndex(f, size).SanityCheck(sf.BaseOffset)
 	switch {
 	case err == nil, errors.Is(err, indexfmt.ErrTxnVersion):
 		return false, nil

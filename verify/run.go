@@ -57,7 +57,7 @@ type Options struct {
 	// completes. Nil costs nothing.
 	Progress func(done, total int64)
 
-	meter *meter // Run's, from Progress
+	meter *inspect.Meter // Run's, from Progress
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
 	// ABORT markers in the log (sidefiles.go).
@@ -103,11 +103,18 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		return sum, errors.New("verify: no target")
 	}
 	o := opts.resolved()
-	o.meter = newMeter(opts.Progress, t)
+	o.meter = inspect.NewMeter(opts.Progress, t.LogBytes())
 	var jobs []*segmentJob
+	side := newSideChecker(t, &o)
+	dd := side.dataDir
+	if dd == nil && t.DataDir != "" {
+		dd = inspect.ReadDataDirFiles(t.DataDir)
+	}
 	for pi, p := range t.Partitions {
+		active, recovered, kept := segmentStates(p, dd)
 		for si := range p.Segments {
-			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir, done: make(chan struct{})}
+			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir, done: make(chan struct{}),
+				active: active[si], recovered: recovered[si], kept: kept}
 			if si+1 < len(p.Segments) && !p.Only {
 				j.hasNext, j.next = true, p.Segments[si+1]
 			}
@@ -123,7 +130,6 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	}
 	sum.Partitions = len(t.Partitions)
 
-	side := newSideChecker(t, &o)
 	// At most 2*Jobs results wait to be emitted: memory stays bounded
 	// when an early segment is slow.
 	tickets := make(chan struct{}, 2*o.Jobs)
@@ -149,7 +155,9 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 					j.res = side.run(t.Partitions[j.part])
 				default:
 					j.res = runJob(&o, j, bufs)
-					o.meter.segmentDone(j)
+					if j.res != nil {
+						o.meter.Done(&j.reported, j.res.bytes)
+					}
 				}
 				close(j.done)
 			}
@@ -158,9 +166,12 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 
 	var err error
 	count := func(f Finding) {
-		if f.Severity == SeverityError {
+		switch f.Severity {
+		case SeverityError:
 			sum.Errors++
-		} else {
+		case SeverityInfo:
+			sum.Infos++
+		default:
 			sum.Warnings++
 		}
 		emit(f)
@@ -229,9 +240,45 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	}
 	wg.Wait()
 	if err == nil {
-		o.meter.finish()
+		o.meter.Finish()
 	}
 	return sum, err
+}
+
+// segmentStates says, for each segment of p, whether it is the active
+// segment and whether the broker's next start recovers it, and why it
+// does not recover those it keeps. A partition
+// named by one segment file is looked up in its whole directory; when that
+// cannot be listed, the segment counts as active and recovered (nothing is
+// claimed about a broker's behaviour that cannot be known).
+func segmentStates(p *inspect.Partition, dd *inspect.DataDirFiles) (active, recovered []bool, kept string) {
+	active, recovered = make([]bool, len(p.Segments)), make([]bool, len(p.Segments))
+	all := p.Segments
+	if p.Only {
+		full, err := inspect.ReadPartition(p.Dir)
+		if err != nil {
+			for i := range p.Segments {
+				active[i], recovered[i] = true, true
+			}
+			return active, recovered, ""
+		}
+		all = full.Segments
+	}
+	rs := inspect.StartOfRecovery(all, p.Topic, p.Partition, dd)
+	kept = rs.KeptBecause()
+	if !rs.Clean {
+		kept += " (KAFKA-10207)"
+	}
+	for i, sf := range p.Segments {
+		k := sort.Search(len(all), func(k int) bool { return all[k].BaseOffset >= sf.BaseOffset })
+		if k == len(all) || all[k].BaseOffset != sf.BaseOffset {
+			active[i], recovered[i] = true, true
+			continue
+		}
+		active[i] = k == len(all)-1
+		recovered[i] = rs.Recovers(k)
+	}
+	return active, recovered, kept
 }
 
 // segmentJob is one segment to check and, when it has one, the segment
@@ -243,6 +290,12 @@ type segmentJob struct {
 	hasNext bool
 	next    inspect.SegmentFiles
 	side    bool // the partition's side files, not a segment
+	// active: the partition's last segment, which a running broker
+	// appends to. recovered: the broker's next start rebuilds its indexes
+	// from the log (it is at or after the recovery point, and the data
+	// directory was not shut down cleanly).
+	active, recovered bool
+	kept              string // why the next start does not recover it
 
 	// Filled by the worker.
 	nextFirst    int64 // first offset of the next segment (its base when unknown)
@@ -419,7 +472,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		c.checkTxnIndex(indexfmt.NewTxnIndex(f, f.Size()), f.Size(), sf.TxnIndex)
+		c.checkTxnIndex(indexfmt.NewTxnIndex(f, f.Size()), f.Size(), sf.TxnIndex, hasLog)
 	}
 	if c.err != nil {
 		res.err = c.err

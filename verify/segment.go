@@ -77,8 +77,13 @@ func (c *segChecker) segFile(suffix string) string {
 }
 
 func (c *segChecker) add(check, file string, pos, off *int64, format string, args ...any) {
+	c.addAs(Severity(check), check, file, pos, off, format, args...)
+}
+
+// addAs records a finding of a check whose severity depends on the case.
+func (c *segChecker) addAs(severity, check, file string, pos, off *int64, format string, args ...any) {
 	c.sink.add(Finding{
-		Severity:          Severity(check),
+		Severity:          severity,
 		Check:             check,
 		File:              file,
 		SegmentBaseOffset: ptr(c.base),
@@ -86,6 +91,20 @@ func (c *segChecker) add(check, file string, pos, off *int64, format string, arg
 		Offset:            off,
 		Message:           fmt.Sprintf(format, args...),
 	})
+}
+
+// paddingSeverity is the severity of a zero-filled index tail, and what the
+// broker does with it: a running broker searches only the entries before
+// the padding (its entry count excludes it), and its next start after an
+// unclean shutdown recovers the segment and rebuilds the index; only a
+// segment that start does not recover (below the recovery point,
+// KAFKA-10207, or after a clean shutdown) is loaded with the padding
+// counted as entries.
+func (c *segChecker) paddingSeverity() (string, string) {
+	if c.job.recovered {
+		return SeverityInfo, "the broker's next start recovers this segment and rebuilds the index; a running broker searches only the entries before the padding"
+	}
+	return SeverityWarning, "the broker's next start does not recover this segment (" + c.job.kept + ") and counts every padding slot as an entry"
 }
 
 func (c *segChecker) logFinding(check string, pos int64, off *int64, format string, args ...any) {
@@ -151,7 +170,7 @@ func (c *segChecker) checkLog() error {
 			return err
 		}
 		pos = next
-		c.opts.meter.advance(&c.job.reported, pos)
+		c.opts.meter.Advance(&c.job.reported, pos)
 	}
 	return nil
 }
@@ -274,43 +293,19 @@ func (c *segChecker) tail(pos int64, why string) error {
 func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, error) {
 	pos, end := b.Position, b.End()
 	what := fmt.Sprintf("stored CRC %d does not match the computed %d (%s over %d bytes)", b.CRC, computed, crcName(b.Magic), end-pos-inspect.CRCStart(b.Magic))
-	if end < c.logSize {
-		ok, err := c.plausibleAt(end)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			next, found, err := c.rs.Next(pos + 1)
-			if err != nil {
-				return 0, err
-			}
-			if found {
-				c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s, and no batch starts where its length field says it ends (position %d): the length field is likely damaged too; %s",
-					what, end, skipped(pos, next))
-				c.damage(pos, next)
-				return next, nil
-			}
-		}
+	next, err := c.rs.SkipBadCRC(b) // dump-log --salvage's decision too
+	if err != nil {
+		return 0, err
+	}
+	if next >= 0 {
+		c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s, and no batch starts where its length field says it ends (position %d): the length field is likely damaged too; %s",
+			what, end, skipped(pos, next))
+		c.damage(pos, next)
+		return next, nil
 	}
 	c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s: the batch (offsets %s) is damaged; broker recovery would truncate the segment here, dropping %d bytes", what, offsetsText(b), c.logSize-pos)
 	c.batch(b, false)
 	return end, nil
-}
-
-// plausibleAt reports whether a batch header that could be genuine starts
-// at pos: it parses, is consistent and fits in the file (its CRC is not
-// checked).
-func (c *segChecker) plausibleAt(pos int64) (bool, error) {
-	left := c.logSize - pos
-	if left < inspect.HeaderSizeUpToMagic+1 {
-		return false, nil
-	}
-	hdr, err := c.w.bytes(pos, min(int64(inspect.HeaderReadSize), left))
-	if err != nil {
-		return false, err
-	}
-	b, perr := inspect.ParseBatch(hdr, pos, c.logName)
-	return perr == nil && b.Size <= left && inspect.HeaderProblem(&b) == "", nil
 }
 
 func crcName(magic int8) string {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // Check ids of the files beside the segments (producer snapshots,
@@ -413,7 +413,7 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 }
 
 // txnIndexFindings compares each segment's .txnindex with what broker
-// recovery writes (rebuild.PlanPartition, transactions tracked from the
+// recovery writes (recovery.PlanPartition, transactions tracked from the
 // partition's first segment). The comparison is made only when that
 // replay starts from the broker's own state: the partition starts at
 // offset 0, or a producer snapshot at its first segment's base offset loads
@@ -440,7 +440,7 @@ func (s *sideChecker) txnIndexFindings(p *inspect.Partition) ([]Finding, error) 
 		return nil, nil
 	}
 	// The transaction index does not depend on index.interval.bytes.
-	plans, err := rebuild.PlanPartition(full, rebuild.Options{})
+	plans, err := recovery.PlanPartition(full, recovery.Options{})
 	if err != nil && len(plans) == 0 {
 		return nil, nil // recovery itself fails: the log checks say why
 	}
@@ -509,19 +509,23 @@ func knownStartState(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
 // offsets out of order or outside the segment, a first offset above its
 // last) is left to txnindex.size, .version, .order and .range, the more
 // specific findings.
-func compareTxnIndex(p *inspect.Partition, pl *rebuild.SegmentPlan) (*Finding, error) {
-	var have []indexfmt.AbortedTxn
+func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, error) {
+	// The file is read entry by entry, never whole: a file of more entries
+	// than its log could justify is left to txnindex.size.
+	have := indexfmt.NewTxnIndex(emptyReader{}, 0)
 	path := pl.Segment.TxnIndex
 	if path != "" {
-		b, err := os.ReadFile(path)
+		f, err := inspect.OpenPread(path)
 		if err != nil {
 			return nil, err
 		}
-		if len(b)%indexfmt.TxnEntrySize != 0 {
+		defer f.Close()
+		if f.Size()%indexfmt.TxnEntrySize != 0 {
 			return nil, nil
 		}
-		for at := 0; at < len(b); at += indexfmt.TxnEntrySize {
-			have = append(have, indexfmt.DecodeTxnEntry(b[at:]))
+		have = indexfmt.NewTxnIndex(f, f.Size())
+		if st, err := os.Stat(pl.Segment.Log); err == nil && int64(have.Entries()) > inspect.MaxTxnIndexEntries(st.Size()) {
+			return nil, nil
 		}
 	} else {
 		path = filepath.Join(p.Dir, inspect.SegmentName(pl.Segment.BaseOffset)+inspect.TxnIndexSuffix)
@@ -534,15 +538,23 @@ func compareTxnIndex(p *inspect.Partition, pl *rebuild.SegmentPlan) (*Finding, e
 		return a.VersionByte() == b.VersionByte() && a.ProducerID == b.ProducerID && a.FirstOffset == b.FirstOffset &&
 			a.LastOffset == b.LastOffset && a.LastStableOffset == b.LastStableOffset
 	}
-	n := min(len(have), len(want))
+	haveN := have.Entries()
+	n := min(haveN, len(want))
 	i := 0
-	for i < n && same(have[i], want[i]) {
-		i++
+	var a indexfmt.AbortedTxn
+	for ; i < n; i++ {
+		var err error
+		if a, err = have.Entry(i); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if !same(a, want[i]) {
+			break
+		}
 	}
-	if i == len(have) && i == len(want) {
+	if i == haveN && i == len(want) {
 		return nil, nil
 	}
-	if len(have) > 0 {
+	if haveN > 0 {
 		sound, err := txnIndexSound(pl.Segment, have)
 		if err != nil || !sound {
 			return nil, err
@@ -553,15 +565,18 @@ func compareTxnIndex(p *inspect.Partition, pl *rebuild.SegmentPlan) (*Finding, e
 	var fd Finding
 	switch {
 	case i < n:
-		a, b := have[i], want[i]
+		b := want[i]
 		fd = sideFinding(TxnIndexMismatch, path, seg, ptr(at), ptr(b.LastOffset),
 			"entry %d is (producer %d, first offset %d, last offset %d, last stable offset %d); the ABORT markers in the log give (producer %d, first offset %d, last offset %d, last stable offset %d)",
 			i, a.ProducerID, a.FirstOffset, a.LastOffset, a.LastStableOffset, b.ProducerID, b.FirstOffset, b.LastOffset, b.LastStableOffset)
-	case len(have) > len(want):
-		x := have[i]
+	case haveN > len(want):
+		x, err := have.Entry(i)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		fd = sideFinding(TxnIndexMismatch, path, seg, ptr(at), ptr(x.LastOffset),
 			"%d entries from entry %d (producer %d, last offset %d) have no ABORT marker in the log behind them: read_committed consumers lose the records of those transactions",
-			len(have)-len(want), i, x.ProducerID, x.LastOffset)
+			haveN-len(want), i, x.ProducerID, x.LastOffset)
 	default:
 		x := want[i]
 		what := "the file"
@@ -570,14 +585,14 @@ func compareTxnIndex(p *inspect.Partition, pl *rebuild.SegmentPlan) (*Finding, e
 		}
 		fd = sideFinding(TxnIndexMismatch, path, seg, ptr(at), ptr(x.LastOffset),
 			"%s lacks %d entries from entry %d: the ABORT marker at offset %d ends producer %d's transaction from offset %d, so read_committed consumers are served its aborted records",
-			what, len(want)-len(have), i, x.LastOffset, x.ProducerID, x.FirstOffset)
+			what, len(want)-haveN, i, x.LastOffset, x.ProducerID, x.FirstOffset)
 	}
 	return &fd, nil
 }
 
 // txnIndexSound: every entry has version byte 0, a first offset not above
 // its last, a last offset inside the segment, and last offsets increase.
-func txnIndexSound(sf inspect.SegmentFiles, es []indexfmt.AbortedTxn) (bool, error) {
+func txnIndexSound(sf inspect.SegmentFiles, x *indexfmt.TxnIndex) (bool, error) {
 	seg, err := inspect.OpenSegmentUnmapped(sf)
 	if err != nil {
 		return false, err
@@ -587,11 +602,17 @@ func txnIndexSound(sf inspect.SegmentFiles, es []indexfmt.AbortedTxn) (bool, err
 	if err != nil {
 		return false, err
 	}
-	for i, e := range es {
+	var prev int64
+	for i := 0; i < x.Entries(); i++ {
+		e, err := x.Entry(i)
+		if err != nil {
+			return false, err
+		}
 		if e.VersionByte() != 0 || e.FirstOffset > e.LastOffset || e.LastOffset < sf.BaseOffset || e.LastOffset >= next ||
-			(i > 0 && e.LastOffset <= es[i-1].LastOffset) {
+			(i > 0 && e.LastOffset <= prev) {
 			return false, nil
 		}
+		prev = e.LastOffset
 	}
 	return true, nil
 }

@@ -7,44 +7,25 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
-// recoveryEmu follows LogSegment.recover (kafka-on-disk.md 9.1) batch by
-// batch as the log pass delivers them, and compares the index entries it
-// would write with the files on disk, one entry at a time, so memory does
-// not grow with the segment:
-//
-//	for each batch at position p (validBytes):
-//	    if batch.maxTimestamp > maxTs: maxTs = (batch.maxTimestamp, batch.lastOffset)   (strict)
-//	    if p - lastIndexEntry > index.interval.bytes:                                   (strict)
-//	        offsetIndex.append(batch.lastOffset, p)
-//	        timeIndex.maybeAppend(maxTs)              (only a strictly greater timestamp)
-//	        lastIndexEntry = p
-//	timeIndex.maybeAppend(maxTs, skipFullCheck = true)   (the final entry)
-//
+// recoveryEmu feeds the batches the log pass delivers to the broker's
+// index-point rule (indexfmt.RecoveryIndexer, the one rebuild's planner
+// drives) and compares the entries recovery would write with the files on
+// disk, one entry at a time, so memory does not grow with the segment.
 // Recovery stops at the first invalid batch, so the comparison is only
 // meaningful for a log without damage; verify reports *.stale only then.
 type recoveryEmu struct {
-	interval       int64
-	base           int64
-	lastIndexEntry int64
-	maxTs, maxOff  int64
-	broken         bool // a region recovery would not pass
+	idx    *indexfmt.RecoveryIndexer
+	broken bool // a region recovery would not pass, or an append it fails
 
 	off  *indexCompare[indexfmt.OffsetEntry]
 	time *indexCompare[indexfmt.TimeEntry]
-
-	lastTime     indexfmt.TimeEntry // TimeIndex.lastEntry of the rebuilt index
-	timeEntries  int
-	finalSlot    int // slot of the final entry, -1 when none is added
-	finalEntry   indexfmt.TimeEntry
-	lastOffEntry int64
-	offEntries   int
 }
 
 // indexCompare counts where the entries a rebuild writes differ from an
-// index file's, slot by slot (rebuild.PlanPartition then describes them).
+// index file's, slot by slot (recovery.PlanPartition then describes them).
 type indexCompare[E comparable] struct {
 	entry func(int) (E, error)
 	have  int // entries in the file (before padding)
@@ -77,8 +58,7 @@ func (ic *indexCompare[E]) finish() {
 }
 
 func newRecoveryEmu(base int64, interval int64) *recoveryEmu {
-	return &recoveryEmu{interval: interval, base: base, maxTs: -1, maxOff: base,
-		lastTime: indexfmt.TimeEntry{Timestamp: -1, Offset: base}, finalSlot: -1}
+	return &recoveryEmu{idx: indexfmt.NewRecoveryIndexer(base, interval)}
 }
 
 func (m *recoveryEmu) region(r region) {
@@ -89,46 +69,33 @@ func (m *recoveryEmu) region(r region) {
 		m.broken = true
 		return
 	}
-	if r.maxTs > m.maxTs {
-		m.maxTs, m.maxOff = r.maxTs, r.last
+	pt, err := m.idx.Batch(r.pos, r.end-r.pos, r.last, r.maxTs)
+	if err != nil {
+		// An append the broker's index refuses: InvalidOffsetException
+		// empties the segment (the log check reports the offsets), the
+		// others make recovery fail. Nothing to compare with.
+		m.broken = true
+		return
 	}
-	if r.pos-m.lastIndexEntry > m.interval {
-		if m.offEntries > 0 && r.last <= m.lastOffEntry {
-			// OffsetIndex.append throws InvalidOffsetException and recovery
-			// empties the segment; the log check reports the offsets.
-			m.broken = true
-			return
-		}
-		m.offEntries++
-		m.lastOffEntry = r.last
-		if m.off != nil {
-			m.off.add(indexfmt.OffsetEntry{Offset: r.last, RelativeOffset: int32(r.last - m.base), Position: int32(r.pos)})
-		}
-		m.maybeAppendTime()
-		m.lastIndexEntry = r.pos
+	if pt.HasOffset && m.off != nil {
+		m.off.add(pt.Offset)
 	}
-}
-
-// maybeAppendTime is TimeIndex.maybeAppend with the running maximum.
-func (m *recoveryEmu) maybeAppendTime() bool {
-	if m.maxTs <= m.lastTime.Timestamp {
-		return false
+	if pt.HasTime && m.time != nil {
+		m.time.add(pt.Time)
 	}
-	e := indexfmt.TimeEntry{Timestamp: m.maxTs, Offset: m.maxOff, RelativeOffset: int32(m.maxOff - m.base)}
-	m.lastTime = e
-	m.timeEntries++
-	if m.time != nil {
-		m.time.add(e)
-	}
-	return true
 }
 
 func (m *recoveryEmu) finish() {
 	if m.broken {
 		return
 	}
-	if m.maybeAppendTime() {
-		m.finalSlot, m.finalEntry = m.timeEntries-1, m.lastTime
+	t, ok, err := m.idx.Close()
+	if err != nil {
+		m.broken = true
+		return
+	}
+	if ok && m.time != nil {
+		m.time.add(t)
 	}
 	if m.off != nil {
 		m.off.finish()
@@ -141,7 +108,7 @@ func (m *recoveryEmu) finish() {
 // stale reports index.stale and timeindex.stale: an index without errors
 // or padding that differs from what broker recovery would rebuild from an
 // undamaged log. The streaming emulation above says cheaply whether a file
-// differs; rebuild.PlanPartition, the project's recovery emulation, then
+// differs; recovery.PlanPartition, the project's recovery emulation, then
 // confirms it and gives the bytes the message describes.
 func (c *segChecker) stale() error {
 	m := c.emu
@@ -149,6 +116,9 @@ func (c *segChecker) stale() error {
 		return nil
 	}
 	o, t := c.oidx, c.tidx
+	if err := c.closingEntry(); err != nil {
+		return err
+	}
 	offStale := o != nil && m.off != nil && m.off.err == nil && m.off.diffs > 0 &&
 		!c.sink.hasError(o.name) && !c.sink.has(o.name, IndexPadding)
 	timeStale := t != nil && m.time != nil && m.time.err == nil && m.time.diffs > 0 &&
@@ -157,14 +127,14 @@ func (c *segChecker) stale() error {
 		return nil
 	}
 	interval := int64(c.opts.IndexIntervalBytes)
-	ropts := rebuild.Options{IndexIntervalBytes: interval}
+	ropts := recovery.Options{IndexIntervalBytes: interval}
 	if interval == 0 {
-		ropts.IndexIntervalBytes = rebuild.IndexEveryBatch
+		ropts.IndexIntervalBytes = recovery.IndexEveryBatch
 	}
 	one := &inspect.Partition{Dir: c.job.dir, Segments: []inspect.SegmentFiles{c.job.files}, Only: true}
-	plans, err := rebuild.PlanPartition(one, ropts)
+	plans, err := recovery.PlanPartition(one, ropts)
 	if err != nil {
-		if errors.Is(err, rebuild.ErrUnrecoverable) {
+		if errors.Is(err, recovery.ErrUnrecoverable) {
 			return nil // recovery itself fails: nothing to compare with
 		}
 		return err
@@ -194,27 +164,62 @@ func (c *segChecker) stale() error {
 			return err
 		}
 		if d.diffs > 0 {
-			var msg string
-			if d.diffs == 1 && d.firstHave == nil && d.first == d.want-1 && d.first == m.finalSlot {
-				last := "it has no entry, so the .log's modification time is used"
-				if d.have > 0 {
-					if e, err := t.x.Entry(d.have - 1); err == nil {
-						last = fmt.Sprintf("its last entry says %d", e.Timestamp)
-					}
-				}
-				msg = fmt.Sprintf("the final entry %s that a broker adds at roll and at clean close is missing (the segment was not closed: an unclean shutdown, or a broker stopped before closing it): "+
-					"a broker reads the segment's largest timestamp from the last entry (%s), which drives time retention and picks the segment for timestamp lookups; recovery adds it",
-					timeEntryText(d.firstWant), last)
-			} else {
-				msg = fmt.Sprintf("%s: %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
-					what, d.have, d.want, d.diffs, d.first, timeEntryText(d.firstHave), timeEntryText(d.firstWant))
+			if d.diffs == 1 && d.firstHave == nil && d.first == d.want-1 && d.firstWant.Timestamp == m.maxTs() {
+				// Only the last entry, the segment's largest timestamp, is
+				// missing: timeindex.closing-entry reported it.
+				return nil
 			}
+			msg := fmt.Sprintf("%s: %d entries here, %d rebuilt, %d slots differ; first at slot %d: %s here, %s rebuilt",
+				what, d.have, d.want, d.diffs, d.first, timeEntryText(d.firstHave), timeEntryText(d.firstWant))
 			if s := t.meaning(); s != "" {
 				msg += "; " + s
 			}
 			c.add(TimeIndexStale, t.name, ptr(int64(d.first)*indexfmt.TimeEntrySize), d.offset(func(e indexfmt.TimeEntry) int64 { return e.Offset }), "%s", msg)
 		}
 	}
+	return nil
+}
+
+// closingEntry reports timeindex.closing-entry: the time index's last
+// entry (before any padding) is older than the segment's largest
+// timestamp, i.e. the entry a broker appends at roll and at clean close
+// (LogSegment.onBecomeInactiveSegment, LogSegment.close:
+// timeIndex.maybeAppend(maxTimestampSoFar, ..., skipFullCheck = true)) is
+// missing. A broker that loads the segment takes its largest timestamp
+// from that last entry (LogSegment.maxTimestampSoFar, lazily
+// timeIndex.lastEntry), or the .log's modification time when the index is
+// empty (LogSegment.largestTimestamp): time retention and the choice of
+// segment for a timestamp lookup then use an older time. That changes the
+// broker's behaviour only for a rolled segment its next start does not
+// recover (recovery appends the entry): a warning there, info elsewhere
+// (every running broker's active segment lacks it).
+func (c *segChecker) closingEntry() error {
+	m, t := c.emu, c.tidx
+	if t == nil || m.broken || c.logDamaged || m.maxTs() < 0 || c.sink.hasError(t.name) || c.sink.has(t.name, TimeIndexPadding) {
+		return nil
+	}
+	last := "it has no entry, so the .log's modification time is used"
+	lastTs := int64(-1)
+	if t.n > 0 {
+		e, err := t.x.Entry(t.n - 1)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		lastTs = e.Timestamp
+		last = fmt.Sprintf("its last entry says %d", e.Timestamp)
+	}
+	if m.maxTs() <= lastTs {
+		return nil
+	}
+	sev, state := SeverityInfo, "the active segment: a running broker keeps its largest timestamp in memory and appends the entry when it rolls or closes the segment"
+	switch {
+	case c.job.recovered && !c.job.active:
+		state = "the broker's next start recovers this segment and appends it"
+	case !c.job.active:
+		sev, state = SeverityWarning, "a rolled segment the broker's next start does not recover ("+c.job.kept+"): a broker loading it reads the largest timestamp from the last entry ("+last+"), so time retention deletes the segment earlier than its records' timestamps say, and timestamp lookups may pass it over; kseg rebuild writes the entry"
+	}
+	c.addAs(sev, TimeIndexClosingEntry, t.name, ptr(int64(t.n)*indexfmt.TimeEntrySize), ptr(m.maxOff()),
+		"the closing entry (timestamp %d, offset %d) a broker appends at roll and at clean close is missing; %s", m.maxTs(), m.maxOff(), state)
 	return nil
 }
 
@@ -275,4 +280,16 @@ func timeEntryText(e *indexfmt.TimeEntry) string {
 		return "no entry"
 	}
 	return fmt.Sprintf("(timestamp %d, offset %d)", e.Timestamp, e.Offset)
+}
+
+// maxTs and maxOff are recovery's running maximum (maxTimestampSoFar and
+// its offset): the closing entry a broker appends at roll and clean close.
+func (m *recoveryEmu) maxTs() int64 {
+	ts, _, _ := m.idx.MaxTimestamp()
+	return ts
+}
+
+func (m *recoveryEmu) maxOff() int64 {
+	_, off, _ := m.idx.MaxTimestamp()
+	return off
 }

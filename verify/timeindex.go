@@ -56,11 +56,13 @@ func newTimeIndexCheck(c *segChecker, x *indexfmt.TimeIndex, r io.ReaderAt, name
 			tb, x.Size(), indexfmt.TimeEntrySize)
 	}
 	if slots := x.Slots(); n < slots {
-		c.add(TimeIndexPadding, name, ptr(int64(n)*indexfmt.TimeEntrySize), nil,
-			"zero-filled tail: slots %d..%d (%d of %d, %d bytes) are preallocated space never written, left by an unclean shutdown while this was the active segment; "+
-				"the broker's sanity check is not run at load and lets the file through, and each slot reads as (timestamp 0, offset %d): if the segment escapes recovery, its largest timestamp reads as 0 "+
-				"and time retention can delete it early (KAFKA-10207), and an active segment whose index looks full rolls and then writes past its mapping (KAFKA-19200); broker recovery rebuilds it",
-			n, slots-1, slots-n, slots, int64(slots-n)*indexfmt.TimeEntrySize, c.base)
+		sev, what := c.paddingSeverity()
+		if sev == SeverityWarning {
+			what += fmt.Sprintf(" (timestamp 0, offset %d): the segment's largest timestamp reads as 0 and time retention can delete it early, and an active segment whose index looks full rolls and then writes past its mapping (KAFKA-19200)", c.base)
+		}
+		c.addAs(sev, TimeIndexPadding, name, ptr(int64(n)*indexfmt.TimeEntrySize), nil,
+			"zero-filled tail: slots %d..%d (%d of %d, %d bytes) are preallocated space never written (the active segment of a running broker, or of one that stopped without a clean shutdown); %s",
+			n, slots-1, slots-n, slots, int64(slots-n)*indexfmt.TimeEntrySize, what)
 	}
 	return t, nil
 }

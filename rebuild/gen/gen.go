@@ -93,15 +93,17 @@ type generator struct {
 	z   *compressor
 	st  state
 
-	pool    []byte // printable text values are cut from
-	p       pending
-	offsets []int64
-	recs    []genRecord
-	hdrs    []RecordHeader
-	arena   []byte
-	raw     []byte
-	batch   []byte
-	scratch []byte
+	pool      []byte // printable text values are cut from
+	p         pending
+	offsets   []int64
+	recs      []genRecord
+	given     int // Options.Records used so far
+	remaining int // batches still to write, this one included (-1: unknown)
+	hdrs      []RecordHeader
+	arena     []byte
+	raw       []byte
+	batch     []byte
+	scratch   []byte
 
 	seg   *segmentWriter
 	man   *Manifest
@@ -248,6 +250,7 @@ func (g *generator) runBySize() error {
 // next generates the next batch. remaining is the number of batches still
 // to write including this one (-1: unknown); it keeps transactions closable.
 func (g *generator) next(remaining int, segmentStart bool) (*pending, error) {
+	g.remaining = remaining
 	if g.o.Transactions {
 		open := 0
 		for i := range g.st.producers {
@@ -350,11 +353,22 @@ func (g *generator) fillRecords(offsets []int64) {
 	g.arena = g.arena[:0]
 	// Reserve the arenas so that slices into them stay put.
 	need := len(offsets) * (g.o.ValueSize + 32)
+	if g.o.ValueFormat != "" {
+		need = len(offsets) * 128 // a demo value and its key and headers
+	}
 	if cap(g.arena) < need {
 		g.arena = make([]byte, 0, need)
 	}
 	if cap(g.hdrs) < 2*len(offsets) {
 		g.hdrs = make([]RecordHeader, 0, 2*len(offsets))
+	}
+	if len(g.o.Records) > 0 {
+		for _, off := range offsets {
+			kv := g.o.Records[g.given]
+			g.given++
+			g.recs = append(g.recs, genRecord{offset: off, key: kv.Key, value: kv.Value})
+		}
+		return
 	}
 	for _, off := range offsets {
 		r := genRecord{offset: off}
@@ -371,14 +385,19 @@ func (g *generator) fillRecords(offsets []int64) {
 			r.key = g.arena[s:len(g.arena):len(g.arena)]
 		}
 		s := len(g.arena)
-		g.arena = strconv.AppendInt(g.arena, off, 10)
-		g.arena = append(g.arena, ' ')
-		if len(g.arena)-s >= g.o.ValueSize {
-			g.arena = g.arena[:s+g.o.ValueSize]
+		if g.o.ValueFormat != "" {
+			o := demoOrder{id: off, customer: g.rng.IntN(1000), cents: 100 + g.rng.Int64N(100000), status: g.rng.IntN(3), note: g.rng.IntN(4) == 0}
+			g.arena = appendDemoValue(g.arena, g.o.ValueFormat, o)
 		} else {
-			n := g.o.ValueSize - (len(g.arena) - s)
-			p := g.rng.IntN(len(g.pool) - n + 1)
-			g.arena = append(g.arena, g.pool[p:p+n]...)
+			g.arena = strconv.AppendInt(g.arena, off, 10)
+			g.arena = append(g.arena, ' ')
+			if len(g.arena)-s >= g.o.ValueSize {
+				g.arena = g.arena[:s+g.o.ValueSize]
+			} else {
+				n := g.o.ValueSize - (len(g.arena) - s)
+				p := g.rng.IntN(len(g.pool) - n + 1)
+				g.arena = append(g.arena, g.pool[p:p+n]...)
+			}
 		}
 		r.value = g.arena[s:len(g.arena):len(g.arena)]
 		if g.o.Magic == 2 && g.rng.IntN(3) == 0 {
@@ -450,6 +469,10 @@ func (g *generator) dataBatch(pi int, segmentStart bool) (*pending, error) {
 	g.tick()
 	base := g.advanceOffset(segmentStart)
 	n := 1 + g.rng.IntN(o.RecordsPerBatch)
+	if len(o.Records) > 0 {
+		// The records left, spread evenly over the batches left.
+		n = (len(o.Records) - g.given + g.remaining - 1) / g.remaining
+	}
 	if o.Magic < 2 && g.c.id == codecNone {
 		n = 1 // an uncompressed legacy message is its own batch
 	}

@@ -825,3 +825,51 @@ func BenchmarkGenerate(b *testing.B) {
 		os.RemoveAll(dir)
 	}
 }
+
+// TestGivenRecords: Options.Records come back in offset order, null keys
+// and values included, spread over every batch of every segment, with any
+// compression; options they cannot serve are refused.
+func TestGivenRecords(t *testing.T) {
+	var recs []KeyValue
+	for i := range 23 {
+		kv := KeyValue{Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)}
+		switch i % 5 {
+		case 1:
+			kv.Key = nil
+		case 3:
+			kv.Value = nil
+		}
+		recs = append(recs, kv)
+	}
+	for _, c := range []string{"none", "zstd"} {
+		m, err := Generate(t.TempDir(), Options{Seed: 3, Segments: 3, RecordsPerBatch: 4, Compression: c, CompactionGaps: true, Records: recs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPartition(t, m)
+		var got []KeyValue
+		for _, b := range m.Batches() {
+			if len(b.Records) == 0 {
+				t.Errorf("%s: batch at %d has no records", c, b.BaseOffset)
+			}
+			for _, r := range b.Records {
+				got = append(got, KeyValue{r.Key, r.Value})
+			}
+		}
+		if !reflect.DeepEqual(got, recs) {
+			t.Errorf("%s: records\n got %q\nwant %q", c, got, recs)
+		}
+		if len(m.Segments) != 3 {
+			t.Errorf("%s: %d segments, want 3", c, len(m.Segments))
+		}
+	}
+	for _, o := range []Options{
+		{Records: recs, Magic: 1},
+		{Records: recs, Transactions: true},
+		{Records: recs, Batches: 30},
+	} {
+		if _, err := Generate(t.TempDir(), o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+}

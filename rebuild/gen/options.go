@@ -118,6 +118,26 @@ type Options struct {
 
 	// OmitRecords leaves BatchManifest.Records empty (big partitions).
 	OmitRecords bool
+
+	// Records, when set, are the keys and values of the partition's
+	// records, in offset order (a nil Key or Value is null; no headers),
+	// instead of generated ones: for topics whose records have a meaning,
+	// such as a schema registry's _schemas. They are spread evenly over
+	// the batches (Batches per segment defaults to as many as
+	// RecordsPerBatch needs; every batch gets at least one record). Magic
+	// 2 only, not with SegmentBytes or Transactions.
+	Records []KeyValue `json:"-"`
+	// ValueFormat, when set, writes values in the schema registry's wire
+	// format instead of text (ValueSize is then unused): an order (id = the
+	// record's offset, a customer, an amount, a status, sometimes a note)
+	// in avro, protobuf or json, with the schemas DemoSchemas registers
+	// (DemoSchemaRecords are their _schemas records).
+	ValueFormat string
+}
+
+// KeyValue is one record given in Options.Records.
+type KeyValue struct {
+	Key, Value []byte
 }
 
 // BenchOptions returns options for a benchmark partition whose segments are
@@ -162,11 +182,15 @@ func (o Options) resolved() (Options, error) {
 	if o.Segments == 0 {
 		o.Segments = 1
 	}
-	if o.Batches == 0 {
-		o.Batches = DefaultBatches
-	}
 	if o.RecordsPerBatch == 0 {
 		o.RecordsPerBatch = DefaultRecordsPerBatch
+	}
+	if o.Batches == 0 && len(o.Records) > 0 && o.RecordsPerBatch > 0 && o.Segments > 0 {
+		perSegment := (len(o.Records) + o.Segments - 1) / o.Segments
+		o.Batches = (perSegment + o.RecordsPerBatch - 1) / o.RecordsPerBatch
+	}
+	if o.Batches == 0 {
+		o.Batches = DefaultBatches
 	}
 	if o.ValueSize == 0 {
 		o.ValueSize = DefaultValueSize
@@ -198,6 +222,10 @@ func (o Options) resolved() (Options, error) {
 		return o, fmt.Errorf("gen: LogAppendTime %v: want a fraction in [0, 1]", o.LogAppendTime)
 	case o.LogAppendTime > 0 && o.Magic == 0:
 		return o, fmt.Errorf("gen: LogAppendTime needs magic 1 or 2 (magic 0 has no timestamps)")
+	case len(o.Records) > 0 && (o.Magic < 2 || o.SegmentBytes > 0 || o.Transactions):
+		return o, fmt.Errorf("gen: Records need magic 2, no SegmentBytes and no Transactions")
+	case len(o.Records) > 0 && len(o.Records) < o.Segments*o.Batches:
+		return o, fmt.Errorf("gen: %d Records cannot fill %d batches", len(o.Records), o.Segments*o.Batches)
 	case o.Transactions && o.Magic < 2:
 		return o, fmt.Errorf("gen: transactions need magic 2")
 	case o.StartOffset < 0:
@@ -206,6 +234,11 @@ func (o Options) resolved() (Options, error) {
 		return o, fmt.Errorf("gen: StartTimestamp %d is negative", o.StartTimestamp)
 	case o.PreallocatedIndexBytes < 0 || o.PreallocatedIndexBytes > math.MaxInt32:
 		return o, fmt.Errorf("gen: PreallocatedIndexBytes %d out of range", o.PreallocatedIndexBytes)
+	}
+	switch o.ValueFormat {
+	case "", ValueAvro, ValueProtobuf, ValueJSON:
+	default:
+		return o, fmt.Errorf("gen: unknown value format %q (avro|protobuf|json)", o.ValueFormat)
 	}
 	switch o.Timestamps {
 	case "increasing", "jumping", "equal", "random":

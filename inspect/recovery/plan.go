@@ -1,4 +1,4 @@
-package rebuild
+package recovery
 
 import (
 	"errors"
@@ -33,7 +33,10 @@ type Options struct {
 	// Nil costs nothing.
 	Progress func(done, total int64)
 
-	meter *meter // Run's, shared by the partitions it plans
+	// Meter, when set, is used instead of Progress: one meter shared by
+	// the plans of several partitions (rebuild.Run's), finished by its
+	// owner.
+	Meter *inspect.Meter
 	// CutOverlap plans, beyond broker recovery, the cut of a segment's log
 	// at its first batch whose offsets reach the next segment's base offset
 	// (SegmentPlan.Overlap): recovery stops there as if the log ended
@@ -41,8 +44,9 @@ type Options struct {
 	CutOverlap bool
 }
 
-// interval returns the effective index.interval.bytes.
-func (o Options) interval() (int64, error) {
+// Interval returns the effective index.interval.bytes, or an error for an
+// invalid IndexIntervalBytes.
+func (o Options) Interval() (int64, error) {
 	switch {
 	case o.IndexIntervalBytes == 0:
 		return DefaultIndexIntervalBytes, nil
@@ -148,18 +152,18 @@ var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
 // failing one, when a segment cannot be read, or when recovery itself would
 // fail (ErrUnrecoverable).
 func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err error) {
-	interval, err := opts.interval()
+	interval, err := opts.Interval()
 	if err != nil {
 		return nil, err
 	}
 	r := recoverer{interval: interval, txns: newTxnState(), cutOverlap: opts.CutOverlap}
 	plans := make([]SegmentPlan, 0, len(p.Segments))
-	r.meter = opts.meter
+	r.meter = opts.Meter
 	if r.meter == nil {
-		r.meter = newMeter(opts.Progress, []*inspect.Partition{p})
+		r.meter = inspect.NewMeter(opts.Progress, inspect.LogBytes(p.Segments, 0))
 		defer func() {
 			if err == nil {
-				r.meter.finish()
+				r.meter.Finish()
 			}
 		}()
 	}
@@ -180,8 +184,8 @@ func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err err
 // recoverer carries what lives across segments: the producer state and the
 // record decoder's buffers.
 type recoverer struct {
-	meter      *meter // progress; nil: none
-	reported   int64  // bytes of the current segment reported to meter
+	meter      *inspect.Meter // progress; nil: none
+	reported   int64          // bytes of the current segment reported to meter
 	interval   int64
 	cutOverlap bool
 	txns       *txnState
@@ -191,24 +195,19 @@ type recoverer struct {
 
 // segmentRun is the state of LogSegment.recover for one segment.
 type segmentRun struct {
-	name     string
-	base     int64
-	interval int64
-	limit    int64 // the next segment's base offset; MaxInt64 for the last segment
-	overlap  error // the first batch reaching limit
+	name    string
+	base    int64
+	limit   int64 // the next segment's base offset; MaxInt64 for the last segment
+	overlap error // the first batch reaching limit
 
+	idx *indexfmt.RecoveryIndexer // the index-point rule
 	oi  *indexfmt.OffsetIndexBuilder
 	ti  *indexfmt.TimeIndexBuilder
 	txn []byte
 
-	validBytes, lastIndexEntry int64
-	// maxTimestampAndOffsetSoFar: starts as the empty time index's last
-	// entry, (-1, base offset). maxTsPos is the position of that batch (for
-	// error messages only).
-	maxTs, maxTsOffset, maxTsPos int64
-	lastTxnOffset                int64 // TransactionIndex.lastOffset; -1: none appended
-	batches                      int
-	size                         int64 // of the log
+	lastTxnOffset int64 // TransactionIndex.lastOffset; -1: none appended
+	batches       int
+	size          int64 // of the log
 }
 
 func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan, error) {
@@ -230,10 +229,10 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 
 	start := r.txns.clone()
 	run := &segmentRun{
-		name: seg.Log, base: seg.BaseOffset, interval: r.interval, limit: limit,
-		oi:    indexfmt.NewOffsetIndexBuilder(seg.BaseOffset),
-		ti:    indexfmt.NewTimeIndexBuilder(seg.BaseOffset),
-		maxTs: -1, maxTsOffset: seg.BaseOffset, maxTsPos: 0,
+		name: seg.Log, base: seg.BaseOffset, limit: limit,
+		idx:           indexfmt.NewRecoveryIndexer(seg.BaseOffset, r.interval),
+		oi:            indexfmt.NewOffsetIndexBuilder(seg.BaseOffset),
+		ti:            indexfmt.NewTimeIndexBuilder(seg.BaseOffset),
 		lastTxnOffset: -1, size: size,
 	}
 	// The rebuilt indexes usually have as many entries as the ones on
@@ -243,7 +242,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 	run.oi.Grow(min(fileSize(seg.Index)/indexfmt.OffsetEntrySize, most))
 	run.ti.Grow(min(fileSize(seg.TimeIndex)/indexfmt.TimeEntrySize, most))
 	stop, err := r.scan(f, size, run)
-	r.meter.segmentDone(&r.reported, size)
+	r.meter.Done(&r.reported, size)
 	if err != nil {
 		return plan, err
 	}
@@ -251,8 +250,13 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 		// After the loop, however it ended: the entry a closed segment gets
 		// (timeIndex.maybeAppend(max, offset, skipFullCheck = true)). An
 		// InvalidOffsetException here empties the segment as well.
-		if aerr := run.ti.MaybeAppend(run.maxTs, run.maxTsOffset); aerr != nil {
-			if stop, err = run.indexAppendFailed(aerr, run.maxTsPos, run.maxTsOffset); err != nil {
+		if t, ok, aerr := run.idx.Close(); aerr != nil {
+			_, maxTsOffset, maxTsPos := run.idx.MaxTimestamp()
+			if stop, err = run.indexAppendFailed(aerr, maxTsPos, maxTsOffset); err != nil {
+				return plan, err
+			}
+		} else if ok {
+			if err := run.ti.MaybeAppend(t.Timestamp, t.Offset); err != nil {
 				return plan, err
 			}
 		}
@@ -273,8 +277,8 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 	plan.TimeIndexEntries = run.ti.Entries()
 	plan.TxnEntries = len(run.txn) / indexfmt.TxnEntrySize
 	plan.Batches = run.batches
-	plan.ValidBytes = run.validBytes
-	plan.TruncatedBytes = size - run.validBytes
+	plan.ValidBytes = run.idx.ValidBytes()
+	plan.TruncatedBytes = size - plan.ValidBytes
 	return plan, nil
 }
 
@@ -317,7 +321,7 @@ func (r *recoverer) scan(f *inspect.File, size int64, run *segmentRun) (stop, er
 			if stop, err := r.batch(run, b, s.Entry); stop != nil || err != nil {
 				return stop, err
 			}
-			r.meter.advance(&r.reported, b.End())
+			r.meter.Advance(&r.reported, b.End())
 		}
 		serr := s.Err()
 		if serr == nil {
@@ -374,22 +378,26 @@ func (r *recoverer) batch(run *segmentRun, b *inspect.Batch, entry func() ([]byt
 		return nil, &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.LastOffset,
 			Err: fmt.Errorf("%w: %w: batch last offset %d does not fit relative to base offset %d (broker: LogSegmentOffsetOverflowException): %w", inspect.ErrCorruptHeader, ErrUnrecoverable, b.LastOffset, run.base, err)}
 	}
-	// The max timestamp comes from the batch header; strict '>' keeps the
-	// first batch reaching it.
-	if b.MaxTimestamp > run.maxTs {
-		run.maxTs, run.maxTsOffset, run.maxTsPos = b.MaxTimestamp, b.LastOffset, b.Position
+	// The index points (indexfmt.RecoveryIndexer): the builders write what
+	// the rule appends, and agree with it.
+	pt, err := run.idx.Batch(b.Position, b.Size, b.LastOffset, b.MaxTimestamp)
+	if err != nil {
+		offset := b.LastOffset
+		if pt.HasOffset { // the time index's append failed
+			_, offset, _ = run.idx.MaxTimestamp()
+		}
+		return run.indexAppendFailed(err, b.Position, offset)
 	}
-	// Index point: strict '>' on the bytes since the last indexed batch.
-	if run.validBytes-run.lastIndexEntry > run.interval {
-		if err := run.oi.Append(b.LastOffset, int32(run.validBytes)); err != nil {
+	if pt.HasOffset {
+		if err := run.oi.Append(pt.Offset.Offset, pt.Offset.Position); err != nil {
 			return run.indexAppendFailed(err, b.Position, b.LastOffset)
 		}
-		if err := run.ti.MaybeAppend(run.maxTs, run.maxTsOffset); err != nil {
-			return run.indexAppendFailed(err, b.Position, run.maxTsOffset)
-		}
-		run.lastIndexEntry = run.validBytes
 	}
-	run.validBytes += b.Size
+	if pt.HasTime {
+		if err := run.ti.MaybeAppend(pt.Time.Timestamp, pt.Time.Offset); err != nil {
+			return run.indexAppendFailed(err, b.Position, pt.Time.Offset)
+		}
+	}
 	run.batches++
 	if b.Magic < 2 || b.ProducerID <= -1 { // RecordBatch.hasProducerId
 		return nil, nil
@@ -517,7 +525,7 @@ func (r *recoverer) firstControlRecord(run *segmentRun, b *inspect.Batch, entry 
 // batch (-1 when the entry at pos is not such a batch: the scanner's error
 // stands), or why recovery stops.
 func (r *recoverer) negativeDelta(f *inspect.File, size int64, run *segmentRun, pos int64) (next int64, stop, err error) {
-	if pos < 0 || pos != run.validBytes || size-pos < inspect.V2HeaderSize {
+	if pos < 0 || pos != run.idx.ValidBytes() || size-pos < inspect.V2HeaderSize {
 		return -1, nil, nil
 	}
 	var hdr [inspect.HeaderReadSize]byte

@@ -1,0 +1,166 @@
+package cmd
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kseg/kseg/rebuild/gen"
+)
+
+// A JUnit report as a CI system reads it (the subset every renderer uses).
+type parsedJUnit struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Suites   []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Cases    []struct {
+			ClassName string `xml:"classname,attr"`
+			Name      string `xml:"name,attr"`
+			Failures  []struct {
+				Message string `xml:"message,attr"`
+				Type    string `xml:"type,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+			SystemOut string `xml:"system-out"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func parseJUnit(t *testing.T, out string) parsedJUnit {
+	t.Helper()
+	var r parsedJUnit
+	dec := xml.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("not JUnit XML: %v\n%s", err, out)
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break // io.EOF: only the root was there
+		}
+		if cd, ok := tok.(xml.CharData); !ok || strings.TrimSpace(string(cd)) != "" {
+			t.Fatalf("something after the root element (%T):\n%s", tok, out)
+		}
+	}
+	return r
+}
+
+// A clean data dir: one suite per partition, a case per segment and side
+// file, no failure, exit 0. A damaged one: a <failure> per error finding
+// with its check id, file and byte position, warnings as system-out, exit 1.
+func TestVerifyJUnit(t *testing.T) {
+	dir := t.TempDir()
+	m, err := gen.Generate(filepath.Join(dir, "demo-0"), demoShape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m3, err := gen.Generate(filepath.Join(dir, "other-3"), gen.Options{Seed: 2, Segments: 3, Batches: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cases of a partition: its segments (by .log), then its side
+	// files, snapshots last, in name order.
+	wantCases := func(m *gen.Manifest) string {
+		var names []string
+		for i := range m.Segments {
+			names = append(names, filepath.Base(m.LogPath(&m.Segments[i])))
+		}
+		names = append(names, "leader-epoch-checkpoint", "partition.metadata")
+		snaps, _ := filepath.Glob(filepath.Join(m.Dir, "*.snapshot"))
+		for _, s := range snaps {
+			names = append(names, filepath.Base(s))
+		}
+		return strings.Join(names, " ")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "recovery-point-offset-checkpoint"), []byte("0\n1\ndemo 0 10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := hashTree(t, dir)
+	stdout, stderr, code := runIn(t, dir, "-o", "junit", "verify", ".")
+	if code != 0 || !strings.HasPrefix(stderr, "kseg: 2 partitions, 5 segments,") {
+		t.Fatalf("clean: exit %d, stderr %q", code, stderr)
+	}
+	r := parseJUnit(t, stdout)
+	if r.Failures != 0 || len(r.Suites) != 3 {
+		t.Fatalf("clean: %d failures, %d suites:\n%s", r.Failures, len(r.Suites), stdout)
+	}
+	names := map[string][]string{}
+	total := 0
+	for _, s := range r.Suites {
+		if s.Tests != len(s.Cases) {
+			t.Errorf("suite %s: tests=%d, %d cases", s.Name, s.Tests, len(s.Cases))
+		}
+		total += s.Tests
+		for _, c := range s.Cases {
+			if c.ClassName != s.Name {
+				t.Errorf("case %s: classname %q in suite %q", c.Name, c.ClassName, s.Name)
+			}
+			names[s.Name] = append(names[s.Name], c.Name)
+		}
+	}
+	if total != r.Tests {
+		t.Errorf("tests=%d, cases %d", r.Tests, total)
+	}
+	// Each segment's .log names its case; side files have their own.
+	for suite, want := range map[string]string{
+		".":       "recovery-point-offset-checkpoint",
+		"demo-0":  wantCases(m),
+		"other-3": wantCases(m3),
+	} {
+		if got := strings.Join(names[suite], " "); got != want {
+			t.Errorf("suite %s: cases %q, want %q", suite, got, want)
+		}
+	}
+	assertTreeUnchanged(t, dir, before)
+
+	damageDemo(t, m)
+	before = hashTree(t, dir)
+	stdout, _, code = runIn(t, dir, "-o", "junit", "verify", ".")
+	if code != exitNegative {
+		t.Errorf("damaged: exit %d, want 1", code)
+	}
+	r = parseJUnit(t, stdout)
+	type failure struct{ suite, name, typ string }
+	var got []failure
+	var out []string
+	for _, s := range r.Suites {
+		for _, c := range s.Cases {
+			for _, f := range c.Failures {
+				got = append(got, failure{s.Name, c.Name, f.Type})
+				if !strings.HasPrefix(f.Message, f.Type+": ") || !strings.Contains(f.Text, "file: "+filepath.Join("demo-0", "00000000000000000000.")) || !strings.Contains(f.Text, "position: ") {
+					t.Errorf("failure %+v: message or detail without check id, file or position", f)
+				}
+			}
+			if c.SystemOut != "" {
+				out = append(out, c.Name+": "+c.SystemOut)
+			}
+		}
+	}
+	want := []failure{{"demo-0", "00000000000000000000.log", "log.crc"}, {"demo-0", "00000000000000000000.log", "index.size"}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("failures %v, want %v", got, want)
+	}
+	if r.Failures != 1 { // one failing test case, with two failures
+		t.Errorf("failures=%d, want 1 failing case", r.Failures)
+	}
+	if seg1 := filepath.Base(m.LogPath(&m.Segments[1])); len(out) != 1 || !strings.HasPrefix(out[0], seg1+": warning timeindex.missing ") {
+		t.Errorf("warnings in system-out: %q", out)
+	}
+	// --strict: the warning fails its case too.
+	stdout, _, _ = runIn(t, dir, "-o", "junit", "verify", "--strict", ".")
+	if r := parseJUnit(t, stdout); r.Failures != 2 {
+		t.Errorf("--strict: %d failing cases, want 2", r.Failures)
+	}
+	assertTreeUnchanged(t, dir, before)
+
+	// Other commands refuse -o junit.
+	if _, stderr, code := runKseg(t, nil, "-o", "junit", "ls", dir); code != 2 || !strings.Contains(stderr, "-o junit is for kseg verify only") {
+		t.Errorf("ls -o junit: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,154 @@
+package inspect
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+)
+
+// RecoveryStart is where a broker's next start begins recovering a
+// partition (LogLoader.recoverLog).
+type RecoveryStart struct {
+	Point  int64  // the recovery point: the checkpoint's entry, else 0
+	Source string // "checkpoint", "absent" or "unreadable"
+	// Clean: the data directory holds .kafka_cleanshutdown, so the next
+	// start recovers nothing from the recovery point on.
+	Clean bool
+	// First is the index, in the segments given, of the first segment
+	// recovered after an unclean shutdown, and FromBase its base offset.
+	First    int
+	FromBase int64
+}
+
+// StartOfRecovery reads the partition's recovery point from the data
+// directory's files (dd may be nil) as LogManager.loadLogs does (an
+// unreadable file counts as empty: the point is 0), and finds the first
+// segment recovery reads: segments.values(recoveryPoint, +inf) starts at
+// the floor segment of the recovery point, the first segment when the
+// point is below its base offset (LogLoader.recoverLog).
+func StartOfRecovery(segs []SegmentFiles, topic string, partition int32, dd *DataDirFiles) RecoveryStart {
+	r := RecoveryStart{Source: "absent"}
+	if dd != nil {
+		r.Clean = dd.CleanShutdown.Present()
+		switch {
+		case dd.RecoveryPoints.Present() && !dd.RecoveryPoints.OK():
+			r.Source = "unreadable"
+		case topic != "":
+			if rp, ok := CheckpointedOffset(&dd.RecoveryPoints, topic, partition); ok {
+				r.Point, r.Source = rp, "checkpoint"
+			}
+		}
+	}
+	for i, sf := range segs {
+		if sf.BaseOffset <= r.Point {
+			r.First = i
+		}
+	}
+	if len(segs) > 0 {
+		r.FromBase = segs[r.First].BaseOffset
+	}
+	return r
+}
+
+// Recovers reports whether the broker's next start rebuilds the indexes
+// of segment i (of the segments StartOfRecovery was given) from its log:
+// unless the data directory says the shutdown was clean, every segment
+// from the first one on.
+func (r RecoveryStart) Recovers(i int) bool { return !r.Clean && i >= r.First }
+
+// KeptBecause says why the next start does not recover a segment (the
+// Recovers test failed).
+func (r RecoveryStart) KeptBecause() string {
+	if r.Clean {
+		return "the data directory holds .kafka_cleanshutdown"
+	}
+	return fmt.Sprintf("it is below the recovery point %d", r.Point)
+}
+
+// BrokerState is what a broker knows about a partition from the files
+// beside its segments that changes a lookup's answer or the way it is
+// searched: the recovery point (which segments its next start recovers)
+// and the log start offset.
+type BrokerState struct {
+	Recovery RecoveryStart
+	// LogStart is the log start offset as the broker sets it at load:
+	// max(log-start-offset-checkpoint entry, first segment's base offset)
+	// (LogLoader, UnifiedLog.logStartOffset). LogStartSource says where it
+	// came from.
+	LogStart       int64
+	LogStartSource string
+	// all are the partition's segments (the whole directory's, also when
+	// a lookup was given one segment file).
+	all []SegmentFiles
+}
+
+// Log start offset sources.
+const (
+	LogStartFromCheckpoint   = "log-start-offset-checkpoint"
+	LogStartFromFirstSegment = "first segment's base offset"
+)
+
+// ReadBrokerState reads the data directory's recovery point and log start
+// offset checkpoints and clean shutdown marker for p. Without a data
+// directory (p.DataDir empty) the recovery point counts as absent (every
+// segment recovered) and the log start offset is the first segment's base
+// offset.
+func (p *Partition) ReadBrokerState() (*BrokerState, error) {
+	all := p.Segments
+	if p.Only {
+		full, err := ReadPartition(p.Dir)
+		if err != nil {
+			return nil, err
+		}
+		all = full.Segments
+	}
+	st := &BrokerState{all: all, LogStartSource: LogStartFromFirstSegment}
+	var dd *DataDirFiles
+	if p.DataDir != "" {
+		j := func(name string) string { return filepath.Join(p.DataDir, name) }
+		dd = &DataDirFiles{
+			Dir:            p.DataDir,
+			RecoveryPoints: ReadOffsetCheckpoint(j(RecoveryPointCheckpointFile)),
+			LogStarts:      ReadOffsetCheckpoint(j(LogStartOffsetCheckpointFile)),
+			CleanShutdown:  ReadCleanShutdown(j(CleanShutdownFile)),
+		}
+	}
+	st.Recovery = StartOfRecovery(all, p.Topic, p.Partition, dd)
+	if len(all) > 0 {
+		st.LogStart = all[0].BaseOffset
+	}
+	if dd != nil && p.Topic != "" {
+		if ls, ok := CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok && ls > st.LogStart {
+			st.LogStart, st.LogStartSource = ls, LogStartFromCheckpoint
+		}
+	}
+	return st, nil
+}
+
+// kept says why the broker's next start would not recover the segment
+// with the given base offset, "" when it would.
+func (st *BrokerState) kept(base int64) string {
+	if st == nil {
+		return ""
+	}
+	if !st.Recovery.Clean && base >= st.Recovery.FromBase {
+		return ""
+	}
+	return st.Recovery.KeptBecause()
+}
+
+// recovers reports whether the next start recovers the segment with the
+// given base offset.
+func (st *BrokerState) recovers(base int64) bool { return st == nil || st.kept(base) == "" }
+
+// logStartOrFirst is the log start offset, the first segment's base offset
+// without a state.
+func (st *BrokerState) logStartOrFirst(segs []SegmentFiles) (int64, string) {
+	if st != nil {
+		return st.LogStart, st.LogStartSource
+	}
+	if len(segs) == 0 {
+		return math.MinInt64, LogStartFromFirstSegment
+	}
+	return segs[0].BaseOffset, LogStartFromFirstSegment
+}

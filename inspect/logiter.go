@@ -1,0 +1,222 @@
+package inspect
+
+import (
+	"errors"
+	"io"
+	"strings"
+)
+
+// DamageKind says what a read found wrong at a Damage's position.
+type DamageKind int
+
+// The kinds of damage, from the error a Damage carries.
+const (
+	DamageOther    DamageKind = iota // none of the below (a fault on a mapped file)
+	DamageTorn                       // the log ends inside an entry or its header (ErrTorn): the broker stops there silently
+	DamageHeader                     // no batch can start here (ErrCorruptHeader): a length below 14, an impossible header, a length running past the end while a valid batch follows
+	DamageCRC                        // a stored CRC that does not match (ErrCRC)
+	DamageTooLarge                   // an entry larger than MaxEntryBytes (ErrTooLarge)
+	DamageRecords                    // records that do not decode (ErrCorruptRecords)
+)
+
+var damageKindNames = [...]string{"other", "torn", "corrupt-header", "crc", "too-large", "records"}
+
+func (k DamageKind) String() string {
+	if k < 0 || int(k) >= len(damageKindNames) {
+		return "other"
+	}
+	return damageKindNames[k]
+}
+
+// Kind classifies d by its error.
+func (d *Damage) Kind() DamageKind {
+	switch {
+	case errors.Is(d.Err, ErrTorn):
+		return DamageTorn
+	case errors.Is(d.Err, ErrCorruptHeader):
+		return DamageHeader
+	case errors.Is(d.Err, ErrCRC):
+		return DamageCRC
+	case errors.Is(d.Err, ErrTooLarge):
+		return DamageTooLarge
+	case errors.Is(d.Err, ErrCorruptRecords):
+		return DamageRecords
+	}
+	return DamageOther
+}
+
+// LogIterator reads one .log in file order and yields, one event per Next,
+// either a batch or a damaged range. It reads whole entries through one
+// window (EntryScanner) with the broker's stop rules
+// (FileLogInputStream.nextBatch). Without salvage it ends at the first
+// damage, which Err returns, as a broker's iterator does. With salvage it
+// goes on: where entries stop being readable it yields a Damage and
+// resumes at the next valid batch (Resyncer); a batch whose CRC does not
+// match is judged by Judge.
+//
+//	it := NewLogIterator(true)
+//	it.Reset(f, sf, 0)
+//	for it.Next() {
+//		if d := it.Damage(); d != nil { ...; continue }
+//		b := it.Batch()
+//		crcOK, err := it.Judge() // salvage: may turn the batch into damage
+//		...
+//		entry, err := it.Entry() // salvage: a batch too large is damage
+//	}
+//	err := it.Err()
+//
+// Every walk over partitions (Partition.Walk, WalkSalvage) reads through
+// it. It is not safe for concurrent use.
+type LogIterator struct {
+	salvage bool
+	s       *EntryScanner
+	rs      *Resyncer // salvage only
+	sf      *SegmentFiles
+	name    string
+
+	dmg    Damage
+	hasDmg bool
+	resume int64 // where the next Next starts; -1: go on after the current entry
+	done   bool
+	err    error
+	hard   bool // err came from resynchronising or judging, not from the scan
+}
+
+// NewLogIterator returns an iterator that salvages or stops at the first
+// damage; Reset points it at a file.
+func NewLogIterator(salvage bool) *LogIterator {
+	return &LogIterator{salvage: salvage, resume: -1}
+}
+
+// Reset points it at the .log f of segment sf (named f.Name in errors),
+// from byte position from, keeping its buffers.
+func (it *LogIterator) Reset(f *File, sf *SegmentFiles, from int64) {
+	it.reset(f, f.Name, f.Size(), sf, from)
+}
+
+func (it *LogIterator) reset(r io.ReaderAt, name string, size int64, sf *SegmentFiles, from int64) {
+	if it.s == nil {
+		it.s = NewEntryScanner(r, name, size, from, 0)
+	} else {
+		it.s.r, it.s.name, it.s.end = r, name, size
+		it.s.win = it.s.win[:0]
+		it.s.Reset(from)
+	}
+	if it.salvage {
+		if it.rs == nil {
+			it.rs = NewResyncer(r, name, size)
+		} else {
+			it.rs.Reset(r, name, size)
+		}
+	}
+	it.sf, it.name = sf, name
+	it.hasDmg, it.resume, it.done, it.err, it.hard = false, -1, false, nil, false
+}
+
+// Next moves to the next batch or damaged range; false at the end of the
+// file, or at the end of the valid entries without salvage (see Err).
+func (it *LogIterator) Next() bool {
+	it.hasDmg = false
+	if it.done {
+		return false
+	}
+	if it.resume >= 0 {
+		it.s.Reset(it.resume)
+		it.resume = -1
+	}
+	if it.s.Next() {
+		return true
+	}
+	err := it.s.Err()
+	it.done = true
+	if err == nil {
+		return false
+	}
+	if !it.salvage || !isDamage(err) {
+		it.err = err
+		return false
+	}
+	// An entry running past the end of the file is a torn write only when
+	// no valid batch follows; otherwise its length field is damaged.
+	pos := it.s.Position()
+	next, ok, rerr := it.rs.Next(pos + 1)
+	if rerr != nil {
+		it.err, it.hard = rerr, true
+		return false
+	}
+	var ce *CorruptError
+	if ok && errors.Is(err, ErrTorn) && errors.As(err, &ce) {
+		detail := strings.TrimPrefix(ce.Err.Error(), ErrTorn.Error()+": ")
+		err = corruptf(it.name, pos, ErrCorruptHeader, "%s, yet a valid batch follows at position %d: the length field is damaged", detail, next)
+	}
+	it.setDamage(pos, next, err)
+	if ok {
+		it.done, it.resume = false, next
+	}
+	return true
+}
+
+func (it *LogIterator) setDamage(pos, end int64, err error) {
+	it.dmg = Damage{Segment: it.sf, Position: pos, End: end, Err: err}
+	it.hasDmg = true
+}
+
+// Damage is the current damaged range, or nil when the current event is a
+// batch. Its bytes [Position, End) hold no batch the iterator could read;
+// End is where the next valid batch starts, or the file size.
+func (it *LogIterator) Damage() *Damage {
+	if !it.hasDmg {
+		return nil
+	}
+	return &it.dmg
+}
+
+// Batch is the current batch (valid until the next call to Next).
+func (it *LogIterator) Batch() *Batch { return it.s.Batch() }
+
+// Judge checks the current batch's CRC (streaming large entries). With
+// salvage, a batch whose CRC does not match and whose length is not
+// credible while a valid batch follows (Resyncer.SkipBadCRC) becomes
+// damage, [its position, that batch): Damage is then set, and Next resumes
+// there. Otherwise the batch stands, crcOK saying whether its CRC matches.
+func (it *LogIterator) Judge() (crcOK bool, err error) {
+	computed, ok, err := it.s.CheckCRC()
+	if err != nil || ok || !it.salvage {
+		if err != nil {
+			it.hard = true
+		}
+		return ok, err
+	}
+	b := it.s.Batch()
+	next, err := it.rs.SkipBadCRC(b)
+	if err != nil || next < 0 {
+		if err != nil {
+			it.hard = true
+		}
+		return false, err
+	}
+	it.setDamage(b.Position, next, corruptf(it.name, b.Position, ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, b.End()))
+	it.resume = next
+	return false, nil
+}
+
+// Entry returns the whole current entry, a view valid until the next call
+// to Next. An entry larger than MaxEntryBytes is refused with ErrTooLarge;
+// with salvage it becomes damage instead ([its position, its end): its
+// length was judged credible), entry and err both nil, and Next goes on
+// after it.
+func (it *LogIterator) Entry() ([]byte, error) {
+	e, err := it.s.Entry()
+	if err != nil && it.salvage && isDamage(err) {
+		b := it.s.Batch()
+		it.setDamage(b.Position, b.End(), err)
+		it.resume = b.End()
+		return nil, nil
+	}
+	return e, err
+}
+
+// Err is nil when the iteration ended at the end of the file (with
+// salvage: also past damage), else why it stopped: without salvage the
+// damage (a *CorruptError), or a read error.
+func (it *LogIterator) Err() error { return it.err }
