@@ -16,6 +16,7 @@ package find
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -250,6 +251,18 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 	f := &opts.Filter
 	var dec inspect.RecordDecoder
 	var pending []Match
+	// The indexes serve bounded walks as they serve fetches, which the
+	// broker refuses below the log start offset; a segment holding
+	// offsets below it is walked whole, so that the records still on disk
+	// there are searched as an unbounded search would.
+	logStart := int64(math.MinInt64)
+	if f.FromOffset != nil || f.FromTime != nil {
+		st, err := p.ReadBrokerState()
+		if err != nil {
+			return err
+		}
+		logStart = st.LogStart
+	}
 	for i := range p.Segments {
 		sf := &p.Segments[i]
 		if sf.Log == "" {
@@ -265,6 +278,7 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		one := *p
 		one.Segments = p.Segments[i : i+1]
 		rng := inspect.LogRange{ToOffset: f.ToOffset}
+		indexed := sf.BaseOffset >= logStart
 		if opts.Progress != nil {
 			last := int64(0)
 			rng.Progress = func(done, _ int64) {
@@ -272,12 +286,12 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 				last = done
 			}
 		}
-		if f.FromTime != nil && *f.FromTime >= 0 {
+		if f.FromTime != nil && *f.FromTime >= 0 && indexed {
 			// The broker's timestamp search takes no negative target; every
 			// record's timestamp is >= -1 anyway.
 			rng.FromTime = f.FromTime
 		}
-		if f.FromOffset != nil && *f.FromOffset > sf.BaseOffset {
+		if f.FromOffset != nil && *f.FromOffset > sf.BaseOffset && indexed {
 			rng.FromOffset = f.FromOffset
 		}
 		damaged := false

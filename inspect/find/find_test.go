@@ -390,3 +390,45 @@ func TestSearchProgress(t *testing.T) {
 		t.Errorf("progress: %d calls, last (%d, %d), max %d; the logs hold %d bytes", calls, lastDone, lastTotal, maxDone, size)
 	}
 }
+
+// TestSearchBelowTheLogStartOffset: with a log-start-offset-checkpoint
+// above the first records (DeleteRecords), a bounded search still finds
+// every record on disk in range, as an unbounded one does (a fetch there
+// would be refused, so the segment is walked whole).
+func TestSearchBelowTheLogStartOffset(t *testing.T) {
+	root := t.TempDir()
+	m, err := gen.Generate(filepath.Join(root, "orders-0"), gen.Options{Seed: 9, Segments: 3, Batches: 10, RecordsPerBatch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logStart := m.Segments[0].Batches[5].BaseOffset + 1
+	cp := inspect.AppendOffsetCheckpoint(nil, []inspect.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: logStart}})
+	if err := os.WriteFile(filepath.Join(root, inspect.LogStartOffsetCheckpointFile), cp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := inspect.Resolve(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []oracleRecord
+	for si := range m.Segments {
+		for bi := range m.Segments[si].Batches {
+			b := &m.Segments[si].Batches[bi]
+			for _, r := range b.Records {
+				all = append(all, oracleRecord{"orders-0", b, r})
+			}
+		}
+	}
+	first := m.Segments[0].Batches[1].Records[0]
+	for _, f := range []find.Filter{
+		{FromOffset: p64(first.Offset)},
+		{FromOffset: p64(first.Offset), ToOffset: p64(logStart + 2)},
+		{FromTime: p64(first.Timestamp)},
+	} {
+		want := bruteForce(all, f, 0)
+		got, _ := search(t, tg.Partitions, find.Options{Filter: f})
+		if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+			t.Errorf("%s: %d matches, brute force %d", describe(f), len(got), len(want))
+		}
+	}
+}
