@@ -170,14 +170,35 @@ type findLineJSON struct {
 	recordLineJSON
 }
 
+// findColumns: the default table shows where each match is (partition,
+// offset, time) and the record as "key = value" (under the row on a
+// narrow terminal); -o wide and CSV show every field.
 var findColumns = []column[*findLineJSON]{
-	textColumn("partition_dir", func(l *findLineJSON) string { return l.PartitionDir }),
-	textColumn("segment", func(l *findLineJSON) string { return l.Segment }),
-	intColumn("batch_position", func(l *findLineJSON) int64 { return l.BatchPosition }),
-	intColumn("offset", func(l *findLineJSON) int64 { return l.Offset }),
-	timestampColumn("timestamp", func(l *findLineJSON) int64 { return l.Timestamp }),
-	textColumn("key", func(l *findLineJSON) string { return optText(l.Key) }),
-	textColumn("value", func(l *findLineJSON) string { return optText(l.Value) }),
+	tableOnly(withFit(textColumn("partition", func(l *findLineJSON) string { return l.PartitionDir }), fitElide)),
+	tableOnly(intColumn("offset", func(l *findLineJSON) int64 { return l.Offset })),
+	tableOnly(column[*findLineJSON]{name: "timestamp", display: func(l *findLineJSON, ios *IOStreams) string { return ios.timeText(l.Timestamp) }}),
+	tableOnly(withFit(textColumn("record", func(l *findLineJSON) string { return optText(l.Key) + " = " + optText(l.Value) }), fitBelow)),
+	wideOnly(textColumn("partition_dir", func(l *findLineJSON) string { return l.PartitionDir })),
+	wideOnly(textColumn("topic", func(l *findLineJSON) string { return l.Topic })),
+	wideOnly(intColumn("partition", func(l *findLineJSON) int32 { return l.Partition })),
+	wideOnly(textColumn("segment", func(l *findLineJSON) string { return l.Segment })),
+	wideOnly(intColumn("batch_position", func(l *findLineJSON) int64 { return l.BatchPosition })),
+	wideOnly(intColumn("batch_base_offset", func(l *findLineJSON) int64 { return l.BatchBaseOffset })),
+	wideOnly(intColumn("offset", func(l *findLineJSON) int64 { return l.Offset })),
+	wideOnly(timestampColumn("timestamp", func(l *findLineJSON) int64 { return l.Timestamp })),
+	wideOnly(textColumn("key", func(l *findLineJSON) string { return optText(l.Key) })),
+	wideOnly(textColumn("value", func(l *findLineJSON) string { return optText(l.Value) })),
+	wideOnly(textColumn("headers", func(l *findLineJSON) string { return headersText(l.Headers) })),
+}
+
+// headersText is a record's headers as name=value pairs (null values as
+// null), for tables and CSV.
+func headersText(hs []headerJSON) string {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.Key + "=" + optText(h.Value)
+	}
+	return strings.Join(parts, ",")
 }
 
 func runFind(ios *IOStreams, opts findOptions) error {
