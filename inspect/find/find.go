@@ -50,10 +50,8 @@ type Filter struct {
 // Match reports whether r (a data record; control records never match)
 // passes f.
 func (f *Filter) Match(r *inspect.Record) bool {
-	if f.FromOffset != nil && r.Offset < *f.FromOffset || f.ToOffset != nil && r.Offset > *f.ToOffset {
-		return false
-	}
-	if f.FromTime != nil && r.Timestamp < *f.FromTime || f.ToTime != nil && r.Timestamp > *f.ToTime {
+	bounds := inspect.LogRange{FromOffset: f.FromOffset, ToOffset: f.ToOffset, FromTime: f.FromTime, ToTime: f.ToTime}
+	if !bounds.Contains(r) {
 		return false
 	}
 	if f.Key != nil && (r.Key == nil || !bytes.Equal(r.Key, f.Key)) {
@@ -107,8 +105,9 @@ type Match struct {
 	Partition *inspect.Partition
 	Segment   *inspect.SegmentFiles
 	// Batch is the header of the batch holding the record. BatchBaseOffset
-	// is its base offset, or for a legacy (magic 0/1) wrapper the offset of
-	// its first inner message (the header holds the last).
+	// is its first offset as inspect.BatchCount works it out: the v2
+	// header's base offset, or for a legacy (magic 0/1) wrapper the offset
+	// of its first inner message (the header holds the last).
 	Batch           inspect.Batch
 	BatchBaseOffset int64
 	Record          inspect.Record
@@ -301,11 +300,9 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 				return nil // control records never match
 			}
 			pending = nil // sent matches belong to the receiver
-			first := int64(-1)
+			count := inspect.HeaderCount(b)
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-				if first < 0 {
-					first = r.Offset
-				}
+				count.Record(r)
 				if f.Match(r) {
 					pending = append(pending, Match{Partition: p, Segment: sf, Batch: *b, Record: r.Clone()})
 				}
@@ -330,12 +327,8 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 				}
 				return errSkipSegment
 			}
-			base := b.BaseOffset
-			if b.Magic < 2 {
-				base = first
-			}
 			for k := range pending {
-				pending[k].BatchBaseOffset = base
+				pending[k].BatchBaseOffset = count.FirstOffset
 				if err := send(Event{Partition: p, Match: &pending[k]}); err != nil {
 					return err
 				}
