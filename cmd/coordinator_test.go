@@ -53,7 +53,7 @@ func TestCoordinatorPartitionRealBrokers(t *testing.T) {
 				keys++
 				checked[m[1]+" "+id] = true
 				if got := internaltopics.CoordinatorPartition(id, defaultStatePartitions); got != int32(partition) {
-					t.Errorf("%s: id %q is in partition %d, coordinatorPartition says %d", log, id, partition, got)
+					t.Errorf("%s: id %q is in partition %d, CoordinatorPartition says %d", log, id, partition, got)
 				}
 			}
 		}

@@ -54,7 +54,7 @@ func (d *Damage) Kind() DamageKind {
 // resumes at the next valid batch (Resyncer); a batch whose CRC does not
 // match is judged by Judge.
 //
-//	it := NewLogIterator(true)
+//	it := NewLogIterator(IterOptions{Salvage: true})
 //	it.Reset(f, sf, 0)
 //	for it.Next() {
 //		if d := it.Damage(); d != nil { ...; continue }
@@ -65,10 +65,12 @@ func (d *Damage) Kind() DamageKind {
 //	}
 //	err := it.Err()
 //
-// Every walk over partitions (Partition.Walk, WalkSalvage) reads through
-// it. It is not safe for concurrent use.
+// Partition.Walk and WalkSalvage (dump-log), the summaries (ls) and broker
+// recovery's plan (rebuild, verify's stale checks) read through it. It is
+// not safe for concurrent use.
 type LogIterator struct {
 	salvage bool
+	window  int
 	s       *EntryScanner
 	rs      *Resyncer // salvage only
 	sf      *SegmentFiles
@@ -82,21 +84,31 @@ type LogIterator struct {
 	hard   bool // err came from resynchronising or judging, not from the scan
 }
 
-// NewLogIterator returns an iterator that salvages or stops at the first
-// damage; Reset points it at a file.
-func NewLogIterator(salvage bool) *LogIterator {
-	return &LogIterator{salvage: salvage, resume: -1}
+// IterOptions say how a LogIterator reads.
+type IterOptions struct {
+	// Salvage goes on past damage (Damage events) instead of stopping at
+	// the first.
+	Salvage bool
+	// Window is the read size (DefaultWindow when <= 0).
+	Window int
 }
 
-// Reset points it at the .log f of segment sf (named f.Name in errors),
-// from byte position from, keeping its buffers.
+// NewLogIterator returns an iterator; Reset points it at a file.
+func NewLogIterator(opts IterOptions) *LogIterator {
+	return &LogIterator{salvage: opts.Salvage, window: opts.Window, resume: -1}
+}
+
+// Reset points it at the .log f of segment sf (named f.Name in errors; sf
+// names the segment in Damage events, and may be nil without salvage),
+// from byte position from, keeping its buffers. Resetting to another
+// position of the same file also ends any damage being skipped.
 func (it *LogIterator) Reset(f *File, sf *SegmentFiles, from int64) {
 	it.reset(f, f.Name, f.Size(), sf, from)
 }
 
 func (it *LogIterator) reset(r io.ReaderAt, name string, size int64, sf *SegmentFiles, from int64) {
 	if it.s == nil {
-		it.s = NewEntryScanner(r, name, size, from, 0)
+		it.s = NewEntryScanner(r, name, size, from, it.window)
 	} else {
 		it.s.r, it.s.name, it.s.end = r, name, size
 		it.s.win = it.s.win[:0]
@@ -174,13 +186,18 @@ func (it *LogIterator) Damage() *Damage {
 // Batch is the current batch (valid until the next call to Next).
 func (it *LogIterator) Batch() *Batch { return it.s.Batch() }
 
+// CheckCRC computes the current batch's checksum (streaming entries larger
+// than the window) and reports whether it matches the stored CRC; it does
+// not judge (see Judge).
+func (it *LogIterator) CheckCRC() (computed uint32, ok bool, err error) { return it.s.CheckCRC() }
+
 // Judge checks the current batch's CRC (streaming large entries). With
 // salvage, a batch whose CRC does not match and whose length is not
 // credible while a valid batch follows (Resyncer.SkipBadCRC) becomes
 // damage, [its position, that batch): Damage is then set, and Next resumes
 // there. Otherwise the batch stands, crcOK saying whether its CRC matches.
 func (it *LogIterator) Judge() (crcOK bool, err error) {
-	computed, ok, err := it.s.CheckCRC()
+	computed, ok, err := it.CheckCRC()
 	if err != nil || ok || !it.salvage {
 		if err != nil {
 			it.hard = true

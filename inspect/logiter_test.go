@@ -29,7 +29,7 @@ func iterate(t *testing.T, path string, salvage bool) ([]iterEvent, error) {
 	}
 	defer f.Close()
 	sf := &inspect.SegmentFiles{Log: path}
-	it := inspect.NewLogIterator(salvage)
+	it := inspect.NewLogIterator(inspect.IterOptions{Salvage: salvage})
 	it.Reset(f, sf, 0)
 	var out []iterEvent
 	for it.Next() {

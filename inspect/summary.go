@@ -235,17 +235,18 @@ func offsetIndexStats(x *indexfmt.OffsetIndex) (IndexStats, error) {
 
 // first reads the first batch: the first record's offset and timestamp.
 func (s *SegmentSummary) first(f *File, dec *RecordDecoder) error {
-	sc := NewEntryScanner(f, f.Name, f.Size(), 0, summaryWindow)
-	if !sc.Next() {
-		if err := sc.Err(); err != nil && !isDamage(err) {
+	it := NewLogIterator(IterOptions{Window: summaryWindow})
+	it.Reset(f, &s.Files, 0)
+	if !it.Next() {
+		if err := it.Err(); err != nil && !isDamage(err) {
 			return err
 		}
 		return nil // no batch; the tail scan reports the damage
 	}
-	b := sc.Batch()
+	b := it.Batch()
 	s.FirstOffset = b.BaseOffset
 	s.FirstTimestamp = headerFirstTimestamp(b)
-	entry, err := sc.Entry()
+	entry, err := it.Entry()
 	if err != nil {
 		if isDamage(err) {
 			return nil
@@ -290,15 +291,16 @@ type tailScan struct {
 // noting whether a batch starts at position probe.
 func (s *SegmentSummary) scan(f *File, start int64, window int, probe int64, dec *RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
 	var t tailScan
-	sc := NewEntryScanner(f, f.Name, f.Size(), start, window)
+	it := NewLogIterator(IterOptions{Window: window})
+	it.Reset(f, &s.Files, start)
 	var last Batch
-	for sc.Next() {
-		b := sc.Batch()
+	for it.Next() {
+		b := it.Batch()
 		t.probeHit = t.probeHit || b.Position == probe
 		t.batches++
 		c := HeaderCount(b)
 		if c.FromRecords() {
-			entry, err := sc.Entry()
+			entry, err := it.Entry()
 			if err != nil && !isDamage(err) {
 				return t, err
 			}
@@ -314,7 +316,7 @@ func (s *SegmentSummary) scan(f *File, start int64, window int, probe int64, dec
 		t.last = &last
 		m.Advance(counted, b.End())
 	}
-	if err := sc.Err(); err != nil {
+	if err := it.Err(); err != nil {
 		if !isDamage(err) {
 			return t, err
 		}

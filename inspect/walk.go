@@ -119,7 +119,7 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 	}
 	seen := 0
 	var firstErr error
-	it := NewLogIterator(damage != nil)
+	it := NewLogIterator(IterOptions{Salvage: damage != nil})
 	var m *Meter
 	var counted int64 // bytes of the current segment counted by m
 	if r.Progress != nil {

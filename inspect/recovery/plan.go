@@ -305,25 +305,26 @@ func nonNil(b []byte) []byte {
 // loop stopped early (nil at the clean end of the log), or an error when
 // the segment cannot be planned at all.
 func (r *recoverer) scan(f *inspect.File, size int64, run *segmentRun) (stop, err error) {
-	pos := int64(0)
+	// The broker's iterator: stop at the first damage.
+	it := inspect.NewLogIterator(inspect.IterOptions{Window: window(size)})
+	it.Reset(f, nil, 0)
 	for {
-		s := inspect.NewEntryScanner(f, f.Name, size, pos, window(size-pos))
-		for s.Next() {
-			b := s.Batch()
+		for it.Next() {
+			b := it.Batch()
 			// batch.ensureValid(): the size was checked by ParseBatch.
-			computed, ok, err := s.CheckCRC()
+			computed, ok, err := it.CheckCRC()
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
 				return crcError(run.name, b, computed), nil
 			}
-			if stop, err := r.batch(run, b, s.Entry); stop != nil || err != nil {
+			if stop, err := r.batch(run, b, it.Entry); stop != nil || err != nil {
 				return stop, err
 			}
 			r.meter.Advance(&r.reported, b.End())
 		}
-		serr := s.Err()
+		serr := it.Err()
 		if serr == nil {
 			return nil, nil
 		}
@@ -341,11 +342,11 @@ func (r *recoverer) scan(f *inspect.File, size int64, run *segmentRun) (stop, er
 		if next < 0 {
 			return serr, nil
 		}
-		pos = next
+		it.Reset(f, nil, next)
 	}
 }
 
-// window is the scanner's read size for bytes left to scan: whole small
+// window is the iterator's read size for a log of size bytes: whole small
 // logs in one read, at most inspect.DefaultWindow.
 func window(left int64) int {
 	return int(min(max(left, 4096), inspect.DefaultWindow))
