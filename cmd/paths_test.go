@@ -81,6 +81,9 @@ func TestPathSpellings(t *testing.T) {
 		{"dump-checkpoint", "P/leader-epoch-checkpoint"},
 		{"dump-checkpoint", "D"},
 		{"dump-checkpoint", "D/recovery-point-offset-checkpoint"},
+		{"find", "--from-offset", "10", "--to-offset", "20", "P"},
+		{"find", "--max", "3", "--from-offset", "0", "D"},
+		{"diff", "--records", "P", "P"},
 	}
 	expand := func(args []string, p, d string) []string {
 		out := []string{"-o", "json", "--no-color", "-q"}
@@ -138,6 +141,35 @@ func TestPathSpellings(t *testing.T) {
 					break
 				}
 			}
+		}
+	}
+}
+
+// groups reads __consumer_offsets partitions: the real fixtures', spelled
+// the same ways (read in place, through a symbolic link to them).
+func TestPathSpellingsGroups(t *testing.T) {
+	real := realFixturesIfAny()
+	if real == "" {
+		t.Skipf("real broker fixtures not found at %s", realFixtures)
+	}
+	abs, err := filepath.Abs(filepath.Join(real, "cp-kraft-multiseg-compacted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	link := filepath.Join(root, "data-link")
+	if err := os.Symlink(abs, link); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(abs, "__consumer_offsets-13")
+	want, _, code := runKseg(t, nil, "-o", "json", "groups", part)
+	if code != exitOK || strings.TrimSpace(want) == "" {
+		t.Fatalf("groups on the plain path: exit %d, %q", code, want)
+	}
+	for _, p := range []string{abs + "/../" + filepath.Base(abs) + "/__consumer_offsets-13", abs + "//./__consumer_offsets-13/", filepath.Join(link, "__consumer_offsets-13")} {
+		out, errOut, code := runKseg(t, nil, "-o", "json", "groups", p)
+		if code != exitOK || normalisePaths(t, out, []string{p}, []string{part}) != want {
+			t.Errorf("groups %s: exit %d %s\n%s\nwant\n%s", p, code, errOut, out, want)
 		}
 	}
 }

@@ -59,6 +59,18 @@ with --truncate-log cuts the log before the first of them (saved the same
 way) and rebuilds the indexes of what is left. The broker ignores .bak and
 .truncated-at-* files: remove them once the partition is back in service.
 
+Beyond a log it cuts for invalid bytes, --truncate-log applies broker
+recovery's rules (LogLoader.recoverLog) to the rest of the partition: every
+later segment is removed, the producer snapshots beyond the new log end
+offset are removed (ProducerStateManager.truncateAndReload), and the
+leader-epoch-checkpoint entries starting at or beyond it are dropped
+(LeaderEpochFileCache.truncateFromEnd). Removed files are set aside as
+<name>.cut-at-<new log end offset> (unless --no-backup), the old
+checkpoint too. With --dry-run
+the plan is a warning on stderr and an after_cut object on the segment's
+JSON line (log_end_offset, later_segments, snapshots,
+leader_epoch_entries).
+
 Fields, one line per segment: segment index_entries timeindex_entries
 txnindex_entries valid_bytes truncated_bytes changed (a rebuilt file
 differs from the one on disk) written (every file created or modified,
@@ -107,6 +119,9 @@ type rebuildJSON struct {
 	TruncatedBytes   int64    `json:"truncated_bytes"`
 	Changed          bool     `json:"changed"`
 	Written          []string `json:"written"`
+	// AfterCut (--truncate-log, on the segment cut for invalid bytes):
+	// what recovery does beyond it, and so --truncate-log.
+	AfterCut *rebuild.AfterCut `json:"after_cut,omitempty"`
 }
 
 var rebuildColumns = []column[rebuildJSON]{
@@ -160,6 +175,16 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 		if r.Changed {
 			changed++
 		}
+		if ac := r.AfterCut; ac != nil {
+			switch {
+			case opts.dryRun:
+				ios.Warnf("%s: after this cut, as at the broker's next start after it recovers the segment: %s (--truncate-log does the same, setting each file aside as <name>.cut-at-%d)", r.Segment, ac.Describe(), ac.LogEndOffset)
+			case opts.out != "":
+				ios.Warnf("%s: after this cut, as at the broker's next start after it recovers the segment: %s (nothing done under PATH with --out)", r.Segment, ac.Describe())
+			default:
+				ios.Warnf("%s: after this cut, as the broker's next start would: %s", r.Segment, ac.Describe())
+			}
+		}
 		l.Add(rebuildJSON{
 			Segment:          r.Segment,
 			IndexEntries:     r.IndexEntries,
@@ -169,6 +194,7 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 			TruncatedBytes:   r.TruncatedBytes,
 			Changed:          r.Changed,
 			Written:          r.Written,
+			AfterCut:         r.AfterCut,
 		})
 	}
 	if opts.dryRun {

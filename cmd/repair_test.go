@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/rebuild"
 	"github.com/kseg/kseg/rebuild/gen"
 )
 
@@ -276,9 +277,28 @@ func TestRepairMatrix(t *testing.T) {
 				t.Fatalf("after rebuild: verify --strict exit %d, findings:%s", code, text)
 			}
 
+			// A segment cut for invalid bytes (not an overlap) ends the
+			// partition: broker recovery deletes the segments after it, and
+			// --truncate-log sets them aside whole (after_cut).
+			asideAfter := len(m.Segments)
+			for i := range m.Segments {
+				if ac := rows[logName(&m.Segments[i])].AfterCut; ac != nil && asideAfter == len(m.Segments) {
+					asideAfter = i
+					for k := i + 1; k < len(m.Segments); k++ {
+						aside := m.LogPath(&m.Segments[k]) + rebuild.CutAsideSuffix + strconv.FormatInt(ac.LogEndOffset, 10)
+						if b, err := os.ReadFile(aside); err != nil || !bytes.Equal(b, original[k]) {
+							t.Errorf("segment %d after the cut: not set aside whole as %s (%v)", k, aside, err)
+						}
+					}
+				}
+			}
+
 			// Logs: cut ones are the old log minus exactly the saved bytes;
 			// the others are untouched.
 			for i := range m.Segments {
+				if i > asideAfter {
+					break
+				}
 				s := &m.Segments[i]
 				log := m.LogPath(s)
 				now, err := os.ReadFile(log)
@@ -318,7 +338,7 @@ func TestRepairMatrix(t *testing.T) {
 			for i := range m.Segments {
 				s := &m.Segments[i]
 				for _, b := range s.Batches {
-					if pos, cut := cuts[i]; !cut || b.Position < pos {
+					if pos, cut := cuts[i]; i <= asideAfter && (!cut || b.Position < pos) {
 						wantBatches = append(wantBatches, fmt.Sprintf("%s@%d:%d", logName(s), b.Position, b.LastOffset))
 					}
 				}

@@ -137,10 +137,6 @@ func (st *BrokerState) kept(base int64) string {
 	return st.Recovery.KeptBecause()
 }
 
-// recovers reports whether the next start recovers the segment with the
-// given base offset.
-func (st *BrokerState) recovers(base int64) bool { return st == nil || st.kept(base) == "" }
-
 // logStartOrFirst is the log start offset, the first segment's base offset
 // without a state.
 func (st *BrokerState) logStartOrFirst(segs []SegmentFiles) (int64, string) {

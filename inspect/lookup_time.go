@@ -176,7 +176,20 @@ func lastTimeEntry(x *indexfmt.TimeIndex) (ts, offset int64, hit *TimeHit, clean
 // its time index is clean only that file's last slot is read (with pread:
 // one slot does not warrant a mapping); otherwise the segment is opened and
 // its log scanned.
-func maxTimestampOf(sf SegmentFiles, tr *tracer) (ts, offset int64, hit *TimeHit, err error) {
+//
+// A segment whose .timeindex is missing (its .index present) and which the
+// broker's next start does not recover gets an empty time index from the
+// loader: its largest timestamp is unknown (-1), and the .log's
+// modification time stands in for it (LogSegment.largestTimestamp).
+func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset int64, hit *TimeHit, err error) {
+	if sf.TimeIndex == "" && sf.Index != "" && sf.Log != "" {
+		if kept := st.kept(sf.BaseOffset); kept != "" {
+			if tr != nil {
+				tr.notef("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index, so the segment's largest timestamp is unknown", sf.Name(), kept)
+			}
+			return -1, sf.BaseOffset, nil, nil
+		}
+	}
 	if sf.TimeIndex != "" {
 		f, err := Open(sf.TimeIndex, OpenOptions{})
 		if err != nil {
@@ -208,7 +221,7 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions
 	startingOffset, src := opts.Broker.logStartOrFirst(p.Segments)
 	tr.notef("log start offset %d, from %s: no answer below it", startingOffset, src)
 	for i, sf := range p.Segments {
-		largest, _, _, err := maxTimestampOf(sf, tr)
+		largest, _, _, err := maxTimestampOf(sf, opts.Broker, tr)
 		if err != nil {
 			return nil, err
 		}
@@ -415,7 +428,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 	var bestTS, bestOffset int64 = -1, -1
 	var bestHit *TimeHit
 	for i, sf := range p.Segments {
-		ts, off, hit, err := maxTimestampOf(sf, tr)
+		ts, off, hit, err := maxTimestampOf(sf, opts.Broker, tr)
 		if err != nil {
 			return nil, err
 		}

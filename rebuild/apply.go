@@ -59,6 +59,11 @@ type Result struct {
 	// the log was planned with Options.CutOverlap (TruncateLog), it is left
 	// in the log.
 	Overlap error
+	// AfterCut, with TruncateLog, is set on the segment cut for invalid
+	// bytes: what recovery does beyond it (later segments, producer
+	// snapshots, leader epochs), planned, and done in place unless DryRun
+	// (its files are in Written).
+	AfterCut *AfterCut
 }
 
 // TruncatedSuffix starts the name of the file holding the bytes cut off a
@@ -111,7 +116,31 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 		if err != nil {
 			return results, err
 		}
+		var after *AfterCut
+		cut := cutForRecovery(plans)
+		if opts.TruncateLog && cut >= 0 {
+			// Recovery's rules beyond the cut segment: the later segments
+			// go, so their indexes are not rebuilt.
+			if after, err = planAfterCut(p, &plans[cut]); err != nil {
+				return results, err
+			}
+			plans = plans[:cut+1]
+		}
+		// Beyond the cut first, then the cut: interrupted in between, a
+		// second run plans the same cut and sets aside what is left.
+		var asideWritten []string
+		if after != nil && !opts.DryRun && opts.OutDir == "" && !after.Empty() {
+			if asideWritten, err = after.apply(opts.NoBackup); err != nil {
+				return results, err
+			}
+		}
 		res, err := Apply(p, plans, opts)
+		if after != nil && len(res) == cut+1 {
+			r := &res[cut]
+			r.AfterCut = after
+			r.Written = append(r.Written, asideWritten...)
+			r.Changed = r.Changed || !after.Empty()
+		}
 		results = append(results, res...)
 		if err != nil {
 			return results, err

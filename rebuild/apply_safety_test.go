@@ -286,11 +286,21 @@ func TestApplyCutCrashSafety(t *testing.T) {
 			if _, err := Run(resolve(t, c.dir), opts); err != nil {
 				t.Fatalf("second run: %v", err)
 			}
-			for i := range c.logs {
-				got := append(mustRead(t, c.logs[i]), mustRead(t, savedPath(c.logs[i], c.valid[i]))...)
-				if !bytes.Equal(got, c.orig[i]) {
-					t.Errorf("segment %d: saved + log != original after the second run", i)
+			got := append(mustRead(t, c.logs[0]), mustRead(t, savedPath(c.logs[0], c.valid[0]))...)
+			if !bytes.Equal(got, c.orig[0]) {
+				t.Errorf("segment 0: saved + log != original after the second run")
+			}
+			// Segment 1 follows a cut segment: recovery's rule sets it
+			// aside whole. When the first run had already cut segment 0,
+			// the second sees no cut there and cuts segment 1's own torn
+			// tail instead; either way no byte is lost.
+			aside := c.logs[1] + CutAsideSuffix + strconv.FormatInt(c.m.Segments[0].NextOffset, 10)
+			if exists(aside) {
+				if !bytes.Equal(mustRead(t, aside), c.orig[1]) || exists(c.logs[1]) {
+					t.Errorf("segment 1: set aside as %s, but not whole, or still in place", filepath.Base(aside))
 				}
+			} else if got := append(mustRead(t, c.logs[1]), mustRead(t, savedPath(c.logs[1], c.valid[1]))...); !bytes.Equal(got, c.orig[1]) {
+				t.Errorf("segment 1: saved + log != original after the second run")
 			}
 		})
 	}
@@ -528,5 +538,60 @@ func TestApplyKeepsModeAndOwner(t *testing.T) {
 	check(tidx, 0o640, 4323, 4324)
 	if !root {
 		t.Log("not root: ownership is not changed, only permission bits were checked")
+	}
+}
+
+// TestAfterCutInterrupted stops --truncate-log while it sets aside the
+// segments after a cut: the log is not cut yet, nothing is lost, and a
+// second run finishes the job (every later segment set aside whole, the
+// log cut with its tail saved).
+func TestAfterCutInterrupted(t *testing.T) {
+	_, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 32, Segments: 4, Batches: 30})
+	s0 := &m.Segments[0]
+	log0 := m.LogPath(s0)
+	orig := mustRead(t, log0)
+	bad := s0.Batches[10]
+	damaged := append([]byte(nil), orig...)
+	damaged[bad.Position+40] ^= 0xff
+	mustWrite(t, log0, damaged)
+	later := map[string][]byte{}
+	for i := 1; i < len(m.Segments); i++ {
+		later[m.LogPath(&m.Segments[i])] = mustRead(t, m.LogPath(&m.Segments[i]))
+	}
+	calls := 0
+	hook = func(s string) error {
+		if s == "aside" {
+			if calls++; calls == 3 {
+				return errInjected
+			}
+		}
+		return nil
+	}
+	t.Cleanup(func() { hook = nil })
+	opts := ApplyOptions{TruncateLog: true}
+	if _, err := Run(resolve(t, dir), opts); !errors.Is(err, errInjected) {
+		t.Fatalf("Run: %v, want the injected failure", err)
+	}
+	if !bytes.Equal(mustRead(t, log0), damaged) {
+		t.Errorf("the log was cut before the later segments were set aside")
+	}
+	hook = nil
+	res, err := Run(resolve(t, dir), opts)
+	if err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	end := s0.Batches[9].LastOffset + 1
+	if len(res) != 1 || res[0].AfterCut == nil || res[0].AfterCut.LogEndOffset != end {
+		t.Fatalf("second run: %+v", res)
+	}
+	for path, b := range later {
+		aside := path + CutAsideSuffix + strconv.FormatInt(end, 10)
+		if exists(path) || !bytes.Equal(mustRead(t, aside), b) {
+			t.Errorf("%s: not set aside whole", filepath.Base(path))
+		}
+	}
+	got := append(mustRead(t, log0), mustRead(t, savedPath(log0, bad.Position))...)
+	if !bytes.Equal(got, damaged) {
+		t.Errorf("cut log + saved tail != the log before the cut")
 	}
 }

@@ -19,6 +19,7 @@ import (
 //	replaceFile: create, write, fsync, close, backup, rename, sync-dir
 //	cutLog:      save-create, save-write, save-fsync, save-close, save-link,
 //	             truncate, truncate-fsync
+//	AfterCut:    aside (before each file set aside)
 var hook func(step string) error
 
 func step(name string) error {

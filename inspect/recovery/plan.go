@@ -68,8 +68,12 @@ type SegmentPlan struct {
 
 	IndexEntries, TimeIndexEntries, TxnEntries int
 
-	Batches        int   // batches in the valid prefix
-	ValidBytes     int64 // end of the valid prefix (recovery's validBytes)
+	Batches    int   // batches in the valid prefix
+	ValidBytes int64 // end of the valid prefix (recovery's validBytes)
+	// NextOffset is the offset after the valid prefix's last batch (its
+	// largest last offset + 1), the base offset when it holds none: the
+	// segment's log end offset once recovery has cut it.
+	NextOffset     int64
 	TruncatedBytes int64 // log size - ValidBytes
 	// StopErr says why recovery stopped before the end of the log (a
 	// *inspect.CorruptError naming the .log and the byte position), nil when
@@ -207,6 +211,7 @@ type segmentRun struct {
 
 	lastTxnOffset int64 // TransactionIndex.lastOffset; -1: none appended
 	batches       int
+	next          int64 // the offset after the valid batches
 	size          int64 // of the log
 }
 
@@ -233,7 +238,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 		idx:           indexfmt.NewRecoveryIndexer(seg.BaseOffset, r.interval),
 		oi:            indexfmt.NewOffsetIndexBuilder(seg.BaseOffset),
 		ti:            indexfmt.NewTimeIndexBuilder(seg.BaseOffset),
-		lastTxnOffset: -1, size: size,
+		lastTxnOffset: -1, size: size, next: seg.BaseOffset,
 	}
 	// The rebuilt indexes usually have as many entries as the ones on
 	// disk: reserve that much (never more than the log could need), so that
@@ -267,7 +272,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 		// LogLoader.recoverLog: the segment is truncated to its base offset.
 		r.txns = start
 		plan.Index, plan.TimeIndex = []byte{}, []byte{}
-		plan.ValidBytes, plan.TruncatedBytes = 0, size
+		plan.ValidBytes, plan.TruncatedBytes, plan.NextOffset = 0, size, seg.BaseOffset
 		return plan, nil
 	}
 	plan.Index = nonNil(run.oi.Bytes())
@@ -279,6 +284,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 	plan.Batches = run.batches
 	plan.ValidBytes = run.idx.ValidBytes()
 	plan.TruncatedBytes = size - plan.ValidBytes
+	plan.NextOffset = run.next
 	return plan, nil
 }
 
@@ -400,6 +406,7 @@ func (r *recoverer) batch(run *segmentRun, b *inspect.Batch, entry func() ([]byt
 		}
 	}
 	run.batches++
+	run.next = max(run.next, b.LastOffset+1)
 	if b.Magic < 2 || b.ProducerID <= -1 { // RecordBatch.hasProducerId
 		return nil, nil
 	}
