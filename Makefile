@@ -39,16 +39,22 @@ build:
 test:
 	$(GO) test $(RACE) -count=1 ./...
 
-# A partition of 3 segments x 200 lz4 batches in a temporary directory,
-# its segments (kseg ls), then the second segment's offset index, an
-# offset lookup in that segment with every step, a time lookup, and the
-# lookup again as JSON.
+# A partition of 3 segments x 200 lz4 batches in a temporary directory (a
+# batch every 10 s, with half an hour of silence after two thirds), the
+# partition (kseg ls) and its traffic over time (kseg timeline), its
+# segments, then the second segment's offset index, an offset lookup in
+# that segment with every step, a time lookup, and the lookup again as
+# JSON.
 demo: build
 	@set -eu; \
 	dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; \
 	part="$$dir/orders-0"; \
-	echo "\$$ kseg gen --segments 3 --batches 200 --compression lz4 $$part"; \
-	$(BIN) gen --segments 3 --batches 200 --compression lz4 "$$part"; \
+	echo "\$$ kseg gen --segments 3 --batches 200 --compression lz4 --traffic stop $$part"; \
+	$(BIN) gen --segments 3 --batches 200 --compression lz4 --traffic stop "$$part"; \
+	echo; echo "\$$ kseg ls $$part"; \
+	$(BIN) ls "$$part"; \
+	echo; echo "\$$ kseg timeline --bucket 10m $$part"; \
+	$(BIN) timeline --bucket 10m "$$part"; \
 	echo; echo "\$$ kseg ls --segments $$part"; \
 	$(BIN) ls --segments "$$part"; \
 	set -- "$$part"/*.index; \
@@ -56,8 +62,8 @@ demo: build
 	$(BIN) dump-index "$$2"; \
 	echo; echo "\$$ kseg lookup --trace $$part 1500"; \
 	$(BIN) lookup --trace "$$part" 1500; \
-	echo; echo "\$$ kseg lookup-time $$part 2023-11-14T22:13:24Z"; \
-	$(BIN) lookup-time "$$part" 2023-11-14T22:13:24Z; \
+	echo; echo "\$$ kseg lookup-time $$part 2023-11-14T23:00:00Z"; \
+	$(BIN) lookup-time "$$part" 2023-11-14T23:00:00Z; \
 	echo; echo "\$$ kseg lookup -o json $$part 1500"; \
 	$(BIN) lookup -o json "$$part" 1500
 

@@ -98,6 +98,7 @@ or install it once as each shell's help (kseg completion SHELL --help) says.`
 		"find":        completePaths(segmentExts...),
 		"groups":      completeDirs,
 		"diff":        completeDirs,
+		"timeline":    completePaths(segmentExts...),
 	}
 	for _, c := range root.Commands() {
 		if fn, ok := byName[c.Name()]; ok && c.ValidArgsFunction == nil {

@@ -125,24 +125,61 @@ type divergenceJSON struct {
 	RemovedByCompaction       int64       `json:"removed_by_compaction"`
 }
 
+// diffRecordColumns: the default table shows each difference as kind,
+// offset and the record(s) as "key = value" (a conflict's right record
+// after "|"); -o wide and CSV show every field.
 var diffRecordColumns = []column[*diffRecordJSON]{
-	textColumn("kind", func(d *diffRecordJSON) string { return d.Kind }),
-	intColumn("offset", func(d *diffRecordJSON) int64 { return d.Offset }),
-	timestampColumn("timestamp", func(d *diffRecordJSON) int64 { return d.Timestamp }),
-	textColumn("key", func(d *diffRecordJSON) string { return optText(d.Key) }),
-	textColumn("value", func(d *diffRecordJSON) string { return optText(d.Value) }),
-	textColumn("right_value", func(d *diffRecordJSON) string {
+	tableOnly(textColumn("kind", func(d *diffRecordJSON) string {
+		if d.RemovedByCompaction != nil && *d.RemovedByCompaction {
+			return d.Kind + " (compacted)"
+		}
+		return d.Kind
+	})),
+	tableOnly(intColumn("offset", func(d *diffRecordJSON) int64 { return d.Offset })),
+	tableOnly(column[*diffRecordJSON]{name: "timestamp", display: func(d *diffRecordJSON, ios *IOStreams) string { return ios.timeText(d.Timestamp) }}),
+	tableOnly(withFit(textColumn("record", func(d *diffRecordJSON) string {
+		s := optText(d.Key) + " = " + optText(d.Value)
+		if d.Right != nil {
+			s += " | " + optText(d.Right.Key) + " = " + optText(d.Right.Value)
+		}
+		return s
+	}), fitBelow)),
+	wideOnly(textColumn("kind", func(d *diffRecordJSON) string { return d.Kind })),
+	wideOnly(intColumn("offset", func(d *diffRecordJSON) int64 { return d.Offset })),
+	wideOnly(timestampColumn("timestamp", func(d *diffRecordJSON) int64 { return d.Timestamp })),
+	wideOnly(textColumn("key", func(d *diffRecordJSON) string { return optText(d.Key) })),
+	wideOnly(textColumn("value", func(d *diffRecordJSON) string { return optText(d.Value) })),
+	wideOnly(textColumn("headers", func(d *diffRecordJSON) string { return headersText(d.Headers) })),
+	wideOnly(textColumn("right.timestamp", func(d *diffRecordJSON) string {
+		if d.Right == nil {
+			return ""
+		}
+		return strconv.FormatInt(d.Right.Timestamp, 10)
+	})),
+	wideOnly(textColumn("right.key", func(d *diffRecordJSON) string {
+		if d.Right == nil {
+			return ""
+		}
+		return optText(d.Right.Key)
+	})),
+	wideOnly(textColumn("right.value", func(d *diffRecordJSON) string {
 		if d.Right == nil {
 			return ""
 		}
 		return optText(d.Right.Value)
-	}),
-	textColumn("removed_by_compaction", func(d *diffRecordJSON) string {
+	})),
+	wideOnly(textColumn("right.headers", func(d *diffRecordJSON) string {
+		if d.Right == nil {
+			return ""
+		}
+		return headersText(d.Right.Headers)
+	})),
+	wideOnly(textColumn("removed_by_compaction", func(d *diffRecordJSON) string {
 		if d.RemovedByCompaction == nil {
 			return ""
 		}
 		return strconv.FormatBool(*d.RemovedByCompaction)
-	}),
+	})),
 }
 
 func nullableInt(p *int64) string {

@@ -67,94 +67,83 @@ func diffJSON(t *testing.T, wantCode int, args ...string) (lines []map[string]an
 // it truncates to its high watermark), which are listed as only on the
 // original's side.
 func TestDiffRealFixtures(t *testing.T) {
-	real := requireRealFixtures(t)
-	ents, _ := os.ReadDir(real)
 	cuts := 0
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
+	for _, p := range realPartitions(t) {
+		before := hashTree(t, p.Dir)
+		lines, div := diffJSON(t, 0, p.Dir, p.Dir)
+		if len(lines) != 0 || div["first_difference_offset"] != nil || div["left_records_past_truncation"].(float64) != 0 {
+			t.Errorf("%s against itself: %v %v", p.Dir, lines, div)
 		}
-		tg, err := inspect.Resolve(filepath.Join(real, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range tg.Partitions {
-			before := hashTree(t, p.Dir)
-			lines, div := diffJSON(t, 0, p.Dir, p.Dir)
-			if len(lines) != 0 || div["first_difference_offset"] != nil || div["left_records_past_truncation"].(float64) != 0 {
-				t.Errorf("%s against itself: %v %v", p.Dir, lines, div)
+		assertTreeUnchanged(t, p.Dir, before)
+		// Cut the last batch of the last segment holding one.
+		var last inspect.SegmentFiles
+		var cutAt int64 = -1
+		var cutRecords int
+		for _, s := range p.Segments {
+			out, _, code := runKseg(t, nil, "-o", "json", "dump-log", "--records", s.Log)
+			if code != 0 {
+				continue
 			}
-			assertTreeUnchanged(t, p.Dir, before)
-			// Cut the last batch of the last segment holding one.
-			var last inspect.SegmentFiles
-			var cutAt int64 = -1
-			var cutRecords int
-			for _, s := range p.Segments {
-				out, _, code := runKseg(t, nil, "-o", "json", "dump-log", "--records", s.Log)
-				if code != 0 {
+			pos, n := int64(-1), 0
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				var o map[string]any
+				if json.Unmarshal([]byte(l), &o) != nil {
 					continue
 				}
-				pos, n := int64(-1), 0
-				for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-					var o map[string]any
-					if json.Unmarshal([]byte(l), &o) != nil {
-						continue
-					}
-					switch o["kind"] {
-					case "batch":
-						pos, n = int64(o["position"].(float64)), 0
-					case "record":
-						n++
-					}
-				}
-				if pos > 0 && n > 0 {
-					last, cutAt, cutRecords = s, pos, n
+				switch o["kind"] {
+				case "batch":
+					pos, n = int64(o["position"].(float64)), 0
+				case "record":
+					n++
 				}
 			}
-			if cutAt < 0 || last.BaseOffset != p.Segments[len(p.Segments)-1].BaseOffset && len(p.Segments) > 1 {
-				continue // no batch to cut, or the last segment is empty (the cut would not move the end)
+			if pos > 0 && n > 0 {
+				last, cutAt, cutRecords = s, pos, n
 			}
-			cuts++
-			cp := copyPartition(t, p.Dir, t.TempDir())
-			cutLog := filepath.Join(cp, filepath.Base(last.Log))
-			if err := os.Truncate(cutLog, cutAt); err != nil {
-				t.Fatal(err)
+		}
+		if cutAt < 0 || last.BaseOffset != p.Segments[len(p.Segments)-1].BaseOffset && len(p.Segments) > 1 {
+			continue // no batch to cut, or the last segment is empty (the cut would not move the end)
+		}
+		cuts++
+		cp := copyPartition(t, p.Dir, t.TempDir())
+		cutLog := filepath.Join(cp, filepath.Base(last.Log))
+		if err := os.Truncate(cutLog, cutAt); err != nil {
+			t.Fatal(err)
+		}
+		for _, idx := range []string{last.Index, last.TimeIndex} {
+			if idx != "" {
+				os.Remove(filepath.Join(cp, filepath.Base(idx))) // rebuilt as the broker would
 			}
-			for _, idx := range []string{last.Index, last.TimeIndex} {
-				if idx != "" {
-					os.Remove(filepath.Join(cp, filepath.Base(idx))) // rebuilt as the broker would
-				}
+		}
+		lines, div = diffJSON(t, 1, cp, p.Dir)
+		if len(lines) != cutRecords || div["first_difference_offset"] != nil || div["left_records_past_truncation"].(float64) != 0 {
+			t.Errorf("%s cut against it: %d lines (cut %d records) %v", p.Dir, len(lines), cutRecords, div)
+		}
+		for _, l := range lines {
+			if l["kind"] != "only_right" || l["removed_by_compaction"] != false {
+				t.Errorf("%s: %v", p.Dir, l)
 			}
-			lines, div = diffJSON(t, 1, cp, p.Dir)
-			if len(lines) != cutRecords || div["first_difference_offset"] != nil || div["left_records_past_truncation"].(float64) != 0 {
-				t.Errorf("%s cut against it: %d lines (cut %d records) %v", p.Dir, len(lines), cutRecords, div)
+		}
+		if tr, ok := div["truncation_offset"].(float64); ok && tr != div["left_log_end_offset"].(float64) {
+			t.Errorf("%s: the cut copy as follower truncates to %v, not its log end %v", p.Dir, tr, div["left_log_end_offset"])
+		}
+		lines, div = diffJSON(t, 1, p.Dir, cp)
+		if len(lines) != cutRecords || div["only_left"].(float64) != float64(cutRecords) {
+			t.Errorf("%s against the cut: %d lines, %v", p.Dir, len(lines), div)
+		}
+		// The cut copy's epochs end before the original's latest when
+		// the cut removed that epoch's only batch: then it cannot
+		// answer, and the original truncates to its high watermark.
+		if tr, ok := div["truncation_offset"].(float64); ok {
+			want := -1
+			switch tr {
+			case div["right_log_end_offset"].(float64):
+				want = cutRecords
+			case div["left_log_end_offset"].(float64):
+				want = 0
 			}
-			for _, l := range lines {
-				if l["kind"] != "only_right" || l["removed_by_compaction"] != false {
-					t.Errorf("%s: %v", p.Dir, l)
-				}
-			}
-			if tr, ok := div["truncation_offset"].(float64); ok && tr != div["left_log_end_offset"].(float64) {
-				t.Errorf("%s: the cut copy as follower truncates to %v, not its log end %v", p.Dir, tr, div["left_log_end_offset"])
-			}
-			lines, div = diffJSON(t, 1, p.Dir, cp)
-			if len(lines) != cutRecords || div["only_left"].(float64) != float64(cutRecords) {
-				t.Errorf("%s against the cut: %d lines, %v", p.Dir, len(lines), div)
-			}
-			// The cut copy's epochs end before the original's latest when
-			// the cut removed that epoch's only batch: then it cannot
-			// answer, and the original truncates to its high watermark.
-			if tr, ok := div["truncation_offset"].(float64); ok {
-				want := -1
-				switch tr {
-				case div["right_log_end_offset"].(float64):
-					want = cutRecords
-				case div["left_log_end_offset"].(float64):
-					want = 0
-				}
-				if div["left_records_past_truncation"].(float64) != float64(want) {
-					t.Errorf("%s against the cut: %v records past truncation, want %d (%v)", p.Dir, div["left_records_past_truncation"], want, div)
-				}
+			if div["left_records_past_truncation"].(float64) != float64(want) {
+				t.Errorf("%s against the cut: %v records past truncation, want %d (%v)", p.Dir, div["left_records_past_truncation"], want, div)
 			}
 		}
 	}

@@ -21,7 +21,7 @@ import (
 // Commands: kseg ..., and to damage files as a crash or a disk would:
 // truncate -s SIZE FILE, rm FILE.
 
-var exampleDocs = []string{"how-kafka-indexes-work.md", "runbook.md"}
+var exampleDocs = []string{"how-kafka-indexes-work.md", "runbook.md", filepath.Join("..", "README.md")}
 
 type docCommand struct {
 	line   int // 0-based line of the "$ " line in the document

@@ -286,7 +286,7 @@ var logColumns = []column[logLine]{
 		}
 		return strconv.FormatBool(l.batch.CRCValid)
 	}), crcStyle)),
-	modify(tableOnly(withFit(textColumn("record", func(l logLine) string {
+	omitIfEmpty(tableOnly(withFit(textColumn("record", func(l logLine) string {
 		if l.record == nil {
 			return ""
 		}
@@ -294,7 +294,7 @@ var logColumns = []column[logLine]{
 			return "control: " + l.record.Control.Type
 		}
 		return optText(l.record.Key) + " = " + optText(l.record.Value)
-	}), fitBelow)), withOmitEmpty),
+	}), fitBelow))),
 	wideOnly(textColumn("kind", func(l logLine) string {
 		if l.batch != nil {
 			return "batch"

@@ -204,12 +204,12 @@ func logColumnsFor(v *recordValues) []column[logLine] {
 		return logColumns
 	}
 	cols := append([]column[logLine](nil), logColumns...)
-	return append(cols, modify(withFit(textColumn("decoded", func(l logLine) string {
+	return append(cols, omitIfEmpty(withFit(textColumn("decoded", func(l logLine) string {
 		if l.record == nil || l.record.Decoded == nil {
 			return ""
 		}
 		return decodedText(l.record.Decoded)
-	}), fitBelow), withOmitEmpty))
+	}), fitBelow)))
 }
 
 func decodedText(decoded any) string {

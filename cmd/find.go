@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/find"
+	"github.com/kseg/kseg/inspect/internaltopics"
 )
 
 type findOptions struct {
@@ -35,8 +37,9 @@ partition directory or a segment file) and print each match as a dump-log
 record line with where it is: kind ("record") partition_dir topic partition
 segment batch_position batch_base_offset, then the record fields of dump-log
 --records (offset timestamp key value key_encoding value_encoding headers, and
-decoded as dump-log --records decodes it: for the records of internal topics,
-and with the schemas of the _schemas-0 partition beside the partition).
+decoded, as dump-log --records decodes with --decoder auto: the records of
+internal topics, and schema-registry values when the data directory holds
+_schemas-0).
 
 Filters (every filter given must hold; give at least one):
   --key S / --key-hex H    the key equals the bytes of S (or of the hex H)
@@ -53,7 +56,8 @@ order ls lists them (partitions are searched in parallel), in offset order
 within a partition; --max N stops after N matches. Offset bounds and
 --from-time are resolved through the indexes, segment by segment, so that
 segments and byte ranges outside them are not read; --to-time filters (a
-record's timestamp says nothing about the next one's).
+record's timestamp says nothing about the next one's). On a terminal a
+progress bar on stderr shows the bytes read.
 
 Exit 0 when a record matched, 1 when none did, 2 when the search could not
 be done. Damage in a segment is reported on stderr with the file and byte
@@ -170,14 +174,51 @@ type findLineJSON struct {
 	recordLineJSON
 }
 
+// findColumns: the default table shows where each match is (partition,
+// offset, time) and the record as "key = value" (the value decoded when
+// a decoder applies; under the row on a narrow terminal); -o wide and CSV
+// show every field.
 var findColumns = []column[*findLineJSON]{
-	textColumn("partition_dir", func(l *findLineJSON) string { return l.PartitionDir }),
-	textColumn("segment", func(l *findLineJSON) string { return l.Segment }),
-	intColumn("batch_position", func(l *findLineJSON) int64 { return l.BatchPosition }),
-	intColumn("offset", func(l *findLineJSON) int64 { return l.Offset }),
-	timestampColumn("timestamp", func(l *findLineJSON) int64 { return l.Timestamp }),
-	textColumn("key", func(l *findLineJSON) string { return optText(l.Key) }),
-	textColumn("value", func(l *findLineJSON) string { return optText(l.Value) }),
+	tableOnly(withFit(textColumn("partition", func(l *findLineJSON) string { return l.PartitionDir }), fitElide)),
+	tableOnly(intColumn("offset", func(l *findLineJSON) int64 { return l.Offset })),
+	tableOnly(column[*findLineJSON]{name: "timestamp", display: func(l *findLineJSON, ios *IOStreams) string { return ios.timeText(l.Timestamp) }}),
+	tableOnly(withFit(textColumn("record", func(l *findLineJSON) string {
+		switch d := l.Decoded.(type) {
+		case *internaltopics.Decoded:
+			return decodedText(d) // the decoded key is in it
+		case nil:
+		default:
+			return optText(l.Key) + " = " + decodedText(d)
+		}
+		return optText(l.Key) + " = " + optText(l.Value)
+	}), fitBelow)),
+	wideOnly(textColumn("partition_dir", func(l *findLineJSON) string { return l.PartitionDir })),
+	wideOnly(textColumn("topic", func(l *findLineJSON) string { return l.Topic })),
+	wideOnly(intColumn("partition", func(l *findLineJSON) int32 { return l.Partition })),
+	wideOnly(textColumn("segment", func(l *findLineJSON) string { return l.Segment })),
+	wideOnly(intColumn("batch_position", func(l *findLineJSON) int64 { return l.BatchPosition })),
+	wideOnly(intColumn("batch_base_offset", func(l *findLineJSON) int64 { return l.BatchBaseOffset })),
+	wideOnly(intColumn("offset", func(l *findLineJSON) int64 { return l.Offset })),
+	wideOnly(timestampColumn("timestamp", func(l *findLineJSON) int64 { return l.Timestamp })),
+	wideOnly(textColumn("key", func(l *findLineJSON) string { return optText(l.Key) })),
+	wideOnly(textColumn("value", func(l *findLineJSON) string { return optText(l.Value) })),
+	wideOnly(textColumn("headers", func(l *findLineJSON) string { return headersText(l.Headers) })),
+	omitIfEmpty(wideOnly(textColumn("decoded", func(l *findLineJSON) string {
+		if l.Decoded == nil {
+			return ""
+		}
+		return decodedText(l.Decoded)
+	}))),
+}
+
+// headersText is a record's headers as name=value pairs (null values as
+// null), for tables and CSV.
+func headersText(hs []headerJSON) string {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.Key + "=" + optText(h.Value)
+	}
+	return strings.Join(parts, ",")
 }
 
 func runFind(ios *IOStreams, opts findOptions) error {
@@ -201,21 +242,12 @@ func runFind(ios *IOStreams, opts findOptions) error {
 	if len(parts) == 0 {
 		ios.Warnf("no partition of topic %s under %s", strings.Join(opts.topics, ", "), strings.Join(opts.paths, ", "))
 	}
+	bar := ios.progress("find")
+	defer bar.done()
 	l := newLister(ios, findColumns)
+	values := findValues(ios)
 	damaged := 0
-	// Records decode as dump-log --records decodes them (--decoder auto):
-	// an internal topic's decoder, else the schemas of the _schemas-0 beside
-	// the partition, read once per partition.
-	values := map[*inspect.Partition]*recordValues{}
-	valuesOf := func(p *inspect.Partition) (*recordValues, error) {
-		if v, ok := values[p]; ok {
-			return v, nil
-		}
-		v, err := recordValuesFor(ios, decoderAuto, schemaOptions{}, p)
-		values[p] = v
-		return v, err
-	}
-	res, err := find.Search(parts, find.Options{Filter: opts.filter, Salvage: opts.salvage, Max: opts.max}, func(e find.Event) error {
+	res, err := find.Search(parts, find.Options{Filter: opts.filter, Salvage: opts.salvage, Max: opts.max, Progress: bar.callback()}, func(e find.Event) error {
 		if d := e.Damage; d != nil {
 			damaged++
 			reportFindDamage(ios, d, opts.salvage)
@@ -223,16 +255,13 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		}
 		m := e.Match
 		p := m.Partition
-		v, err := valuesOf(p)
-		if err != nil {
-			return err
-		}
 		line := &findLineJSON{Kind: "record", PartitionDir: p.Name(), Topic: p.Topic, Partition: p.Partition,
 			Segment: m.Segment.Name(), BatchPosition: m.Batch.Position, BatchBaseOffset: m.BatchBaseOffset,
-			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, v)}
+			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, values(p))}
 		l.Add(line)
 		return nil
 	})
+	bar.done()
 	what := "matches"
 	if res.Matches == 1 {
 		what = "match"
@@ -252,6 +281,25 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		return errNegative("no record matched")
 	}
 	return nil
+}
+
+// findValues returns how find decodes a partition's keys and values, as
+// dump-log --records does with --decoder auto (an internal topic's
+// decoder, or the schema registry's schemas when _schemas-0 is in the
+// data directory): chosen once per data directory and topic, so that the
+// schemas are read once, and used from the goroutine that renders.
+func findValues(ios *IOStreams) func(*inspect.Partition) *recordValues {
+	chosen := map[[2]string]*recordValues{}
+	return func(p *inspect.Partition) *recordValues {
+		k := [2]string{filepath.Dir(filepath.Clean(p.Dir)), p.Topic}
+		v, ok := chosen[k]
+		if !ok {
+			// auto never fails: problems with schemas are warnings.
+			v, _ = recordValuesFor(ios, decoderAuto, schemaOptions{}, p)
+			chosen[k] = v
+		}
+		return v
+	}
 }
 
 // reportFindDamage says on stderr which bytes of which file were not

@@ -86,6 +86,7 @@ log_bytes index_entries timeindex_entries txnindex_entries active.`,
 	f.IntVar(&o.RecordsPerBatch, "records-per-batch", gen.DefaultRecordsPerBatch, "maximum records per batch (each batch holds 1..N)")
 	f.IntVar(&o.ValueSize, "value-size", gen.DefaultValueSize, "bytes per record value")
 	f.StringVar(&o.Timestamps, "timestamps", "increasing", "record timestamps: increasing, jumping, equal or random")
+	f.StringVar(&o.Traffic, "traffic", "", "traffic over time: steady (a batch every 10 s), burst (two a second in the middle third), stop (half an hour of silence after two thirds); default a batch every 1..20 ms")
 	f.Float64Var(&o.LogAppendTime, "log-append-time", 0, "fraction (0..1) of batches written as LogAppendTime")
 	f.BoolVar(&o.CompactionGaps, "compaction-gaps", false, "missing offsets between and inside batches, as after compaction")
 	f.BoolVar(&o.Transactions, "transactions", false, "transactional batches of several producers with COMMIT and ABORT markers")

@@ -126,22 +126,42 @@ func intText(p *int64) string {
 	return fmt.Sprint(*p)
 }
 
+// groupsColumns: the default table shows the group, the consumed
+// partition, the offset and lag and when it was committed; -o wide and CSV
+// show every field.
 var groupsColumns = []column[groupsLine]{
-	textColumn("group", offsetCell(func(o *groupOffsetJSON) string { return o.Group })),
-	textColumn("topic", offsetCell(func(o *groupOffsetJSON) string { return o.Topic })),
-	{name: "partition", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.Partition) })},
-	{name: "offset", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.Offset) })},
-	{name: "leader_epoch", right: true, cell: offsetCell(func(o *groupOffsetJSON) string {
+	tableOnly(withFit(textColumn("group", offsetCell(func(o *groupOffsetJSON) string { return o.Group })), fitElide)),
+	tableOnly(withFit(textColumn("partition", offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprintf("%s-%d", o.Topic, o.Partition) })), fitElide)),
+	tableOnly(column[groupsLine]{name: "offset", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.Offset) })}),
+	tableOnly(column[groupsLine]{name: "lag", right: true, cell: offsetCell(func(o *groupOffsetJSON) string {
+		if o.Lag == nil {
+			return "-"
+		}
+		return groupCount(*o.Lag)
+	})}),
+	tableOnly(column[groupsLine]{name: "committed", display: func(l groupsLine, ios *IOStreams) string {
+		if l.offset == nil {
+			return ""
+		}
+		return ios.timeText(l.offset.CommitTimestamp)
+	}}),
+	wideOnly(textColumn("group", offsetCell(func(o *groupOffsetJSON) string { return o.Group }))),
+	wideOnly(textColumn("topic", offsetCell(func(o *groupOffsetJSON) string { return o.Topic }))),
+	wideOnly(column[groupsLine]{name: "partition", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.Partition) })}),
+	wideOnly(column[groupsLine]{name: "offset", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.Offset) })}),
+	wideOnly(column[groupsLine]{name: "leader_epoch", right: true, cell: offsetCell(func(o *groupOffsetJSON) string {
 		if o.LeaderEpoch == nil {
 			return ""
 		}
 		return fmt.Sprint(*o.LeaderEpoch)
-	})},
-	{name: "commit_timestamp", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.CommitTimestamp) }),
-		human: offsetCell(func(o *groupOffsetJSON) string { return humanTime(o.CommitTimestamp) })},
-	{name: "log_end_offset", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return intText(o.LogEndOffset) })},
-	{name: "lag", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return intText(o.Lag) })},
-	textColumn("source", offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprintf("%s@%d", o.Source, o.SourceOffset) })),
+	})}),
+	wideOnly(textColumn("metadata", offsetCell(func(o *groupOffsetJSON) string { return o.Metadata }))),
+	wideOnly(column[groupsLine]{name: "commit_timestamp", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.CommitTimestamp) }),
+		human: offsetCell(func(o *groupOffsetJSON) string { return humanTime(o.CommitTimestamp) })}),
+	wideOnly(textColumn("source", offsetCell(func(o *groupOffsetJSON) string { return o.Source }))),
+	wideOnly(column[groupsLine]{name: "source_offset", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return fmt.Sprint(o.SourceOffset) })}),
+	wideOnly(column[groupsLine]{name: "log_end_offset", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return intText(o.LogEndOffset) })}),
+	wideOnly(column[groupsLine]{name: "lag", right: true, cell: offsetCell(func(o *groupOffsetJSON) string { return intText(o.Lag) })}),
 }
 
 func runGroups(ios *IOStreams, opts groupsOptions) error {

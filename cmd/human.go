@@ -101,14 +101,22 @@ func humanDuration(d time.Duration) string {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	case d < time.Hour:
 		d = d.Round(time.Second)
-		return fmt.Sprintf("%dm%ds", int(d.Minutes()), int(d.Seconds())%60)
+		return twoUnits(int(d.Minutes()), "m", int(d.Seconds())%60, "s")
 	case d < 48*time.Hour:
 		d = d.Round(time.Minute)
-		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+		return twoUnits(int(d.Hours()), "h", int(d.Minutes())%60, "m")
 	default:
 		d = d.Round(time.Hour)
-		return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+		return twoUnits(int(d.Hours())/24, "d", int(d.Hours())%24, "h")
 	}
+}
+
+// twoUnits is "3m10s", or "3m" when the second part is zero.
+func twoUnits(a int, ua string, b int, ub string) string {
+	if b == 0 {
+		return strconv.Itoa(a) + ua
+	}
+	return strconv.Itoa(a) + ua + strconv.Itoa(b) + ub
 }
 
 // ago is how long before now the time ms was, for people ("3h ago"), or

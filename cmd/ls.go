@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -51,6 +52,10 @@ Status: ok, or a comma-separated list of
                   index files that the broker resolves at load
 Run kseg verify PATH for every finding, with its byte position.
 
+The default table shows partition (the directory's name), segments,
+offsets (base..last), size, last_timestamp and status, fitted to the
+terminal; -o wide shows every field below (counts not read as -).
+
 Partition fields: dir topic partition segments base_offset (the first
 segment's) last_offset next_offset (the log end offset) batches records
 first_timestamp last_timestamp log_bytes index_entries timeindex_entries
@@ -66,7 +71,8 @@ timeindex_fill txnindex_entries status. *_fill is trimmed (entries fill the
 file), preallocated (zero-filled slots follow the entries) or
 trailing-bytes (a partial entry at the end). A field is null (an empty cell)
 when it does not apply: no batch, no timestamp (magic 0), an absent file,
-counts not read. Tables show timestamps with their UTC time.
+counts not read (- in tables). Tables show sizes in IEC units, grouped
+counts and RFC 3339 times.
 
 Exit codes: 0 listed (whatever the statuses say); 2 a PATH could not be
 read.`,
@@ -474,6 +480,8 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 	}
 	var footer []string
 	uncounted := false // some batch and record counts were not read
+	var newest *int64  // the largest last timestamp listed
+	newestIn := ""
 	for _, t := range targets {
 		for _, s := range t.Skipped {
 			ios.Warnf("%s: not listed: %s", s.Path, s.Reason)
@@ -489,6 +497,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		sortPartitions(ps)
 		for _, p := range ps {
 			sopts := inspect.SummaryOptions{Deep: opts.deep}
+			bar.partition(p.Name())
 			if bar != nil {
 				at := base
 				sopts.Progress = func(done, _ int64) { bar.update(at+done, total) }
@@ -500,6 +509,11 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 			for _, s := range sums {
 				base += s.LogBytes
 				uncounted = uncounted || !s.Counted
+			}
+			for i := range sums {
+				if ts := sums[i].LastTimestamp; ts >= 0 && (newest == nil || ts > *newest) {
+					newest, newestIn = ptr(ts), p.Name()
+				}
 			}
 			if opts.segments {
 				for i := range sums {
@@ -517,6 +531,11 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		}
 	}
 	bar.done()
+	if newest != nil && len(targets) > 0 && (len(targets) > 1 || len(targets[0].Partitions) > 1 || opts.segments) {
+		// When the last write happened, for people: the row that says so
+		// is not always the one they look at.
+		footer = append([]string{fmt.Sprintf("newest timestamp: %s (%s), in %s", ios.timeText(*newest), ios.ago(*newest), newestIn)}, footer...)
+	}
 	if uncounted && ios.Format() == FormatWide {
 		footer = append(footer, "-: batch and record counts not read (ls reads only each segment's tail past its last index entry); kseg ls --deep reads every batch header and counts them")
 	}

@@ -234,6 +234,7 @@ func TestMangledPartitions(t *testing.T) {
 			{"lookup-time", "--trace", dir, ts},
 			{"verify", "--records", dir},
 			{"rebuild", "--dry-run", dir},
+			{"timeline", dir},
 		}
 		if i%4 == 0 {
 			runs = append(runs,

@@ -155,17 +155,12 @@ func withFit[T any](c column[T], f fitRule) column[T] {
 	return c
 }
 
-// modify applies changes to a column.
-func modify[T any](c column[T], changes ...func(*column[T])) column[T] {
-	for _, f := range changes {
-		f(&c)
-	}
+// omitIfEmpty leaves the column out of a table in which all its cells are
+// empty.
+func omitIfEmpty[T any](c column[T]) column[T] {
+	c.omitEmpty = true
 	return c
 }
-
-// withOmitEmpty is a modify change: the column is left out of a table in
-// which all its cells are empty.
-func withOmitEmpty[T any](c *column[T]) { c.omitEmpty = true }
 
 // textColumn is a left-aligned column of text.
 func textColumn[T any](name string, cell func(T) string) column[T] {
@@ -208,19 +203,6 @@ func notFoundStyle[T any](T) []color.Attribute { return []color.Attribute{color.
 func timestampColumn[T any](name string, value func(T) int64) column[T] {
 	c := intColumn(name, value)
 	c.human = func(v T) string { return humanTime(value(v)) }
-	return c
-}
-
-// nullableTimestampColumn is timestampColumn for a field that is JSON null
-// when absent.
-func nullableTimestampColumn[T any](name string, value func(T) *int64) column[T] {
-	c := nullableIntColumn(name, value)
-	c.human = func(v T) string {
-		if p := value(v); p != nil {
-			return humanTime(*p)
-		}
-		return ""
-	}
 	return c
 }
 
@@ -791,14 +773,17 @@ func wrapBreak(r rune) bool { return r == ' ' || r == ',' || r == '-' || r == '/
 // comma, a hyphen or a slash where it can, elsewhere in the middle of a
 // word.
 func wrapText(text string, w int) []string {
+	if w <= 0 {
+		return []string{text} // no width: no wrapping
+	}
 	var lines []string
 	for displayWidth(text) > w {
 		runes := []rune(text)
 		width, cut, brk := 0, 0, -1
 		for cut < len(runes) && width+runewidth.RuneWidth(runes[cut]) <= w {
 			width += runewidth.RuneWidth(runes[cut])
-			if wrapBreak(runes[cut]) {
-				brk = cut + 1
+			if wrapBreak(runes[cut]) && (runes[cut] != '-' || cut > 0 && unicode.IsLetter(runes[cut-1])) {
+				brk = cut + 1 // a hyphen after a letter (missing-index), not in a date
 			}
 			cut++
 		}

@@ -92,8 +92,9 @@ func foundDataDirsHint(path string, found []foundDataDir) string {
 		args = append(args, f.path)
 	}
 	list := strings.Join(args, " ")
-	if len(found) > 8 {
-		list += " ..."
+	if len(found) > 3 {
+		// A shell glob that matches directories only.
+		list = filepath.Join(path, "*") + string(filepath.Separator)
 	}
 	fmt.Fprintf(&b, "; list them with kseg ls %s, check them with kseg verify %s", list, list)
 	return b.String()

@@ -8,7 +8,9 @@ import (
 )
 
 // progressBar is a byte-count bar on stderr (done, total, bytes/s, elapsed
-// and remaining time) for long work: verify, rebuild, dump-log, ls --deep.
+// and remaining time) for long work: verify, rebuild, dump-log, ls --deep,
+// timeline; where the command walks the partitions itself (ls --deep,
+// timeline) it also names the current one.
 // Its update method is the Progress callback of those packages. A nil
 // *progressBar draws nothing, and every method is safe on it.
 //
@@ -23,6 +25,7 @@ type progressBar struct {
 	mu       sync.Mutex
 	bar      *progressbar.ProgressBar // created at the first update
 	finished bool
+	current  string // the partition being worked on (partition), escaped
 }
 
 // progress returns a bar described by desc, or nil when none may be drawn:
@@ -56,7 +59,7 @@ func (p *progressBar) update(done, total int64) {
 		}
 		p.bar = progressbar.NewOptions64(total,
 			progressbar.OptionSetWriter(p.ios.ErrOut),
-			progressbar.OptionSetDescription(p.desc),
+			progressbar.OptionSetDescription(p.description()),
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionShowTotalBytes(true),
 			progressbar.OptionShowCount(),
@@ -78,6 +81,28 @@ func (p *progressBar) update(done, total int64) {
 	if done >= total {
 		p.finishLocked()
 	}
+}
+
+// partition names the partition being worked on: the bar's description
+// becomes "<desc> <name>", beside the remaining time (ETA) it shows.
+func (p *progressBar) partition(name string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.current = escapeControl(name)
+	if p.bar != nil && !p.finished {
+		p.bar.Describe(p.description())
+	}
+}
+
+// description is the bar's text: the work and the current partition.
+func (p *progressBar) description() string {
+	if p.current == "" {
+		return p.desc
+	}
+	return p.desc + " " + p.current
 }
 
 // clear erases the bar from its line, so that a warning can be written; the

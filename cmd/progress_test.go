@@ -24,7 +24,7 @@ func bigPartition(t *testing.T) string {
 // barFrame matches a drawn frame of the bar: the description, a percentage
 // and the byte counts. (The first frame, at 0%, is drawn when the bar is
 // created; later ones at most every 100 ms.)
-var barFrame = regexp.MustCompile(`(verify|rebuild|dump-log|ls --deep) +\d+% \[[^\]]*\] \( ?\d+(\.\d+)? (B|KiB|MiB)/\d+(\.\d+)? MiB`)
+var barFrame = regexp.MustCompile(`(verify|rebuild|dump-log|ls --deep)( [^ ]+)? +\d+% \[[^\]]*\] \( ?\d+(\.\d+)? (B|KiB|MiB)/\d+(\.\d+)? MiB`)
 
 // The bar is drawn on stderr when stderr is a terminal, never on stdout;
 // -q, a non-terminal stderr, and output streamed to the same terminal draw
@@ -55,6 +55,9 @@ func TestProgressBarOnlyOnTerminalStderr(t *testing.T) {
 			}
 			if !barFrame.MatchString(errOut) {
 				t.Errorf("stderr on a terminal: no progress bar in %q", errOut)
+			}
+			if tc.name == "ls --deep" && !strings.Contains(errOut, "ls --deep big-0 ") {
+				t.Errorf("the bar does not name the partition: %q", errOut)
 			}
 			if strings.Contains(out, "%") || strings.Contains(out, "\r") {
 				t.Errorf("the bar reached stdout")

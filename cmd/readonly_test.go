@@ -13,8 +13,10 @@ import (
 // readOnlyRuns are the read-only commands run over a partition directory.
 func readOnlyRuns(dir string) [][]string {
 	var runs [][]string
-	for _, o := range []string{"table", "json", "csv"} {
+	for _, o := range []string{"table", "wide", "json", "csv"} {
 		runs = append(runs,
+			[]string{"-o", o, "timeline", dir},
+			[]string{"-o", o, "timeline", "--bucket", "1h", "--per-partition", dir},
 			[]string{"-o", o, "dump-index", dir},
 			[]string{"-o", o, "dump-index", "--all", dir},
 			[]string{"-o", o, "dump-log", "--max-batches", "50", dir},

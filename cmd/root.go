@@ -66,9 +66,14 @@ PATH arguments may be a data directory, a partition directory
 (<topic>-<partition>) or a single segment file (.log, .index, .timeindex,
 .txnindex).
 
-Output goes to stdout as a table (-o table, for people), JSON Lines (-o json:
-one object per line, stable fields) or CSV (-o csv, header row first).
-Errors, warnings and progress go to stderr.
+Output goes to stdout as a table (-o table, for people: the columns an
+operator scans, fitted to the terminal's width, taken from COLUMNS, else
+the terminal, else no limit; -o wide: every field), JSON Lines (-o json:
+one object per line, stable fields) or CSV (-o csv, header row first);
+verify also writes JUnit XML (-o junit). Tables show sizes in KiB/MiB,
+grouped counts and RFC 3339 times (UTC, or local with --local); JSON and
+CSV keep the raw numbers. Errors, warnings and progress go to stderr;
+Ctrl-C stops a read-only command at once (exit 130).
 
 Exit codes:
   0  success
@@ -120,6 +125,7 @@ Exit codes:
 		newFindCommand(ios),
 		newGroupsCommand(ios),
 		newDiffCommand(ios),
+		newTimelineCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)
@@ -181,7 +187,9 @@ func noArgs(c *cobra.Command, args []string) error {
 // the exit code; main passes it to os.Exit.
 func Execute() int {
 	ios := System()
-	return execute(NewRootCommand(ios), ios, os.Args[1:])
+	root := NewRootCommand(ios)
+	defer exitOnInterrupt(root, ios, os.Args[1:])()
+	return execute(root, ios, os.Args[1:])
 }
 
 // execute runs root (built over ios) with args: it runs the command,

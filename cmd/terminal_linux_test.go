@@ -4,11 +4,15 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // runOnStreams runs kseg in process over real files (a pseudo-terminal,
@@ -124,5 +128,47 @@ func TestNoColorOnRequestOrOffTerminal(t *testing.T) {
 				t.Errorf("%v with %s: escape codes in %q", args, tc.name, got)
 			}
 		}
+	}
+}
+
+// On a real terminal (its width from the terminal, COLUMNS unset), no line
+// of the default ls table is wider than the terminal; a pipe (no terminal,
+// no COLUMNS) gets the table unfitted.
+func TestLsFitsTheTerminal(t *testing.T) {
+	dir := lsDataDir(t)
+	for _, width := range []uint16{80, 100, 120} {
+		ptmx, tty := openPTY(t)
+		if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 50, Col: width}); err != nil {
+			t.Fatalf("setting the terminal's size: %v", err)
+		}
+		read := readAll(ptmx)
+		errFile := tempFile(t, "err")
+		var code int
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			t.Chdir(dir)
+			code = runOnStreams(t, tty, errFile, map[string]string{"TERM": "xterm"}, "ls", ".")
+		})
+		tty.Close()
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		// The terminal turns \n into \r\n; colour codes take no room.
+		out := ansiEscape.ReplaceAllString(strings.ReplaceAll(string(read()), "\r\n", "\n"), "")
+		if !strings.Contains(out, "partition") || !strings.Contains(out, "orders-10") {
+			t.Fatalf("%d columns: no table in %q", width, out)
+		}
+		assertLinesFit(t, fmt.Sprintf("ls on a terminal of %d columns", width), out, int(width))
+	}
+
+	out := tempFile(t, "out")
+	if code := runOnStreams(t, out, tempFile(t, "err"), nil, "ls", dir); code != 0 {
+		t.Fatalf("into a file: exit %d", code)
+	}
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "missing-index,bad-index,leftover-files") {
+		t.Errorf("into a file, the table was fitted:\n%s", b)
 	}
 }

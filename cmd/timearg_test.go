@@ -92,7 +92,7 @@ func TestTimestampColumnIsTableOnlyAid(t *testing.T) {
 	}
 	cols := []column[row]{
 		timestampColumn("timestamp", func(r row) int64 { return r.TS }),
-		nullableTimestampColumn("max_timestamp", func(r row) *int64 { return r.Opt }),
+		nullableIntColumn("max_timestamp", func(r row) *int64 { return r.Opt }),
 	}
 	rows := []row{{1700000000270, int64Ptr(-1)}, {-1, nil}}
 	render := func(f OutputFormat) string {

@@ -67,11 +67,18 @@ read the logs at in this run: "kind":"recovery_plan" lines before the
 summary in JSON, a second table, or lines on stderr with -o csv.
 
 Finding fields: severity (error, warning, info) check file segment_base_offset
-position offset message. position is a byte position in file; position and
-offset are empty (JSON null) when they do not apply. The summary counts
-partitions, segments, batches (valid ones), bytes (of .log files), errors,
-warnings and infos (info findings, listed or not): the table's last line, the last JSON line ("kind":"summary"),
-or a line on stderr with -o csv. Check ids are listed in the CLI contract
+position offset message. The default table shows severity, check, the file
+as <partition>/<file>, position and the message (wrapped, or under the row
+on a narrow terminal); -o wide every field. A run without findings says so
+in one line. -o junit writes JUnit XML for CI: a testsuite per partition, a
+testcase per segment (its .log) and side file, a failure per error finding
+(and per warning with --strict) with its check id, file and position,
+warnings as system-out. position is a byte position in file; position
+and offset are empty (JSON null) when they do not apply. The summary
+counts partitions, segments, batches (valid ones), bytes (of .log files),
+errors, warnings and infos (info findings, listed or not): the table's last
+line (with the time taken and the rate), the last JSON line
+("kind":"summary"), or a line on stderr with -o csv or junit. Check ids are listed in the CLI contract
 (log.crc, log.corrupt-header, log.truncated, log.offset-order,
 log.offset-range, log.records, index.*, timeindex.*, txnindex.*,
 segment.overlap, segment.leftover, snapshot.*, checkpoint.*,
@@ -82,6 +89,7 @@ warnings); 2 a PATH could not be read.`,
 		Example: `  kseg verify /var/lib/kafka/data
   kseg verify -j 4 --strict data/orders-0
   kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'
+  kseg verify -o junit --strict data > kseg-verify.xml
   kseg verify --recovery-plan -o json data | jq -c 'select(.kind == "recovery_plan") | [.partition, .bytes, .estimate.seconds]'`,
 		Args:        cobra.MinimumNArgs(1),
 		Annotations: map[string]string{annotationJUnit: "yes"},

@@ -16,6 +16,8 @@ package find
 import (
 	"bytes"
 	"errors"
+	"math"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -48,10 +50,8 @@ type Filter struct {
 // Match reports whether r (a data record; control records never match)
 // passes f.
 func (f *Filter) Match(r *inspect.Record) bool {
-	if f.FromOffset != nil && r.Offset < *f.FromOffset || f.ToOffset != nil && r.Offset > *f.ToOffset {
-		return false
-	}
-	if f.FromTime != nil && r.Timestamp < *f.FromTime || f.ToTime != nil && r.Timestamp > *f.ToTime {
+	bounds := inspect.LogRange{FromOffset: f.FromOffset, ToOffset: f.ToOffset, FromTime: f.FromTime, ToTime: f.ToTime}
+	if !bounds.Contains(r) {
 		return false
 	}
 	if f.Key != nil && (r.Key == nil || !bytes.Equal(r.Key, f.Key)) {
@@ -93,6 +93,11 @@ type Options struct {
 	Max int
 	// Workers is how many partitions are searched at once (0: GOMAXPROCS).
 	Workers int
+	// Progress, when set, is called with the bytes of .log read so far
+	// over all partitions and the size of every .log searched (bounds make
+	// the search read less): from the workers' goroutines, so it must be
+	// safe for concurrent use; last with done == total.
+	Progress func(done, total int64)
 }
 
 // Match is one record that matched. Its byte slices are its own.
@@ -100,8 +105,9 @@ type Match struct {
 	Partition *inspect.Partition
 	Segment   *inspect.SegmentFiles
 	// Batch is the header of the batch holding the record. BatchBaseOffset
-	// is its base offset, or for a legacy (magic 0/1) wrapper the offset of
-	// its first inner message (the header holds the last).
+	// is its first offset as inspect.BatchCount works it out: the v2
+	// header's base offset, or for a legacy (magic 0/1) wrapper the offset
+	// of its first inner message (the header holds the last).
 	Batch           inspect.Batch
 	BatchBaseOffset int64
 	Record          inspect.Record
@@ -112,9 +118,9 @@ type Event struct {
 	Partition *inspect.Partition
 	Match     *Match
 	// Damage is a stretch of a segment that could not be searched: without
-	// Salvage, from the damage to the end of that segment (End is then the
-	// file size, or -1 when unknown); with it, the bytes skipped. Its Err
-	// names the file and byte position.
+	// Salvage, from Position to the end of that segment (End is then -1);
+	// with it, the bytes [Position, End) skipped. Its Err names the file and
+	// byte position.
 	Damage *inspect.Damage
 }
 
@@ -148,6 +154,23 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 		jobs[i] = &job{events: make(chan Event, 64)}
 	}
 	var stop atomic.Bool
+	var read atomic.Int64
+	var total int64
+	if opts.Progress != nil {
+		for _, p := range parts {
+			for _, sf := range p.Segments {
+				if fi, err := os.Stat(sf.Log); err == nil && sf.Log != "" {
+					total += fi.Size()
+				}
+			}
+		}
+		defer opts.Progress(total, total)
+	}
+	advance := func(n int64) {
+		if opts.Progress != nil {
+			opts.Progress(min(read.Add(n), total), total)
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
@@ -181,7 +204,7 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 						return errStop
 					}
 				}
-				if err := searchPartition(p, &opts, send); err != nil && !errors.Is(err, errStop) {
+				if err := searchPartition(p, &opts, send, advance); err != nil && !errors.Is(err, errStop) {
 					j.err = err
 				}
 				close(j.events)
@@ -223,10 +246,22 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 // searchPartition walks p segment by segment, so that damage in one
 // segment is reported and the search goes on with the next (the broker's
 // recovery, too, judges each segment on its own).
-func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error) error {
+func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error, advance func(int64)) error {
 	f := &opts.Filter
 	var dec inspect.RecordDecoder
 	var pending []Match
+	// The indexes serve bounded walks as they serve fetches, which the
+	// broker refuses below the log start offset; a segment holding
+	// offsets below it is walked whole, so that the records still on disk
+	// there are searched as an unbounded search would.
+	logStart := int64(math.MinInt64)
+	if f.FromOffset != nil || f.FromTime != nil {
+		st, err := p.ReadBrokerState()
+		if err != nil {
+			return err
+		}
+		logStart = st.LogStart
+	}
 	for i := range p.Segments {
 		sf := &p.Segments[i]
 		if sf.Log == "" {
@@ -242,12 +277,20 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		one := *p
 		one.Segments = p.Segments[i : i+1]
 		rng := inspect.LogRange{ToOffset: f.ToOffset}
-		if f.FromTime != nil && *f.FromTime >= 0 {
+		indexed := sf.BaseOffset >= logStart
+		if opts.Progress != nil {
+			last := int64(0)
+			rng.Progress = func(done, _ int64) {
+				advance(done - last)
+				last = done
+			}
+		}
+		if f.FromTime != nil && *f.FromTime >= 0 && indexed {
 			// The broker's timestamp search takes no negative target; every
 			// record's timestamp is >= -1 anyway.
 			rng.FromTime = f.FromTime
 		}
-		if f.FromOffset != nil && *f.FromOffset > sf.BaseOffset {
+		if f.FromOffset != nil && *f.FromOffset > sf.BaseOffset && indexed {
 			rng.FromOffset = f.FromOffset
 		}
 		damaged := false
@@ -257,11 +300,9 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 				return nil // control records never match
 			}
 			pending = nil // sent matches belong to the receiver
-			first := int64(-1)
+			count := inspect.HeaderCount(b)
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-				if first < 0 {
-					first = r.Offset
-				}
+				count.Record(r)
 				if f.Match(r) {
 					pending = append(pending, Match{Partition: p, Segment: sf, Batch: *b, Record: r.Clone()})
 				}
@@ -286,12 +327,8 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 				}
 				return errSkipSegment
 			}
-			base := b.BaseOffset
-			if b.Magic < 2 {
-				base = first
-			}
 			for k := range pending {
-				pending[k].BatchBaseOffset = base
+				pending[k].BatchBaseOffset = count.FirstOffset
 				if err := send(Event{Partition: p, Match: &pending[k]}); err != nil {
 					return err
 				}

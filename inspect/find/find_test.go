@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
@@ -234,7 +235,8 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 			maxN = 1 + rng.IntN(20)
 		}
 		want := bruteForce(all, f, maxN)
-		got, res := search(t, parts, find.Options{Filter: f, Max: maxN, Workers: 1 + i%4})
+		// Every third search salvages: on healthy data it finds the same.
+		got, res := search(t, parts, find.Options{Filter: f, Max: maxN, Workers: 1 + i%4, Salvage: i%3 == 0})
 		if len(want) > 0 {
 			nonEmpty++
 		}
@@ -354,6 +356,79 @@ func TestSearchGoesOnPastDamage(t *testing.T) {
 		}
 		if msg := damage[0].Err.Error(); !strings.Contains(msg, m.LogPath(&seg)) || !strings.Contains(msg, fmt.Sprintf("byte position %d", bad.Position)) {
 			t.Errorf("damage error %q does not name the file and byte position", msg)
+		}
+	}
+}
+
+// TestSearchProgress: the progress callback ends at the size of every .log
+// searched, and an unbounded search reports every byte read along the way.
+func TestSearchProgress(t *testing.T) {
+	parts, _ := generateDataDir(t)
+	var size int64
+	for _, p := range parts {
+		for _, s := range p.Segments {
+			fi, err := os.Stat(s.Log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size += fi.Size()
+		}
+	}
+	var mu sync.Mutex
+	var calls, maxDone, lastDone, lastTotal int64
+	progress := func(done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		maxDone = max(maxDone, done)
+		lastDone, lastTotal = done, total
+	}
+	if _, err := find.Search(parts, find.Options{Filter: find.Filter{Key: []byte("none")}, Workers: 3, Progress: progress}, func(find.Event) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if lastDone != size || lastTotal != size || maxDone != size || calls < int64(len(parts)) {
+		t.Errorf("progress: %d calls, last (%d, %d), max %d; the logs hold %d bytes", calls, lastDone, lastTotal, maxDone, size)
+	}
+}
+
+// TestSearchBelowTheLogStartOffset: with a log-start-offset-checkpoint
+// above the first records (DeleteRecords), a bounded search still finds
+// every record on disk in range, as an unbounded one does (a fetch there
+// would be refused, so the segment is walked whole).
+func TestSearchBelowTheLogStartOffset(t *testing.T) {
+	root := t.TempDir()
+	m, err := gen.Generate(filepath.Join(root, "orders-0"), gen.Options{Seed: 9, Segments: 3, Batches: 10, RecordsPerBatch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logStart := m.Segments[0].Batches[5].BaseOffset + 1
+	cp := inspect.AppendOffsetCheckpoint(nil, []inspect.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: logStart}})
+	if err := os.WriteFile(filepath.Join(root, inspect.LogStartOffsetCheckpointFile), cp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := inspect.Resolve(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []oracleRecord
+	for si := range m.Segments {
+		for bi := range m.Segments[si].Batches {
+			b := &m.Segments[si].Batches[bi]
+			for _, r := range b.Records {
+				all = append(all, oracleRecord{"orders-0", b, r})
+			}
+		}
+	}
+	first := m.Segments[0].Batches[1].Records[0]
+	for _, f := range []find.Filter{
+		{FromOffset: p64(first.Offset)},
+		{FromOffset: p64(first.Offset), ToOffset: p64(logStart + 2)},
+		{FromTime: p64(first.Timestamp)},
+	} {
+		want := bruteForce(all, f, 0)
+		got, _ := search(t, tg.Partitions, find.Options{Filter: f})
+		if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+			t.Errorf("%s: %d matches, brute force %d", describe(f), len(got), len(want))
 		}
 	}
 }

@@ -214,7 +214,8 @@ func offsetKey(d internaltopics.Decoded) (Key, bool) {
 
 func offsetValue(d internaltopics.Decoded) (Offset, bool) {
 	var o Offset
-	off, ok := d.Value.Get("offset")
+	off, _ := d.Value.Get("offset")
+	var ok bool
 	if o.Offset, ok = off.(int64); !ok {
 		return o, false
 	}

@@ -13,8 +13,9 @@ import (
 // it: log start and end offsets, leader epochs, high watermark.
 type Replica struct {
 	Partition *inspect.Partition
-	// LogStartOffset is the larger of the first segment's base offset and
-	// the data directory's log-start-offset-checkpoint entry (LogLoader).
+	// LogStartOffset is the broker's (inspect.BrokerState.LogStart: the
+	// larger of the first segment's base offset and the data directory's
+	// log-start-offset-checkpoint entry, LogLoader).
 	LogStartOffset int64
 	// LogEndOffset is the offset after the last batch (ListOffsets latest).
 	LogEndOffset int64
@@ -40,13 +41,16 @@ func Open(p *inspect.Partition) (*Replica, error) {
 		return nil, err
 	}
 	r.LogEndOffset = latest.Offset
-	r.LogStartOffset = p.Segments[0].BaseOffset
-	dd := inspect.ReadDataDirFiles(filepath.Dir(filepath.Clean(p.Dir)))
-	if ls, ok := inspect.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok && ls > r.LogStartOffset {
-		r.LogStartOffset = min(ls, r.LogEndOffset)
+	st, err := p.ReadBrokerState()
+	if err != nil {
+		return nil, err
 	}
-	if hw, ok := inspect.CheckpointedOffset(&dd.HighWatermarks, p.Topic, p.Partition); ok {
-		r.HighWatermark = &hw
+	r.LogStartOffset = min(st.LogStart, r.LogEndOffset)
+	if p.DataDir != "" {
+		hws := inspect.ReadOffsetCheckpoint(filepath.Join(p.DataDir, inspect.ReplicationCheckpointFile))
+		if hw, ok := inspect.CheckpointedOffset(&hws, p.Topic, p.Partition); ok {
+			r.HighWatermark = &hw
+		}
 	}
 	f := inspect.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, inspect.LeaderEpochCheckpointFile))
 	if f.Present() && f.Err == nil {
@@ -147,10 +151,14 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 		ComparedTo:        min(left.LogEndOffset, right.LogEndOffset),
 	}
 	d.ComparedTo = max(d.ComparedTo, d.ComparedFrom)
-	if x, rounds, ok := Truncation(left.Side(), right.Side()); ok {
-		d.Truncation, d.Rounds = &x, rounds
-	} else {
-		d.Rounds = rounds
+	// Without epochs on either side the protocol says nothing (a high
+	// watermark alone is not an answer about these two logs).
+	if len(left.Epochs) > 0 || len(right.Epochs) > 0 {
+		if x, rounds, ok := Truncation(left.Side(), right.Side()); ok {
+			d.Truncation, d.Rounds = &x, rounds
+		} else {
+			d.Rounds = rounds
+		}
 	}
 	// Left is read from the truncation point when it is earlier, to count
 	// the records a follower would discard.
@@ -158,13 +166,13 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 	if d.Truncation != nil {
 		leftFrom = min(leftFrom, *d.Truncation)
 	}
-	lc := stream(left.Partition, leftFrom)
+	lc := stream(left.Partition, leftFrom, left.LogStartOffset)
 	if d.Truncation != nil {
 		lc.countFrom = *d.Truncation
 	} else {
 		lc.countFrom = 1<<63 - 1
 	}
-	rc := stream(right.Partition, d.ComparedFrom)
+	rc := stream(right.Partition, d.ComparedFrom, right.LogStartOffset)
 	defer lc.stop()
 	defer rc.stop()
 	a, b := lc.next(), rc.next()
@@ -258,15 +266,19 @@ type cursor struct {
 	countFrom, counted int64
 }
 
-func stream(p *inspect.Partition, from int64) *cursor {
-	// A walk from below the first segment finds nothing (the broker's
-	// read answers OffsetOutOfRange there): start at the log.
-	from = max(from, p.Segments[0].BaseOffset)
+func stream(p *inspect.Partition, from, logStart int64) *cursor {
+	// The walk starts through the offset index, as a fetch does; below the
+	// log start offset a fetch is refused (OffsetOutOfRange), so records
+	// still on disk there are read from the start of the log.
+	var rng inspect.LogRange
+	if from >= logStart {
+		rng.FromOffset = &from
+	}
 	c := &cursor{ch: make(chan []*Record, 4), quit: make(chan struct{}), errc: make(chan error, 1)}
 	go func() {
 		defer close(c.ch)
 		var dec inspect.RecordDecoder
-		err := p.Walk(inspect.LogRange{FromOffset: &from}, func(w inspect.WalkBatch) error {
+		err := p.Walk(rng, func(w inspect.WalkBatch) error {
 			var recs []*Record
 			b := *w.Batch
 			err := dec.Records(w.Segment.Log, w.Entry, w.Batch, func(r *inspect.Record) error {

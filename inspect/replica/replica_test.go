@@ -294,3 +294,35 @@ func TestEndOffsetFor(t *testing.T) {
 		t.Errorf("truncateFromEnd(40) = %s", got)
 	}
 }
+
+// TestTruncationFallbacks: the follower's high watermark when epochs
+// cannot answer, and a plain one-round answer.
+func TestTruncationFallbacks(t *testing.T) {
+	hw := int64(20)
+	e := func(pairs ...int64) replica.EpochCache {
+		var c replica.EpochCache
+		for i := 0; i < len(pairs); i += 2 {
+			c = append(c, inspect.EpochEntry{Epoch: int32(pairs[i]), StartOffset: pairs[i+1]})
+		}
+		return c
+	}
+	for _, c := range []struct {
+		name             string
+		follower, leader replica.Side
+		want             int64
+		ok               bool
+		rounds           int
+	}{
+		{"follower without epochs: its high watermark", replica.Side{LogEndOffset: 40, HighWatermark: &hw}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 20, true, 1},
+		{"follower without epochs nor high watermark", replica.Side{LogEndOffset: 40}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 0, false, 0},
+		{"leader older than the follower: high watermark", replica.Side{Epochs: e(5, 0), LogEndOffset: 40, HighWatermark: &hw}, replica.Side{Epochs: e(3, 0), LogEndOffset: 100}, 20, true, 1},
+		{"leader older, no high watermark", replica.Side{Epochs: e(5, 0), LogEndOffset: 40}, replica.Side{Epochs: e(3, 0), LogEndOffset: 100}, 0, false, 0},
+		{"leader moved on: the end of the follower's epoch there", replica.Side{Epochs: e(1, 0, 2, 10), LogEndOffset: 30}, replica.Side{Epochs: e(1, 0, 2, 10, 3, 25), LogEndOffset: 50}, 25, true, 1},
+		{"the high watermark above the log end: the log end", replica.Side{LogEndOffset: 15, HighWatermark: &hw}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 15, true, 1},
+	} {
+		got, rounds, ok := replica.Truncation(c.follower, c.leader)
+		if got != c.want || ok != c.ok || len(rounds) != c.rounds {
+			t.Errorf("%s: %d %v %+v, want %d %v with %d rounds", c.name, got, ok, rounds, c.want, c.ok, c.rounds)
+		}
+	}
+}

@@ -68,6 +68,7 @@ type state struct {
 	nextOffset int64 // log end offset
 	wall       int64 // broker clock: append times, marker times, base of producer times; never decreases
 	skew       int64 // "jumping": current offset of producer clocks from wall
+	ticks      int64 // batches (and markers) generated so far
 	producers  []producer
 }
 
@@ -305,9 +306,40 @@ func (g *generator) advanceOffset(segmentStart bool) int64 {
 	return off
 }
 
-// tick advances the broker clock for a new batch.
+// Traffic shapes (Options.Traffic): how far the broker clock moves
+// between batches.
+const (
+	second       = int64(time.Second / time.Millisecond)
+	steadyStep   = 10 * second // "steady" and "stop": a batch every 10 s
+	burstQuiet   = 60 * second // "burst": a batch a minute outside the burst...
+	burstStep    = 500         // ...and two a second inside it
+	stopSilence  = hour / 2    // "stop": the silence after two thirds of the batches
+	defaultStepN = 20          // "": 1..20 ms between batches
+)
+
+// tick advances the broker clock for a new batch, by the traffic shape.
+// The shapes place batches by their index among the partition's
+// Segments*Batches batches (markers count as batches).
 func (g *generator) tick() {
-	g.st.wall += 1 + g.rng.Int64N(20)
+	i, n := g.st.ticks, int64(g.o.Segments*g.o.Batches)
+	g.st.ticks++
+	switch g.o.Traffic {
+	case "steady":
+		g.st.wall += steadyStep
+	case "burst":
+		if i >= n/3 && i < 2*n/3 {
+			g.st.wall += burstStep
+		} else {
+			g.st.wall += burstQuiet
+		}
+	case "stop":
+		g.st.wall += steadyStep
+		if i == 2*n/3 {
+			g.st.wall += stopSilence
+		}
+	default:
+		g.st.wall += 1 + g.rng.Int64N(defaultStepN)
+	}
 	if g.o.Timestamps == "jumping" && g.rng.IntN(20) == 0 {
 		jump := hour + g.rng.Int64N(23*hour)
 		if g.rng.IntN(2) == 0 {

@@ -69,6 +69,13 @@ type Options struct {
 	// record at StartTimestamp) or random (out of order within and across
 	// batches). Magic 0 has no timestamps.
 	Timestamps string
+	// Traffic is the shape of the traffic over time, for timelines: ""
+	// (default: a batch every 1..20 ms), steady (a batch every 10 s),
+	// burst (a batch a minute, but two a second in the middle third of the
+	// batches) or stop (steady, with half an hour of silence after two
+	// thirds of the batches). Batches are placed by their index among
+	// Segments*Batches.
+	Traffic string
 	// LogAppendTime is the fraction (0..1) of batches written as
 	// LogAppendTime (magic 1 and 2); their append times never decrease.
 	LogAppendTime float64
@@ -244,6 +251,11 @@ func (o Options) resolved() (Options, error) {
 	case "increasing", "jumping", "equal", "random":
 	default:
 		return o, fmt.Errorf("gen: unknown timestamp pattern %q (increasing|jumping|equal|random)", o.Timestamps)
+	}
+	switch o.Traffic {
+	case "", "steady", "burst", "stop":
+	default:
+		return o, fmt.Errorf("gen: unknown traffic shape %q (steady|burst|stop)", o.Traffic)
 	}
 	return o, nil
 }

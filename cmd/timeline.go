@@ -1,0 +1,454 @@
+package cmd
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kseg/kseg/inspect"
+)
+
+type timelineOptions struct {
+	paths        []string
+	bucket       time.Duration // 0: about timelineBuckets buckets over the span
+	from, to     int64         // --from-time, --to-time; -1 when not given
+	perPartition bool
+	svg          string
+}
+
+// timelineBuckets is about how many buckets the automatic width gives.
+const timelineBuckets = 60
+
+// maxTimelineBuckets bounds the buckets of one series: a --bucket far
+// narrower than the span (1s over a year) would otherwise allocate
+// without end.
+const maxTimelineBuckets = 1 << 20
+
+func newTimelineCommand(ios *IOStreams) *cobra.Command {
+	opts := timelineOptions{from: -1, to: -1}
+	var fromTime, toTime string
+	c := &cobra.Command{
+		Use:   "timeline PATH...",
+		Short: "Show traffic over time (records and bytes per time bucket) from the time indexes",
+		Long: `Show the traffic of every partition under each PATH over time: how many
+offsets and log bytes fall in each time bucket, read from the time indexes
+and the segments' base offsets and sizes (and, to place the bytes, the
+offset index and a few batch headers): no record is read. "When did traffic
+stop before the crash?" is answered by looking at the chart.
+
+A time index entry (T, O) says T is the largest timestamp up to offset O,
+so the offsets after the previous entry up to O, and their bytes, are
+counted at T; what follows a segment's last entry is counted at that
+entry's time. The resolution is the time index's: a broker writes an entry
+per index.interval.bytes (4 KiB by default) of log, so traffic between two
+entries shows in the later one's bucket. A segment without a usable time index (absent, or empty) is
+read from its batch headers instead, and the summary says so
+(source: batches).
+
+Buckets are contiguous, aligned on multiples of their width, and cover the
+first to the last timestamp; --bucket sets the width (a Go duration: 30s,
+5m, 1h), else about 60 buckets over the span, rounded up to a whole second,
+minute or hour. Summed over all buckets, records equal each partition's
+offset span (log end offset minus its first segment's base offset,
+compaction gaps included) and bytes its log size; --from-time and
+--to-time keep only the buckets in that range.
+
+The table draws a bar chart of records per bucket (one per partition with
+--per-partition). Fields (-o json, csv): kind (bucket) start end (ms, end
+exclusive) records bytes, with partition_dir when --per-partition; then a
+summary line ("kind":"summary": partitions records bytes from to source;
+on stderr with -o csv). --svg FILE also writes the chart as an SVG image.
+
+Exit codes: 0 shown (also when no partition has a timestamp); 2 a PATH could
+not be read, or FILE not written.`,
+		Example: `  kseg timeline /var/lib/kafka/data
+  kseg timeline --bucket 1m --from-time 2023-11-14T22:00:00Z orders-0
+  kseg timeline --per-partition --svg traffic.svg data
+  kseg timeline -o json data/orders-0 | jq -c 'select(.kind == "bucket" and .records == 0)'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.paths = args
+			if opts.bucket < 0 || (c.Flags().Changed("bucket") && opts.bucket < time.Millisecond) {
+				return usageErrorf("--bucket must be at least 1ms, not %s", opts.bucket)
+			}
+			for _, f := range []struct {
+				name, value string
+				dst         *int64
+			}{{"from-time", fromTime, &opts.from}, {"to-time", toTime, &opts.to}} {
+				if !c.Flags().Changed(f.name) {
+					continue
+				}
+				ts, err := parseTimestamp(f.value)
+				if err != nil || ts < 0 {
+					return usageErrorf("--%s must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", f.name, f.value)
+				}
+				*f.dst = ts
+			}
+			if opts.from >= 0 && opts.to >= 0 && opts.to < opts.from {
+				return usageErrorf("--to-time (%d) is before --from-time (%d)", opts.to, opts.from)
+			}
+			return runTimeline(ios, opts)
+		},
+	}
+	f := c.Flags()
+	f.DurationVar(&opts.bucket, "bucket", 0, "bucket width (30s, 5m, 1h; default: about 60 buckets over the span)")
+	f.StringVar(&fromTime, "from-time", "", "first time shown (ms, RFC 3339, a date, or relative: -1h)")
+	f.StringVar(&toTime, "to-time", "", "last time shown (ms, RFC 3339, a date, or relative: -1h)")
+	f.BoolVar(&opts.perPartition, "per-partition", false, "one series per partition instead of their sum")
+	f.StringVar(&opts.svg, "svg", "", "also write the chart as an SVG image to `FILE`")
+	_ = c.RegisterFlagCompletionFunc("svg", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{"svg"}, cobra.ShellCompDirectiveFilterFileExt
+	})
+	_ = c.RegisterFlagCompletionFunc("bucket", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{"1s", "10s", "1m", "5m", "15m", "1h", "6h", "24h"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return c
+}
+
+// timelineBucketJSON is the contract's bucket line.
+type timelineBucketJSON struct {
+	Kind         string  `json:"kind"`
+	PartitionDir *string `json:"partition_dir,omitempty"`
+	Start        int64   `json:"start"`
+	End          int64   `json:"end"`
+	Records      int64   `json:"records"`
+	Bytes        int64   `json:"bytes"`
+}
+
+// timelineSummaryJSON is the contract's summary line.
+type timelineSummaryJSON struct {
+	Kind       string `json:"kind"`
+	Partitions int    `json:"partitions"`
+	Records    int64  `json:"records"`
+	Bytes      int64  `json:"bytes"`
+	From       *int64 `json:"from"`
+	To         *int64 `json:"to"`
+	Source     string `json:"source"`
+}
+
+var timelineColumns = []column[timelineBucketJSON]{
+	wideOnly(textColumn("kind", func(b timelineBucketJSON) string { return b.Kind })),
+	textPtrColumn("partition_dir", func(b timelineBucketJSON) *string { return b.PartitionDir }),
+	intColumn("start", func(b timelineBucketJSON) int64 { return b.Start }),
+	intColumn("end", func(b timelineBucketJSON) int64 { return b.End }),
+	intColumn("records", func(b timelineBucketJSON) int64 { return b.Records }),
+	intColumn("bytes", func(b timelineBucketJSON) int64 { return b.Bytes }),
+}
+
+// timelineSeries is the buckets of one partition, or of all summed.
+type timelineSeries struct {
+	name    string // partition directory; "" for the sum
+	buckets []inspect.TimelineBucket
+}
+
+// bucketWidths are the widths autoBucket chooses from: whole seconds,
+// minutes or hours that divide the next unit, then whole days.
+var bucketWidths = []time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// autoBucket is the width (ms) of about timelineBuckets buckets over span
+// ms: the narrowest of bucketWidths that makes at most that many, or
+// whole days past them.
+func autoBucket(span int64) int64 {
+	w := max(span/timelineBuckets, 1)
+	for _, b := range bucketWidths {
+		if ms := b.Milliseconds(); ms >= w {
+			return ms
+		}
+	}
+	day := (24 * time.Hour).Milliseconds()
+	return (w + day - 1) / day * day
+}
+
+func runTimeline(ios *IOStreams, opts timelineOptions) error {
+	type partTraffic struct {
+		p    *inspect.Partition
+		segs []inspect.SegmentTraffic
+	}
+	var parts []partTraffic
+	for _, path := range opts.paths {
+		t, err := resolveTarget(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range t.Skipped {
+			ios.Warnf("%s: not read: %s", s.Path, s.Reason)
+		}
+		ps := append([]*inspect.Partition(nil), t.Partitions...)
+		sortPartitions(ps)
+		bar := ios.progress("timeline")
+		for i, p := range ps {
+			bar.partition(p.Name())
+			segs, err := p.Traffic()
+			if err != nil {
+				bar.done()
+				return fmt.Errorf("reading the traffic of %s: %w", p.Dir, err)
+			}
+			parts = append(parts, partTraffic{p, segs})
+			bar.update(int64(i+1), int64(len(ps)))
+		}
+		bar.done()
+	}
+
+	// The span and the bucket width, common to every series.
+	from, to := int64(-1), int64(-1)
+	source := "timeindex"
+	var fromBatches []string
+	for _, pt := range parts {
+		f, t := inspect.TimeSpan(pt.segs)
+		if f >= 0 && (from < 0 || f < from) {
+			from = f
+		}
+		to = max(to, t)
+		for _, s := range pt.segs {
+			if s.FromBatches {
+				source = "batches"
+				fromBatches = append(fromBatches, filepath.Join(pt.p.Dir, inspect.SegmentName(s.BaseOffset)+inspect.LogSuffix))
+			}
+		}
+	}
+	if len(fromBatches) > 0 {
+		ios.Warnf("no usable time index for %s: read from the batch headers instead", listNames(fromBatches, 3))
+	}
+	if opts.from >= 0 && from >= 0 {
+		from = max(from, opts.from)
+	}
+	if opts.to >= 0 && to >= 0 {
+		to = min(to, opts.to)
+	}
+	if to < from {
+		from, to = -1, -1 // nothing in the range
+	}
+	bucket := opts.bucket.Milliseconds()
+	if bucket == 0 {
+		bucket = autoBucket(to - from)
+	}
+	if from >= 0 && (to-inspect.BucketStart(from, bucket))/bucket >= maxTimelineBuckets {
+		return usageErrorf("--bucket %s makes %d buckets over %s: choose a wider bucket", opts.bucket, (to-from)/bucket+1, humanDuration(time.Duration(to-from)*time.Millisecond))
+	}
+
+	var series []timelineSeries
+	sum := timelineSummaryJSON{Kind: "summary", Partitions: len(parts), Source: source}
+	if from >= 0 {
+		sum.From, sum.To = ptr(from), ptr(to)
+	}
+	total := timelineSeries{buckets: inspect.NewBuckets(from, to, bucket)}
+	for _, pt := range parts {
+		s := &total
+		if opts.perPartition {
+			series = append(series, timelineSeries{name: pt.p.Dir, buckets: inspect.NewBuckets(from, to, bucket)})
+			s = &series[len(series)-1]
+		}
+		r, b, ur, _ := inspect.AddTraffic(s.buckets, bucket, pt.segs)
+		sum.Records += r
+		sum.Bytes += b
+		if ur > 0 {
+			ios.Warnf("%s: %d offsets have no timestamp (magic 0) and are not shown", pt.p.Dir, ur)
+		}
+	}
+	if !opts.perPartition {
+		series = []timelineSeries{total}
+	}
+
+	if opts.svg != "" {
+		if err := writeTimelineSVG(opts.svg, series, bucket, sum); err != nil {
+			return err
+		}
+	}
+	switch ios.Format() {
+	case FormatTable, FormatWide:
+		return drawTimeline(ios, series, bucket, sum)
+	case FormatJSON:
+		l := newLister(ios, timelineColumns)
+		addTimelineRows(l, series)
+		if err := l.Close(); err != nil {
+			return err
+		}
+		return newJSONEncoder(ios).Encode(sum)
+	default: // CSV
+		l := newLister(ios, timelineColumns)
+		addTimelineRows(l, series)
+		if err := l.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(ios.ErrOut, "kseg: %s\n", timelineSummaryText(ios, sum, bucket))
+		return nil
+	}
+}
+
+func addTimelineRows(l *lister[timelineBucketJSON], series []timelineSeries) {
+	for _, s := range series {
+		var dir *string
+		if s.name != "" {
+			dir = ptr(s.name)
+		}
+		for _, b := range s.buckets {
+			l.Add(timelineBucketJSON{Kind: "bucket", PartitionDir: dir, Start: b.Start, End: b.End, Records: b.Records, Bytes: b.Bytes})
+		}
+	}
+}
+
+// listNames is up to n names joined, then how many more.
+func listNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// timelineSummaryText is the summary for people.
+func timelineSummaryText(ios *IOStreams, s timelineSummaryJSON, bucket int64) string {
+	src := "from the time indexes"
+	if s.Source == "batches" {
+		src = "from the time indexes, and batch headers where a time index was missing"
+	}
+	if s.From == nil {
+		return fmt.Sprintf("%s: no timestamp in range (%s)", countOf(s.Partitions, "partition"), src)
+	}
+	return fmt.Sprintf("%s, %s, %s from %s to %s (%s), %s buckets, %s",
+		countOf(s.Partitions, "partition"), countOf(s.Records, "record"), humanSize(s.Bytes),
+		ios.timeText(*s.From), ios.timeText(*s.To), ios.ago(*s.To),
+		humanDuration(time.Duration(bucket)*time.Millisecond), src)
+}
+
+// barWidth is the width of the bars of a chart on a terminal of width
+// columns (0: no terminal) after a label of labelWidth columns.
+func barWidth(columns, labelWidth int) int {
+	if columns <= 0 {
+		return 50
+	}
+	return max(columns-labelWidth-2, 10)
+}
+
+// blocks are the eighths of a block for the end of a bar.
+var blocks = []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
+
+// bar is a bar of value/maxValue of width columns, in block characters:
+// any traffic draws at least an eighth, so that a quiet bucket is not
+// mistaken for an empty one.
+func bar(value, maxValue int64, width int) string {
+	if value <= 0 || maxValue <= 0 {
+		return ""
+	}
+	eighths := int(math.Round(float64(value) / float64(maxValue) * float64(width*8)))
+	eighths = max(eighths, 1)
+	return strings.Repeat("█", eighths/8) + blocks[eighths%8]
+}
+
+// drawTimeline draws each series as a bar chart: a line per bucket with
+// its start time, records and bytes, and a bar of its records.
+func drawTimeline(ios *IOStreams, series []timelineSeries, bucket int64, sum timelineSummaryJSON) error {
+	var b strings.Builder
+	for k, s := range series {
+		if k > 0 {
+			b.WriteByte('\n')
+		}
+		if s.name != "" {
+			b.WriteString(escapeControl(s.name) + "\n")
+		}
+		rows := make([][3]string, len(s.buckets))
+		var widths [3]int
+		var maxRecords int64
+		for i, bk := range s.buckets {
+			start := ios.timeText(bk.Start)
+			if bucket%1000 == 0 {
+				start = secondsTime(ios, &bk.Start)
+			}
+			rows[i] = [3]string{start, groupCount(bk.Records), humanSize(bk.Bytes)}
+			for j := range rows[i] {
+				widths[j] = max(widths[j], displayWidth(rows[i][j]))
+			}
+			maxRecords = max(maxRecords, bk.Records)
+		}
+		header := [3]string{"start", "records", "bytes"}
+		for j := range header {
+			widths[j] = max(widths[j], len(header[j]))
+		}
+		label := widths[0] + 2 + widths[1] + 2 + widths[2]
+		width := barWidth(ios.TerminalWidth(), label)
+		if len(s.buckets) > 0 {
+			fmt.Fprintf(&b, "%-*s  %*s  %*s\n", widths[0], header[0], widths[1], header[1], widths[2], header[2])
+		}
+		for i, r := range rows {
+			line := fmt.Sprintf("%-*s  %*s  %*s  %s", widths[0], r[0], widths[1], r[1], widths[2], r[2], bar(s.buckets[i].Records, maxRecords, width))
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+	line := timelineSummaryText(ios, sum, bucket)
+	for _, l := range wrapIndented(line, ios.TerminalWidth()) {
+		b.WriteString(l + "\n")
+	}
+	_, err := fmt.Fprint(ios.Out, b.String())
+	return err
+}
+
+// writeTimelineSVG writes the chart as an SVG image: per series, a bar of
+// records per bucket, with the first and last times under it. The file is
+// written to a temporary name beside it, then renamed.
+func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum timelineSummaryJSON) error {
+	const (
+		chartW, chartH = 800, 160
+		margin         = 40
+	)
+	var b strings.Builder
+	height := len(series)*(chartH+2*margin) + margin
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", chartW+2*margin, height)
+	fmt.Fprintf(&b, `<title>kseg timeline: %d records, %d bytes, %d ms buckets</title>`+"\n", sum.Records, sum.Bytes, bucket)
+	for k, s := range series {
+		top := margin + k*(chartH+2*margin)
+		name := "all partitions"
+		if s.name != "" {
+			name = s.name
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s: records per %s</text>`+"\n", margin, top-8, xmlEscape(name), humanDuration(time.Duration(bucket)*time.Millisecond))
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", margin, top, chartW, chartH)
+		var maxRecords int64
+		for _, bk := range s.buckets {
+			maxRecords = max(maxRecords, bk.Records)
+		}
+		if len(s.buckets) == 0 || maxRecords == 0 {
+			continue
+		}
+		w := float64(chartW) / float64(len(s.buckets))
+		for i, bk := range s.buckets {
+			h := float64(chartH) * float64(bk.Records) / float64(maxRecords)
+			fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b7dd8"><title>%s: %d records, %d bytes</title></rect>`+"\n",
+				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, humanTime(bk.Start), bk.Records, bk.Bytes)
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", margin, top+chartH+16, humanTime(s.buckets[0].Start))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, humanTime(s.buckets[len(s.buckets)-1].End))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", margin-4, top+10, maxRecords)
+	}
+	b.WriteString("</svg>\n")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// xmlEscape escapes text for an XML text node.
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(escapeControl(s))
+}

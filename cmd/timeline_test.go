@@ -1,0 +1,367 @@
+package cmd
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kseg/kseg/rebuild/gen"
+)
+
+// timelineLines parses timeline -o json into its buckets and summary.
+func timelineLines(t *testing.T, out string) ([]timelineBucketJSON, timelineSummaryJSON) {
+	t.Helper()
+	var buckets []timelineBucketJSON
+	var sum timelineSummaryJSON
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if strings.HasPrefix(l, `{"kind":"summary"`) {
+			if err := json.Unmarshal([]byte(l), &sum); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var b timelineBucketJSON
+		if err := json.Unmarshal([]byte(l), &b); err != nil || b.Kind != "bucket" {
+			t.Fatalf("not a bucket line: %q (%v)", l, err)
+		}
+		buckets = append(buckets, b)
+	}
+	return buckets, sum
+}
+
+// shapePartition writes a partition of the given traffic shape with a
+// time index entry for every batch but the first of each segment.
+func shapePartition(t *testing.T, dir, shape string) *gen.Manifest {
+	t.Helper()
+	m, err := gen.Generate(filepath.Join(dir, shape+"-0"), gen.Options{
+		Seed: 3, Segments: 3, Batches: 40, RecordsPerBatch: 5, ValueSize: 40,
+		IndexIntervalBytes: gen.IndexEveryBatch, Traffic: shape,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// checkAgainstRecords holds a timeline's buckets to the records'
+// timestamps. A record is counted at the time of a time index entry at or
+// after it: its batch's (the largest timestamp so far), or, for the first
+// batch of a segment (which a broker does not index), the next batch's.
+// So for every bucket end T, the records counted before T are at most
+// those whose timestamp is before T, and at least those whose latest
+// possible time is before T. Summed, records are the offset span and
+// bytes the log size.
+func checkAgainstRecords(t *testing.T, m *gen.Manifest, buckets []timelineBucketJSON, sum timelineSummaryJSON) {
+	t.Helper()
+	type rec struct{ ts, latest int64 }
+	var recs []rec
+	var logBytes int64
+	for _, s := range m.Segments {
+		logBytes += s.LogSize
+		maxSoFar := int64(-1)
+		for k, b := range s.Batches {
+			latest := b.MaxTimestamp
+			if k == 0 && len(s.Batches) > 1 {
+				latest = max(b.MaxTimestamp, s.Batches[1].MaxTimestamp)
+			}
+			maxSoFar = max(maxSoFar, latest)
+			for _, r := range b.Records {
+				recs = append(recs, rec{r.Timestamp, maxSoFar})
+			}
+		}
+	}
+	span := m.LogEndOffset - m.Segments[0].BaseOffset
+	if sum.Records != span || sum.Bytes != logBytes || int64(len(recs)) != span {
+		t.Errorf("summary: %d records, %d bytes; want the offset span %d (%d records) and the log size %d", sum.Records, sum.Bytes, span, len(recs), logBytes)
+	}
+	var cum, gotRecords, gotBytes int64
+	for i, b := range buckets {
+		if i > 0 && b.Start != buckets[i-1].End {
+			t.Fatalf("bucket %d starts at %d, the one before ends at %d", i, b.Start, buckets[i-1].End)
+		}
+		cum += b.Records
+		gotRecords += b.Records
+		gotBytes += b.Bytes
+		var upper, lower int64
+		for _, r := range recs {
+			if r.ts < b.End {
+				upper++
+			}
+			if r.latest < b.End {
+				lower++
+			}
+		}
+		if cum < lower || cum > upper {
+			t.Errorf("before %s: %d records counted, the records' timestamps allow %d..%d", humanTime(b.End), cum, lower, upper)
+		}
+	}
+	if gotRecords != sum.Records || gotBytes != sum.Bytes {
+		t.Errorf("buckets sum to %d records, %d bytes; summary says %d, %d", gotRecords, gotBytes, sum.Records, sum.Bytes)
+	}
+}
+
+// Steady traffic, a burst and a stop: the chart and the JSON buckets, held
+// to golden files and to the records' timestamps; each shape shows.
+func TestTimelineShapes(t *testing.T) {
+	dir := t.TempDir()
+	for _, shape := range []string{"steady", "burst", "stop"} {
+		m := shapePartition(t, dir, shape)
+		before := hashTree(t, m.Dir)
+		clock := func(ios *IOStreams) { ios.SetNow(tickingClock(time.Second)) }
+		out, stderr, code := runInWith(t, dir, clock, "-o", "json", "timeline", "--bucket", "1m", shape+"-0")
+		if code != 0 || stderr != "" {
+			t.Fatalf("%s: exit %d, %s", shape, code, stderr)
+		}
+		assertGolden(t, "timeline-"+shape+".jsonl", out)
+		buckets, sum := timelineLines(t, out)
+		if sum.Source != "timeindex" || sum.Partitions != 1 {
+			t.Errorf("%s: summary %+v", shape, sum)
+		}
+		checkAgainstRecords(t, m, buckets, sum)
+
+		var counts []int64
+		for _, b := range buckets {
+			counts = append(counts, b.Records)
+		}
+		switch shape {
+		case "steady": // a batch every 10 s: every minute has traffic
+			if slices.Contains(counts, 0) {
+				t.Errorf("steady: an empty minute in %v", counts)
+			}
+		case "burst": // the busiest minute dwarfs a quiet one
+			sorted := slices.Sorted(slices.Values(counts))
+			if median := sorted[len(sorted)/2]; sorted[len(sorted)-1] < 10*max(median, 1) {
+				t.Errorf("burst: no burst in %v", counts)
+			}
+		case "stop": // half an hour without traffic
+			run, longest := 0, 0
+			for _, c := range counts {
+				if c == 0 {
+					run++
+					longest = max(longest, run)
+				} else {
+					run = 0
+				}
+			}
+			if longest < 25 {
+				t.Errorf("stop: longest silence %d minutes in %v", longest, counts)
+			}
+		}
+		for _, w := range []int{80, 160} {
+			chart, _, _ := runInWith(t, dir, func(ios *IOStreams) { clock(ios); ios.SetTerminalWidth(w) }, "timeline", "--bucket", "1m", shape+"-0")
+			assertGolden(t, fmt.Sprintf("timeline-%s-%d.txt", shape, w), chart)
+			assertLinesFit(t, shape, chart, w)
+		}
+		assertTreeUnchanged(t, m.Dir, before)
+	}
+}
+
+// Without a time index, the batch headers give the same answer at batch
+// resolution, and the summary says where it came from.
+func TestTimelineFallsBackToBatches(t *testing.T) {
+	dir := t.TempDir()
+	m := shapePartition(t, dir, "steady")
+	for i := range m.Segments {
+		if err := os.Remove(m.TimeIndexPath(&m.Segments[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, stderr, code := runIn(t, dir, "-o", "json", "timeline", "--bucket", "1m", "steady-0")
+	if code != 0 || !strings.Contains(stderr, "no usable time index for steady-0/00000000000000000000.log") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	buckets, sum := timelineLines(t, out)
+	if sum.Source != "batches" {
+		t.Errorf("source %q, want batches", sum.Source)
+	}
+	checkAgainstRecords(t, m, buckets, sum)
+}
+
+// Several partitions: summed by default, one series each with
+// --per-partition; --from-time/--to-time keep the buckets in range; --svg
+// writes an SVG image of the chart.
+func TestTimelinePartitionsRangeAndSVG(t *testing.T) {
+	dir := t.TempDir()
+	steady := shapePartition(t, dir, "steady")
+	stop := shapePartition(t, dir, "stop")
+	out, _, code := runIn(t, dir, "-o", "json", "timeline", "--bucket", "5m", ".")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	total, sum := timelineLines(t, out)
+	if sum.Partitions != 2 || sum.Records != steady.LogEndOffset+stop.LogEndOffset {
+		t.Errorf("summed: %+v", sum)
+	}
+	out, _, _ = runIn(t, dir, "-o", "json", "timeline", "--bucket", "5m", "--per-partition", ".")
+	per, _ := timelineLines(t, out)
+	byDir := map[string]int64{}
+	sums := make([]int64, len(total))
+	for _, b := range per {
+		if b.PartitionDir == nil {
+			t.Fatalf("no partition_dir: %+v", b)
+		}
+		byDir[*b.PartitionDir] += b.Records
+		for i := range total {
+			if total[i].Start == b.Start {
+				sums[i] += b.Records
+			}
+		}
+	}
+	if byDir["steady-0"] != steady.LogEndOffset || byDir["stop-0"] != stop.LogEndOffset {
+		t.Errorf("per partition: %v", byDir)
+	}
+	for i := range total {
+		if sums[i] != total[i].Records {
+			t.Errorf("bucket %d: partitions sum to %d, the total says %d", i, sums[i], total[i].Records)
+		}
+	}
+
+	from, to := total[2].Start, total[4].End-1
+	out, _, _ = runIn(t, dir, "-o", "json", "timeline", "--bucket", "5m", "--from-time", fmt.Sprint(from), "--to-time", fmt.Sprint(to), ".")
+	ranged, rsum := timelineLines(t, out)
+	if len(ranged) != 3 || ranged[0] != total[2] || ranged[2] != total[4] || rsum.Records != total[2].Records+total[3].Records+total[4].Records {
+		t.Errorf("range %d..%d: %+v %+v", from, to, ranged, rsum)
+	}
+
+	svg := filepath.Join(t.TempDir(), "traffic.svg")
+	if _, stderr, code := runIn(t, dir, "timeline", "--bucket", "5m", "--per-partition", "--svg", svg, "."); code != 0 {
+		t.Fatalf("--svg: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		XMLName xml.Name `xml:"svg"`
+		Rects   []struct {
+			Title string `xml:"title"`
+		} `xml:"rect"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("not SVG: %v", err)
+	}
+	bars := 0
+	for _, r := range doc.Rects {
+		if r.Title != "" {
+			bars++
+		}
+	}
+	if bars != len(per) {
+		t.Errorf("%d bars in the SVG, %d buckets", bars, len(per))
+	}
+
+	if _, stderr, code := runIn(t, dir, "timeline", "--bucket", "1ms", "."); code != 2 || !strings.Contains(stderr, "choose a wider bucket") {
+		t.Errorf("too many buckets: exit %d, %q", code, stderr)
+	}
+}
+
+// On every partition written by a real broker, the buckets sum to the
+// partition's offset span and log size (as ls reports them); one without
+// timestamps (magic 0) is left out with a warning.
+func TestTimelineRealFixtures(t *testing.T) {
+	real := requireRealFixtures(t)
+	ents, err := os.ReadDir(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(real, e.Name()))
+		}
+	}
+	out, stderr, code := runKseg(t, nil, append([]string{"-o", "json", "timeline", "--per-partition"}, dirs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	buckets, sum := timelineLines(t, out)
+	records, bytes := map[string]int64{}, map[string]int64{}
+	for _, b := range buckets {
+		records[*b.PartitionDir] += b.Records
+		bytes[*b.PartitionDir] += b.Bytes
+	}
+	lsOut, _, code := runKseg(t, nil, append([]string{"-o", "json", "ls"}, dirs...)...)
+	if code != 0 {
+		t.Fatalf("ls: exit %d", code)
+	}
+	var wantRecords, wantBytes int64
+	for _, p := range jsonLines(t, lsOut) {
+		dir := p["dir"].(string)
+		span := int64(p["next_offset"].(float64) - p["base_offset"].(float64))
+		size := int64(p["log_bytes"].(float64))
+		if p["last_timestamp"] == nil { // magic 0: no time to place it at
+			if records[dir] != 0 || (span > 0 && !strings.Contains(stderr, dir+": ")) {
+				t.Errorf("%s has no timestamp: %d records shown, stderr %q", dir, records[dir], stderr)
+			}
+			continue
+		}
+		if records[dir] != span || bytes[dir] != size {
+			t.Errorf("%s: %d records, %d bytes in the buckets; ls says offsets %d, log %d bytes", dir, records[dir], bytes[dir], span, size)
+		}
+		wantRecords += span
+		wantBytes += size
+	}
+	if sum.Records != wantRecords || sum.Bytes != wantBytes {
+		t.Errorf("summary %d records, %d bytes; want %d, %d", sum.Records, sum.Bytes, wantRecords, wantBytes)
+	}
+}
+
+// A corrupt batch header: the timeline still answers. Before the last
+// index entry the time index places the traffic around it (the sums stay
+// the offset span and log size); past it, the segment is read from its
+// batch headers up to the damage, and the bytes after it are counted at
+// the last time.
+func TestTimelineOnDamagedLog(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		seg    int
+		batch  func(n int) int
+		source string
+	}{
+		{"mid-log", 1, func(int) int { return 20 }, "timeindex"},
+		{"last batch", 2, func(n int) int { return n - 1 }, "batches"},
+	} {
+		dir := t.TempDir()
+		m := shapePartition(t, dir, "steady")
+		s := &m.Segments[tc.seg]
+		bad := s.Batches[tc.batch(len(s.Batches))]
+		f, err := os.OpenFile(m.LogPath(s), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte{0, 0, 0, 1}, bad.Position+8); err != nil { // batch length 1: impossible
+			t.Fatal(err)
+		}
+		f.Close()
+		out, stderr, code := runIn(t, dir, "-o", "json", "timeline", "steady-0")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, stderr)
+		}
+		_, sum := timelineLines(t, out)
+		var logBytes int64
+		for _, s := range m.Segments {
+			logBytes += s.LogSize
+		}
+		records := m.LogEndOffset
+		if tc.source == "batches" {
+			records = bad.BaseOffset // the damaged batch on is not whole
+		}
+		if sum.Bytes != logBytes || sum.Records != records || sum.Source != tc.source {
+			t.Errorf("%s: summary %+v; want %d records, %d bytes, source %s", tc.name, sum, records, logBytes, tc.source)
+		}
+	}
+}
+
+// gen refuses a traffic shape it does not know.
+func TestGenTrafficShapes(t *testing.T) {
+	_, stderr, code := runKseg(t, nil, "gen", "--traffic", "spiky", filepath.Join(t.TempDir(), "x-0"))
+	if code != 2 || !strings.Contains(stderr, `unknown traffic shape "spiky" (steady|burst|stop)`) {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,249 @@
+package inspect
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Traffic over time, read from the time indexes without reading record
+// data (kseg timeline).
+//
+// A time index entry (T, O) says that T is the largest timestamp of the
+// segment up to and including the batch whose last offset is O
+// (TimeIndex.maybeAppend from LogSegment.append). The offsets after the
+// previous entry, up to O, and the log bytes holding them, are therefore
+// attributed to time T. Where those bytes start and end is found as a
+// fetch finds it: the offset index, then a few batch headers
+// (Segment.LookupOffset of O+1). The offsets and bytes after the last
+// entry (an active segment's time index lags the log by up to
+// index.interval.bytes) are attributed to the last entry's time. A segment
+// without a usable time index (absent, empty, or its first entry a zero
+// padding slot) is read from its batch headers instead: one mark per
+// batch, at the largest timestamp so far.
+
+// TrafficMark is one step of a segment's traffic: the offsets before
+// EndOffset and the log bytes before EndPosition not covered by an earlier
+// mark are attributed to Timestamp (-1: none, magic 0).
+type TrafficMark struct {
+	Timestamp   int64
+	EndOffset   int64 // exclusive
+	EndPosition int64 // exclusive
+}
+
+// SegmentTraffic is a segment's marks, in offset order; the last ends at
+// the segment's next offset and its log size, so the marks cover the
+// whole segment.
+type SegmentTraffic struct {
+	BaseOffset  int64
+	Marks       []TrafficMark
+	FromBatches bool // the time index was not usable: the marks come from batch headers
+}
+
+// Traffic reads each segment's traffic marks.
+func (p *Partition) Traffic() ([]SegmentTraffic, error) {
+	out := make([]SegmentTraffic, 0, len(p.Segments))
+	for _, sf := range p.Segments {
+		if sf.Log == "" {
+			continue // an index without its log holds no traffic
+		}
+		st, err := SegmentTrafficOf(sf)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// SegmentTrafficOf reads one segment's traffic marks.
+func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
+	seg, err := OpenSegment(sf)
+	if err != nil {
+		return SegmentTraffic{}, err
+	}
+	defer seg.Close()
+	st := SegmentTraffic{BaseOffset: seg.BaseOffset}
+	next, err := seg.NextOffset()
+	if err != nil && !isDamage(err) {
+		return st, err
+	}
+	if err != nil {
+		// The log is damaged past its last index entry, so its end is
+		// not known from the indexes: the batch headers give what is
+		// whole before the damage, and the bytes from there on are
+		// counted at the last time.
+		st.FromBatches = true
+		st.Marks, err = batchMarks(seg)
+		return st, err
+	}
+	valid := 0
+	if seg.TimeIndex != nil {
+		if valid, err = seg.TimeIndex.ValidEntries(); err != nil {
+			return st, fmt.Errorf("%s: %w", seg.TimeIndexName, err)
+		}
+		if valid == 1 && seg.TimeIndex.Slots() > 1 {
+			// Slot 0 always counts, but a zero slot 0 followed by
+			// padding is a preallocated index nothing was written to.
+			if e, err := seg.TimeIndex.Entry(0); err == nil && e.Timestamp == 0 && e.Offset == seg.BaseOffset {
+				valid = 0
+			}
+		}
+	}
+	if valid == 0 && next > seg.BaseOffset {
+		st.FromBatches = true
+		st.Marks, err = batchMarks(seg)
+		return st, err
+	}
+	last := TrafficMark{Timestamp: -1, EndOffset: seg.BaseOffset}
+	for i := range valid {
+		e, err := seg.TimeIndex.Entry(i)
+		if err != nil {
+			return st, fmt.Errorf("%s: slot %d: %w", seg.TimeIndexName, i, err)
+		}
+		end := min(max(e.Offset+1, last.EndOffset), next)
+		pos := seg.LogSize
+		if end < next {
+			b, _, found, err := seg.LookupOffset(end)
+			if err != nil && !errors.Is(err, ErrTorn) && !isDamage(err) {
+				return st, err
+			}
+			if found {
+				pos = b.Position
+			}
+		}
+		m := TrafficMark{Timestamp: e.Timestamp, EndOffset: end, EndPosition: max(pos, last.EndPosition)}
+		st.Marks = append(st.Marks, m)
+		last = m
+	}
+	// The rest of the segment: at the last entry's time.
+	st.Marks = append(st.Marks, TrafficMark{Timestamp: last.Timestamp, EndOffset: next, EndPosition: seg.LogSize})
+	return st, nil
+}
+
+// batchMarks is a segment's marks from its batch headers: one per batch,
+// at the largest timestamp so far, the last ending at the log's size (a
+// torn or damaged tail included).
+func batchMarks(seg *Segment) ([]TrafficMark, error) {
+	var marks []TrafficMark
+	maxTS := int64(-1)
+	end := seg.BaseOffset
+	sc := seg.Scan(0)
+	for sc.Next() {
+		b := sc.Batch()
+		maxTS = max(maxTS, b.MaxTimestamp)
+		end = max(end, b.LastOffset+1)
+		marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: b.Position + b.Size})
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) && !isDamage(err) {
+		return nil, err
+	}
+	marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: seg.LogSize})
+	return marks, nil
+}
+
+// TimelineBucket is the traffic of one time bucket: offsets (Records) and
+// log bytes attributed to times in [Start, End).
+type TimelineBucket struct {
+	Start, End int64 // ms; End exclusive
+	Records    int64
+	Bytes      int64
+}
+
+// TimeSpan is the first and last timestamp of the marks (-1, -1 when none
+// has a timestamp).
+func TimeSpan(segs []SegmentTraffic) (from, to int64) {
+	from, to = -1, -1
+	for _, s := range segs {
+		for _, m := range s.Marks {
+			if m.Timestamp < 0 {
+				continue
+			}
+			if from < 0 || m.Timestamp < from {
+				from = m.Timestamp
+			}
+			to = max(to, m.Timestamp)
+		}
+	}
+	return from, to
+}
+
+// BucketStart is the start of the bucket of width bucket (ms) holding t:
+// buckets are aligned on multiples of their width since the epoch.
+func BucketStart(t, bucket int64) int64 { return t - t%bucket }
+
+// AddTraffic adds a partition's traffic to buckets, which cover
+// [buckets[0].Start, buckets[len-1].End) in contiguous buckets of width
+// bucket. The offsets of a mark are those after the previous mark's end
+// (for a partition's first mark, from its first segment's base offset;
+// for a segment's first mark, from the previous segment's end, so that
+// offsets between segments are counted too); its bytes, those after the
+// previous mark of its segment. Marks without a timestamp are counted
+// with the next mark that has one (or, at the end, the last that had).
+// Marks outside the buckets are left out. It returns the offsets and
+// bytes added, and those left out for having no timestamp at all.
+func AddTraffic(buckets []TimelineBucket, bucket int64, segs []SegmentTraffic) (records, bytes, untimedRecords, untimedBytes int64) {
+	if len(segs) == 0 {
+		return 0, 0, 0, 0
+	}
+	first := int64(0)
+	if len(buckets) > 0 {
+		first = buckets[0].Start
+	}
+	add := func(ts, n, b int64) {
+		if len(buckets) == 0 || ts < first {
+			return
+		}
+		i := (ts - first) / bucket
+		if i >= int64(len(buckets)) {
+			return
+		}
+		buckets[i].Records += n
+		buckets[i].Bytes += b
+		records += n
+		bytes += b
+	}
+	prevEnd := segs[0].BaseOffset
+	var pendN, pendB int64 // offsets and bytes waiting for a timestamp
+	lastTS := int64(-1)
+	for _, s := range segs {
+		prevPos := int64(0)
+		for _, m := range s.Marks {
+			n := max(m.EndOffset-prevEnd, 0)
+			b := max(m.EndPosition-prevPos, 0)
+			prevEnd = max(prevEnd, m.EndOffset)
+			prevPos = max(prevPos, m.EndPosition)
+			if m.Timestamp < 0 {
+				pendN += n
+				pendB += b
+				continue
+			}
+			add(m.Timestamp, n+pendN, b+pendB)
+			pendN, pendB = 0, 0
+			lastTS = m.Timestamp
+		}
+	}
+	if pendN > 0 || pendB > 0 {
+		if lastTS >= 0 {
+			add(lastTS, pendN, pendB)
+		} else {
+			untimedRecords, untimedBytes = pendN, pendB
+		}
+	}
+	return records, bytes, untimedRecords, untimedBytes
+}
+
+// NewBuckets returns the contiguous buckets of width bucket (ms) that
+// cover [from, to]; nil when from is negative.
+func NewBuckets(from, to, bucket int64) []TimelineBucket {
+	if from < 0 || to < from || bucket <= 0 {
+		return nil
+	}
+	start := BucketStart(from, bucket)
+	n := (to-start)/bucket + 1
+	out := make([]TimelineBucket, n)
+	for i := range out {
+		out[i].Start = start + int64(i)*bucket
+		out[i].End = out[i].Start + bucket
+	}
+	return out
+}
