@@ -343,6 +343,31 @@ var logColumns = []column[logLine]{
 		}
 		return strconv.FormatBool(l.batch.IsControl)
 	})),
+	// The batch fields CSV leaves out, in -o wide (every JSON field).
+	wideTableOnly(textColumn("segment", func(l logLine) string {
+		if l.batch == nil {
+			return ""
+		}
+		return l.batch.Segment
+	})),
+	wideTableOnly(column[logLine]{name: "crc", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return int64(b.CRC) })}),
+	wideTableOnly(column[logLine]{name: "base_timestamp", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.BaseTimestamp }),
+		display: func(l logLine, ios *IOStreams) string {
+			if l.batch == nil {
+				return ""
+			}
+			return ios.timeText(l.batch.BaseTimestamp)
+		}}),
+	wideTableOnly(column[logLine]{name: "producer_id", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return b.ProducerID })}),
+	wideTableOnly(column[logLine]{name: "producer_epoch", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return int64(b.ProducerEpoch) })}),
+	wideTableOnly(column[logLine]{name: "base_sequence", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return int64(b.BaseSequence) })}),
+	wideTableOnly(column[logLine]{name: "partition_leader_epoch", right: true, cell: logBatchInt(func(b *batchLineJSON) int64 { return int64(b.PartitionLeaderEpoch) })}),
+	wideTableOnly(textColumn("is_transactional", func(l logLine) string {
+		if l.batch == nil {
+			return ""
+		}
+		return strconv.FormatBool(l.batch.IsTransactional)
+	})),
 	wideOnly(column[logLine]{name: "offset", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Offset, 10) })}),
 	wideOnly(column[logLine]{name: "timestamp", right: true, cell: logRecordText(func(r *recordLineJSON) string { return strconv.FormatInt(r.Timestamp, 10) }),
 		display: func(l logLine, ios *IOStreams) string {
@@ -358,6 +383,19 @@ var logColumns = []column[logLine]{
 		}
 		return optText(r.Value)
 	}))),
+	// The record fields CSV leaves out, in -o wide (every JSON field).
+	omitIfEmpty(wideTableOnly(textColumn("key_encoding", logRecordText(func(r *recordLineJSON) string { return r.KeyEncoding })))),
+	omitIfEmpty(wideTableOnly(textColumn("value_encoding", logRecordText(func(r *recordLineJSON) string { return r.ValueEncoding })))),
+	omitIfEmpty(wideTableOnly(textColumn("headers", logRecordText(func(r *recordLineJSON) string { return headersText(r.Headers) })))),
+	omitIfEmpty(wideTableOnly(textColumn("control", logRecordText(func(r *recordLineJSON) string {
+		if r.Control == nil {
+			return ""
+		}
+		if r.Control.CoordinatorEpoch == nil {
+			return r.Control.Type
+		}
+		return fmt.Sprintf("%s (coordinator_epoch %d)", r.Control.Type, *r.Control.CoordinatorEpoch)
+	})))),
 }
 
 // crcStyle colours a batch's crc_valid cell red when its CRC does not hold.

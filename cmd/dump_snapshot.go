@@ -144,6 +144,19 @@ var snapshotColumns = []column[snapshotLineJSON]{
 	{name: "last_sequence", right: true, cell: snapshotProducerInt(func(p *producerJSON) int32 { return p.LastSequence })},
 	{name: "first_offset", right: true, cell: snapshotProducerOpt(func(p *producerJSON) *int64 { return p.FirstOffset })},
 	{name: "last_offset", right: true, cell: snapshotProducerInt(func(p *producerJSON) int64 { return p.LastOffset })},
+	// The other JSON fields, in -o wide only (CSV keeps its columns).
+	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "offset_delta", right: true, cell: snapshotProducerInt(func(p *producerJSON) int32 { return p.OffsetDelta })})),
+	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "version", right: true, cell: func(l snapshotLineJSON) string { return optInt(l.Version) }})),
+	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "crc", right: true, cell: func(l snapshotLineJSON) string { return optInt(l.CRC) }})),
+	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "trailing_bytes", right: true, cell: func(l snapshotLineJSON) string { return optInt(l.TrailingBytes) }})),
+}
+
+// optInt is *v in decimal, or "" when v is nil.
+func optInt[N ~int16 | ~uint32 | ~int64](v *N) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(*v), 10)
 }
 
 // collectSnapshots lists the snapshot files a PATH names.

@@ -133,9 +133,11 @@ type timelineSummaryJSON struct {
 
 var timelineColumns = []column[timelineBucketJSON]{
 	wideOnly(textColumn("kind", func(b timelineBucketJSON) string { return b.Kind })),
-	textPtrColumn("partition_dir", func(b timelineBucketJSON) *string { return b.PartitionDir }),
-	intColumn("start", func(b timelineBucketJSON) int64 { return b.Start }),
-	intColumn("end", func(b timelineBucketJSON) int64 { return b.End }),
+	omitIfEmpty(textPtrColumn("partition_dir", func(b timelineBucketJSON) *string { return b.PartitionDir })),
+	withDisplay(intColumn("start", func(b timelineBucketJSON) int64 { return b.Start }),
+		func(b timelineBucketJSON, ios *IOStreams) string { return ios.timeText(b.Start) }),
+	withDisplay(intColumn("end", func(b timelineBucketJSON) int64 { return b.End }),
+		func(b timelineBucketJSON, ios *IOStreams) string { return ios.timeText(b.End) }),
 	intColumn("records", func(b timelineBucketJSON) int64 { return b.Records }),
 	intColumn("bytes", func(b timelineBucketJSON) int64 { return b.Bytes }),
 }
@@ -264,8 +266,14 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 		}
 	}
 	switch ios.Format() {
-	case FormatTable, FormatWide:
+	case FormatTable:
 		return drawTimeline(ios, series, bucket, sum)
+	case FormatWide:
+		// -o wide is the table of every field of the JSON lines.
+		l := newLister(ios, timelineColumns)
+		addTimelineRows(l, series)
+		l.Footer("%s", timelineSummaryText(ios, sum, bucket))
+		return l.Close()
 	case FormatJSON:
 		l := newLister(ios, timelineColumns)
 		addTimelineRows(l, series)
