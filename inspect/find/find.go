@@ -16,6 +16,7 @@ package find
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -294,12 +295,35 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 			rng.FromOffset = f.FromOffset
 		}
 		damaged := false
+		// damage reports batch b as damage (err): with Salvage the search
+		// goes on past it, else the rest of the segment is not searched.
+		damage := func(b *inspect.Batch, err error) error {
+			damaged = true
+			d := inspect.Damage{Segment: sf, Position: b.Position, End: b.End(), Err: err}
+			if !opts.Salvage {
+				d.End = -1 // the rest of the segment is not searched
+			}
+			if err := send(Event{Partition: p, Damage: &d}); err != nil {
+				return err
+			}
+			if opts.Salvage {
+				return nil
+			}
+			return errSkipSegment
+		}
 		visit := func(w inspect.WalkBatch) error {
 			b := w.Batch
 			if b.IsControl() {
 				return nil // control records never match
 			}
 			pending = nil // sent matches belong to the receiver
+			if !w.CRCValid {
+				// Its bytes are not what was written: a consumer's CRC
+				// check refuses the batch (DefaultRecordBatch.ensureValid)
+				// and broker recovery truncates the segment there.
+				return damage(b, &inspect.CorruptError{File: w.Segment.Log, Position: b.Position, Offset: -1,
+					Err: fmt.Errorf("%w: stored crc %d does not match the computed %d", inspect.ErrCRC, b.CRC, inspect.ComputeCRC(b.Magic, w.Entry))})
+			}
 			count := inspect.HeaderCount(b)
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
 				count.Record(r)
@@ -314,18 +338,7 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 					return err
 				}
 				// Records that do not decode: the batch is damage.
-				damaged = true
-				d := inspect.Damage{Segment: sf, Position: b.Position, End: b.End(), Err: err}
-				if !opts.Salvage {
-					d.End = -1 // the rest of the segment is not searched
-				}
-				if err := send(Event{Partition: p, Damage: &d}); err != nil {
-					return err
-				}
-				if opts.Salvage {
-					return nil
-				}
-				return errSkipSegment
+				return damage(b, err)
 			}
 			for k := range pending {
 				pending[k].BatchBaseOffset = count.FirstOffset
