@@ -109,6 +109,23 @@ var checkpointColumns = []column[checkpointLineJSON]{
 	textColumn("file", func(l checkpointLineJSON) string { return l.File }),
 	textColumn("key", func(l checkpointLineJSON) string { k, _ := l.keyValue(); return k }),
 	textColumn("value", func(l checkpointLineJSON) string { _, v := l.keyValue(); return v }),
+	// -o wide adds each JSON field of the lines listed (CSV keeps its
+	// columns); key and value above are the JSON fields of property lines.
+	omitIfEmpty(wideTableOnly(textColumn("checkpoint", func(l checkpointLineJSON) string { return l.Checkpoint }))),
+	omitIfEmpty(wideTableOnly(textPtrColumn("topic", func(l checkpointLineJSON) *string { return l.Topic }))),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "partition", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.Partition) }})),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "offset", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.Offset) }})),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "epoch", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.Epoch) }})),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "start_offset", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.StartOffset) }})),
+	omitIfEmpty(wideTableOnly(textColumn("in_cache", func(l checkpointLineJSON) string {
+		if l.InCache == nil {
+			return ""
+		}
+		return strconv.FormatBool(*l.InCache)
+	}))),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "version", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.Version) }})),
+	omitIfEmpty(wideTableOnly(textPtrColumn("topic_id", func(l checkpointLineJSON) *string { return l.TopicID }))),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "broker_epoch", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.BrokerEpoch) }})),
 }
 
 // checkpointKinds maps a file name to how it is read.

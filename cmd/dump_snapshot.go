@@ -146,13 +146,13 @@ var snapshotColumns = []column[snapshotLineJSON]{
 	{name: "last_offset", right: true, cell: snapshotProducerInt(func(p *producerJSON) int64 { return p.LastOffset })},
 	// The other JSON fields, in -o wide only (CSV keeps its columns).
 	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "offset_delta", right: true, cell: snapshotProducerInt(func(p *producerJSON) int32 { return p.OffsetDelta })})),
-	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "version", right: true, cell: func(l snapshotLineJSON) string { return optInt(l.Version) }})),
-	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "crc", right: true, cell: func(l snapshotLineJSON) string { return optInt(l.CRC) }})),
-	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "trailing_bytes", right: true, cell: func(l snapshotLineJSON) string { return optInt(l.TrailingBytes) }})),
+	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "version", right: true, cell: func(l snapshotLineJSON) string { return optDecimal(l.Version) }})),
+	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "crc", right: true, cell: func(l snapshotLineJSON) string { return optDecimal(l.CRC) }})),
+	omitIfEmpty(wideTableOnly(column[snapshotLineJSON]{name: "trailing_bytes", right: true, cell: func(l snapshotLineJSON) string { return optDecimal(l.TrailingBytes) }})),
 }
 
-// optInt is *v in decimal, or "" when v is nil.
-func optInt[N ~int16 | ~uint32 | ~int64](v *N) string {
+// optDecimal is *v in decimal, or "" when v is nil.
+func optDecimal[N ~int16 | ~int32 | ~uint32 | ~int64](v *N) string {
 	if v == nil {
 		return ""
 	}

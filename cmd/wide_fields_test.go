@@ -22,6 +22,7 @@ func TestWideShowsEveryJSONField(t *testing.T) {
 		{"dump-log", "data/tx-0"},
 		{"dump-log", "--records", "data/tx-0"},
 		{"dump-snapshot", "data/tx-0"},
+		{"dump-checkpoint", "data/tx-0"},
 		{"timeline", "data"},
 		{"timeline", "--per-partition", "data"},
 	} {
