@@ -180,6 +180,8 @@ var diffRecordColumns = []column[*diffRecordJSON]{
 		}
 		return strconv.FormatBool(*d.RemovedByCompaction)
 	})),
+	omitIfEmpty(wideTableOnly(textColumn("key_encoding", func(d *diffRecordJSON) string { return d.KeyEncoding }))),
+	omitIfEmpty(wideTableOnly(textColumn("value_encoding", func(d *diffRecordJSON) string { return d.ValueEncoding }))),
 }
 
 func nullableInt(p *int64) string {

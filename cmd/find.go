@@ -203,6 +203,8 @@ var findColumns = []column[*findLineJSON]{
 	wideOnly(textColumn("key", func(l *findLineJSON) string { return optText(l.Key) })),
 	wideOnly(textColumn("value", func(l *findLineJSON) string { return optText(l.Value) })),
 	wideOnly(textColumn("headers", func(l *findLineJSON) string { return headersText(l.Headers) })),
+	omitIfEmpty(wideTableOnly(textColumn("key_encoding", func(l *findLineJSON) string { return l.KeyEncoding }))),
+	omitIfEmpty(wideTableOnly(textColumn("value_encoding", func(l *findLineJSON) string { return l.ValueEncoding }))),
 	omitIfEmpty(wideOnly(textColumn("decoded", func(l *findLineJSON) string {
 		if l.Decoded == nil {
 			return ""

@@ -23,6 +23,7 @@ func TestWideShowsEveryJSONField(t *testing.T) {
 		{"dump-log", "--records", "data/tx-0"},
 		{"dump-snapshot", "data/tx-0"},
 		{"dump-checkpoint", "data/tx-0"},
+		{"find", "data", "--from-offset", "0"},
 		{"timeline", "data"},
 		{"timeline", "--per-partition", "data"},
 	} {
