@@ -98,18 +98,21 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 		}
 	}
+	if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
+		// Writing through a symlinked partition directory would write
+		// outside the data directory named; refused before anything is
+		// written.
+		for _, p := range t.Partitions {
+			if fi, err := os.Lstat(p.Dir); err != nil {
+				return nil, err
+			} else if fi.Mode()&fs.ModeSymlink != 0 {
+				return nil, fmt.Errorf("%s: refusing to write through a symbolic link to a partition directory (name it as the PATH to rebuild it)", p.Dir)
+			}
+		}
+	}
 	opts.Meter = inspect.NewMeter(opts.Progress, t.LogBytes())
 	var results []Result
 	for _, p := range t.Partitions {
-		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
-			// Writing through a symlinked partition directory would write
-			// outside the data directory named.
-			if fi, err := os.Lstat(p.Dir); err != nil {
-				return results, err
-			} else if fi.Mode()&fs.ModeSymlink != 0 {
-				return results, fmt.Errorf("%s: refusing to write through a symbolic link to a partition directory", p.Dir)
-			}
-		}
 		popts := opts.Options
 		popts.CutOverlap = popts.CutOverlap || opts.TruncateLog
 		plans, err := PlanPartition(p, popts)
