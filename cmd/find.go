@@ -203,12 +203,12 @@ var findColumns = []column[*findLineJSON]{
 	wideOnly(textColumn("key", func(l *findLineJSON) string { return optText(l.Key) })),
 	wideOnly(textColumn("value", func(l *findLineJSON) string { return optText(l.Value) })),
 	wideOnly(textColumn("headers", func(l *findLineJSON) string { return headersText(l.Headers) })),
-	modify(wideOnly(textColumn("decoded", func(l *findLineJSON) string {
+	omitIfEmpty(wideOnly(textColumn("decoded", func(l *findLineJSON) string {
 		if l.Decoded == nil {
 			return ""
 		}
 		return decodedText(l.Decoded)
-	})), withOmitEmpty),
+	}))),
 }
 
 // headersText is a record's headers as name=value pairs (null values as
