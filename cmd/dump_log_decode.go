@@ -76,8 +76,8 @@ func recordDecoder(opts dumpLogOptions, p *inspect.Partition) string {
 
 // decodedRecordLine is recordLine plus the internal-topic decoding of a
 // data record (control records are not the topic's records).
-func decodedRecordLine(r *inspect.Record, b *inspect.Batch, encoding, decoder string) recordLineJSON {
-	line := recordLine(r, b, encoding)
+func decodedRecordLine(r *inspect.Record, b *inspect.Batch, encoding, decoder string, headers bool) recordLineJSON {
+	line := recordLine(r, b, encoding, headers)
 	if decoder != "" && !b.IsControl() {
 		d := internaltopics.Decode(decoder, r.Key, r.Value)
 		line.Decoded = &d
