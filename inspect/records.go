@@ -160,8 +160,12 @@ func (d *RecordDecoder) inflate(file string, b *Batch, codec Compression, src []
 	if err == nil {
 		return out, nil
 	}
-	if errors.Is(err, errDecompressLimit) {
-		return nil, corruptf(file, b.Position, ErrTooLarge, "%s payload of %d bytes inflates past %d bytes", codec, len(src), d.limit())
+	var claim *limitClaim
+	switch {
+	case errors.As(err, &claim):
+		return nil, corruptf(file, b.Position, ErrTooLarge, "%s payload of %d bytes declares %d bytes decompressed, over the cap of %d bytes", codec, len(src), claim.claimed, d.limit())
+	case errors.Is(err, errDecompressLimit):
+		return nil, corruptf(file, b.Position, ErrTooLarge, "%s payload of %d bytes inflates past the cap of %d bytes", codec, len(src), d.limit())
 	}
 	return nil, corruptf(file, b.Position, ErrCorruptRecords, "%s payload of %d bytes does not decompress: %v", codec, len(src), err)
 }
