@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -152,7 +153,7 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	changed := 0
 	for _, r := range results {
 		if r.StopErr != nil {
-			warnStop(ios, r, opts.truncateLog)
+			warnStop(ios, r, opts.truncateLog, opts.dryRun)
 		}
 		if r.Overlap != nil && !errors.Is(r.StopErr, rebuild.ErrOverlap) {
 			ios.Warnf("%s: %v; --truncate-log would cut the log there", r.Segment, r.Overlap)
@@ -181,14 +182,31 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 }
 
 // warnStop says on stderr where and why recovery stops in a segment.
-func warnStop(ios *IOStreams, r rebuild.Result, truncating bool) {
+// With --truncate-log it says what happened to the log: cut, would be cut
+// (--dry-run), or not cut (the run failed before it got there).
+func warnStop(ios *IOStreams, r rebuild.Result, truncating, dryRun bool) {
 	size := r.ValidBytes + r.TruncatedBytes
 	switch {
 	case errors.Is(r.StopErr, indexfmt.ErrInvalidOffset):
 		ios.Warnf("%s: broker recovery would empty this segment (all %d bytes) and delete the later unflushed segments: %v", r.Segment, size, r.StopErr)
+	case truncating && dryRun:
+		ios.Warnf("%s: would cut %d bytes at byte %d (dry run: nothing written): %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
+	case truncating && !logWritten(r):
+		ios.Warnf("%s: %d bytes not cut at byte %d (the run stopped before the log was cut): %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
 	case truncating:
 		ios.Warnf("%s: %d bytes cut at byte %d: %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
 	default:
 		ios.Warnf("%s: indexes cover the first %d of %d bytes; recovery would cut the rest (--truncate-log): %v", r.Segment, r.ValidBytes, size, r.StopErr)
 	}
+}
+
+// logWritten reports whether the run wrote the segment's log (cut in
+// place, or its cut copy under --out).
+func logWritten(r rebuild.Result) bool {
+	for _, w := range r.Written {
+		if filepath.Base(w) == r.Segment {
+			return true
+		}
+	}
+	return false
 }
