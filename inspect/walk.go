@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"errors"
+	"math"
 	"strings"
 )
 
@@ -155,7 +156,8 @@ func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64,
 		sv.reset(f, sf)
 	}
 	prevLast := int64(-1 << 63)
-	s := NewEntryScanner(f, f.Name, f.Size(), from, 0)
+	size := min(f.Size(), MaxSegmentBytes)
+	s := NewEntryScanner(f, f.Name, size, from, 0)
 	for {
 		s.Reset(from) // past damage: one scanner and window per segment
 		resume := int64(-1)
@@ -223,7 +225,7 @@ func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64,
 		}
 		err := s.Err()
 		if err == nil {
-			return false, nil
+			return false, tooLarge(f, sf, sv)
 		}
 		if sv == nil || !isDamage(err) {
 			return false, err
@@ -233,7 +235,7 @@ func walkSegment(f *File, sf *SegmentFiles, from int64, r LogRange, minTS int64,
 			return true, err
 		}
 		if !ok {
-			return false, nil
+			return false, tooLarge(f, sf, sv)
 		}
 		from = next
 	}
@@ -249,12 +251,39 @@ type salvager struct {
 }
 
 func (sv *salvager) reset(f *File, sf *SegmentFiles) {
+	size := min(f.Size(), MaxSegmentBytes)
 	if sv.rs == nil {
-		sv.rs = NewResyncer(f, f.Name, f.Size())
+		sv.rs = NewResyncer(f, f.Name, size)
 	} else {
-		sv.rs.Reset(f, f.Name, f.Size())
+		sv.rs.Reset(f, f.Name, size)
 	}
-	sv.sf, sv.size, sv.name = sf, f.Size(), f.Name
+	sv.sf, sv.size, sv.name = sf, size, f.Name
+}
+
+// MaxSegmentBytes is the most bytes of a .log anything reads: no broker
+// writes or opens a larger segment (segment.bytes is an int, and
+// FileRecords keeps sizes and positions as ints), so what lies past it (a
+// sparse file, say) is reported, not scanned.
+const MaxSegmentBytes = math.MaxInt32
+
+// SegmentTooLarge is the error for a log of size bytes past
+// MaxSegmentBytes, nil when it is not.
+func SegmentTooLarge(file string, size int64) error {
+	if size <= MaxSegmentBytes {
+		return nil
+	}
+	return corruptf(file, MaxSegmentBytes, ErrSegmentTooLarge, "the log is %d bytes; no broker opens a segment over %d bytes (segment.bytes is an int, FileRecords positions are 32-bit): the %d bytes past it are not read",
+		size, int64(MaxSegmentBytes), size-MaxSegmentBytes)
+}
+
+// tooLarge ends a walk of a log past MaxSegmentBytes: the rest is one
+// damaged range when salvaging, else the error.
+func tooLarge(f *File, sf *SegmentFiles, sv *salvager) error {
+	err := SegmentTooLarge(f.Name, f.Size())
+	if err == nil || sv == nil {
+		return err
+	}
+	return sv.report(Damage{Segment: sf, Position: MaxSegmentBytes, End: f.Size(), Err: err})
 }
 
 // skip reports the damage that starts at pos (why: the scanner's error)
