@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -133,8 +137,11 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	if interval == 0 {
 		interval = rebuild.IndexEveryBatch
 	}
+	ctx, stop := interruptible()
+	defer stop()
 	bar := ios.progress("rebuild")
 	results, runErr := rebuild.Run(t, rebuild.ApplyOptions{
+		Context:     ctx,
 		Options:     rebuild.Options{IndexIntervalBytes: interval, Progress: bar.callback()},
 		OutDir:      opts.out,
 		NoBackup:    opts.noBackup,
@@ -144,6 +151,10 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	})
 	bar.done()
 	if runErr != nil && len(results) == 0 {
+		var sig *interruptedError
+		if errors.As(runErr, &sig) {
+			return fmt.Errorf("%w: nothing written", runErr)
+		}
 		if errors.Is(runErr, rebuild.ErrLocked) {
 			return fmt.Errorf("%w (nothing written)", runErr)
 		}
@@ -178,7 +189,54 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	if err := l.Close(); err != nil {
 		return errors.Join(runErr, err)
 	}
+	var sig *interruptedError
+	if errors.As(runErr, &sig) {
+		done := 0
+		for _, r := range results {
+			if len(r.Written) > 0 {
+				done++
+			}
+		}
+		return fmt.Errorf("%w: stopped after writing %d segments (listed above; each file replaced is whole); no temporary file is left; run the same command again to finish", runErr, done)
+	}
 	return runErr
+}
+
+// interruptedError is a rebuild stopped by SIGINT or SIGTERM: the exit
+// code is 128 + the signal's number (130, 143), as a shell reports it.
+type interruptedError struct{ sig syscall.Signal }
+
+func (e *interruptedError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+func signalName(s syscall.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// interruptible is a context cancelled, with an *interruptedError as its
+// cause, by the first SIGINT or SIGTERM; a second one stops the process
+// as usual. stop releases the signals.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(&interruptedError{sig: sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(ch)
+		cancel(nil)
+	}
 }
 
 // warnStop says on stderr where and why recovery stops in a segment.
