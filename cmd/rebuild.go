@@ -45,7 +45,9 @@ Without --out, files are replaced in place, and only those that change:
 each is written to a temporary file, fsynced and renamed over the old one,
 which is kept as <name>.bak (unless --no-backup); at every moment the file
 name holds the whole old or the whole new file. kseg refuses to write in
-place while the data directory's .lock is held by a running broker (unless
+place while the .lock of the data directory really holding the files is
+held by a running broker (the path is resolved first: ".", "..", a bare
+segment file name and symbolic links all find the same .lock; unless
 --force), and never replaces a symbolic link.
 
 Recovery stops at the first invalid batch (a torn tail, a bad CRC, an
@@ -69,9 +71,17 @@ txnindex_entries valid_bytes truncated_bytes changed (a rebuilt file
 differs from the one on disk) written (every file created or modified,
 .bak and saved tails included; empty with --dry-run).
 
+With --truncate-log the warning says "N bytes cut", "would cut N bytes"
+(--dry-run) or "N bytes not cut" (the run failed before cutting the log).
+
+Ctrl-C (SIGINT) or SIGTERM stops the run before the next file, or while a
+file is being written (its temporary file is removed); every file already
+replaced is whole, and running the same command again finishes the job.
+
 Exit codes: 0 done (also when files changed); 2 could not do the job (bad
 PATH or flags, the broker holds the lock, a write failed, recovery itself
-would fail on a segment); segments done before the failure are listed.`,
+would fail on a segment); 130 / 143 stopped by SIGINT / SIGTERM; segments
+done before the failure are listed.`,
 		Example: `  kseg rebuild --dry-run data/orders-0
   kseg rebuild data/orders-0
   kseg rebuild --out /tmp/rebuilt data
