@@ -88,6 +88,10 @@ func seedPartitions(t *testing.T) []*seedPartition {
 		{"v1-none", gen.Options{Batches: 6, ValueSize: 16, Magic: 1, IndexIntervalBytes: gen.IndexEveryBatch}},
 		{"v0-snappy", gen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Magic: gen.MagicV0, Compression: "snappy", IndexIntervalBytes: 100}},
 		{"v0-lz4", gen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Magic: gen.MagicV0, Compression: "lz4", StartOffset: 1000}},
+		// Structure-heavy: decoded structure far larger than the bytes.
+		{"v2-many-headers", gen.Options{Batches: 2, RecordsPerBatch: 2, ValueSize: 4, EmptyHeaders: 3000, IndexIntervalBytes: gen.IndexEveryBatch}},
+		{"v2-zstd-many-headers", gen.Options{Batches: 2, RecordsPerBatch: 2, ValueSize: 4, EmptyHeaders: 20000, Compression: "zstd", IndexIntervalBytes: gen.IndexEveryBatch}},
+		{"v2-many-records", gen.Options{Batches: 3, RecordsPerBatch: 1500, ValueSize: 1, Compression: "lz4", IndexIntervalBytes: gen.IndexEveryBatch}},
 	} {
 		c.o.Seed = int64(len(out) + 1)
 		dir := filepath.Join(work, c.name+"-0")
@@ -244,6 +248,14 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 	add("inspect", "FuzzCheckpointFiles", "meta-properties-kraft", []byte("#\n#Mon Nov 14 22:13:20 UTC 2023\nnode.id=1\ndirectory.id=J8aAPcfLQt2bqs1JT_rMgQ\nversion=1\ncluster.id=4L6g3nShT-eMCtK--X86sw\n"))
 	add("inspect", "FuzzCheckpointFiles", "meta-properties-zk", []byte("version=0\nbroker.id=3\n"))
 	add("inspect", "FuzzCheckpointFiles", "clean-shutdown", []byte(`{"version":0,"brokerEpoch":42}`))
+	// Long epoch files: every entry kept, and every entry a repeat.
+	var rising, repeats []inspect.EpochEntry
+	for i := range 3000 {
+		rising = append(rising, inspect.EpochEntry{Epoch: int32(i), StartOffset: int64(i) * 7})
+		repeats = append(repeats, inspect.EpochEntry{Epoch: 5, StartOffset: 100})
+	}
+	add("inspect", "FuzzCheckpointFiles", "leader-epoch-long-rising", inspect.AppendLeaderEpochCheckpoint(nil, rising))
+	add("inspect", "FuzzCheckpointFiles", "leader-epoch-long-repeats", inspect.AppendLeaderEpochCheckpoint(nil, repeats))
 	for _, n := range []string{"orders-0.0123456789abcdef0123456789abcdef-delete", "lost+found", "__cluster_metadata-0", "orders-2147483647", "orders-2147483648"} {
 		add("inspect", "FuzzNames", n, n)
 	}

@@ -371,9 +371,18 @@ func (l *lister[T]) writeCSVHeader() {
 	l.writeCSV(names)
 }
 
+// writeCSV writes one row. Control characters other than newline and tab
+// are escaped as in the table (an ESC byte in a directory name or a
+// checkpoint key must not reach a terminal that cats the file); newlines
+// and tabs stay, quoted by RFC 4180. Cells are not defused for
+// spreadsheets: a value starting with =, +, - or @ is data here (a
+// negative offset, a key), and docs/cli-contract.md says so.
 func (l *lister[T]) writeCSV(record []string) {
 	if l.err != nil {
 		return
+	}
+	for i, c := range record {
+		record[i] = escapeMessage(c)
 	}
 	if err := l.csv.Write(record); err != nil {
 		l.err = err

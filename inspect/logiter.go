@@ -3,6 +3,7 @@ package inspect
 import (
 	"errors"
 	"io"
+	"math"
 	"strings"
 )
 
@@ -76,6 +77,8 @@ type LogIterator struct {
 	sf      *SegmentFiles
 	name    string
 
+	size int64 // the file's whole size; only MaxSegmentBytes of it are read
+
 	dmg    Damage
 	hasDmg bool
 	resume int64 // where the next Next starts; -1: go on after the current entry
@@ -106,7 +109,11 @@ func (it *LogIterator) Reset(f *File, sf *SegmentFiles, from int64) {
 	it.reset(f, f.Name, f.Size(), sf, from)
 }
 
-func (it *LogIterator) reset(r io.ReaderAt, name string, size int64, sf *SegmentFiles, from int64) {
+// reset reads at most MaxSegmentBytes of the size bytes of r; what lies
+// past them is reported when the iteration gets there (SegmentTooLarge).
+func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *SegmentFiles, from int64) {
+	it.size = fileSize
+	size := min(fileSize, MaxSegmentBytes)
 	if it.s == nil {
 		it.s = NewEntryScanner(r, name, size, from, it.window)
 	} else {
@@ -142,7 +149,16 @@ func (it *LogIterator) Next() bool {
 	err := it.s.Err()
 	it.done = true
 	if err == nil {
-		return false
+		err = SegmentTooLarge(it.name, it.size)
+		if err == nil {
+			return false
+		}
+		if !it.salvage {
+			it.err = err
+			return false
+		}
+		it.setDamage(MaxSegmentBytes, it.size, err)
+		return true
 	}
 	if !it.salvage || !isDamage(err) {
 		it.err = err
@@ -237,3 +253,19 @@ func (it *LogIterator) Entry() ([]byte, error) {
 // salvage: also past damage), else why it stopped: without salvage the
 // damage (a *CorruptError), or a read error.
 func (it *LogIterator) Err() error { return it.err }
+
+// MaxSegmentBytes is the most bytes of a .log anything reads: no broker
+// writes or opens a larger segment (segment.bytes is an int, and
+// FileRecords keeps sizes and positions as ints), so what lies past it (a
+// sparse file, say) is reported, not scanned.
+const MaxSegmentBytes = math.MaxInt32
+
+// SegmentTooLarge is the error for a log of size bytes past
+// MaxSegmentBytes, nil when it is not.
+func SegmentTooLarge(file string, size int64) error {
+	if size <= MaxSegmentBytes {
+		return nil
+	}
+	return corruptf(file, MaxSegmentBytes, ErrSegmentTooLarge, "the log is %d bytes; no broker opens a segment over %d bytes (segment.bytes is an int, FileRecords positions are 32-bit): the %d bytes past it are not read",
+		size, int64(MaxSegmentBytes), size-MaxSegmentBytes)
+}

@@ -376,9 +376,14 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			return res
 		}
 		closers = append(closers, f)
-		c.logName, c.logSize = sf.Log, f.Size()
-		c.w = newWindow(f, sf.Log, f.Size(), b.win)
-		c.rs.Reset(f, sf.Log, f.Size())
+		// Never past what a broker could open (a sparse 100 GiB file is
+		// one finding, not a scan of 100 GiB of zeros).
+		c.logName, c.logSize = sf.Log, min(f.Size(), inspect.MaxSegmentBytes)
+		if err := inspect.SegmentTooLarge(sf.Log, f.Size()); err != nil {
+			c.logFinding(LogSize, inspect.MaxSegmentBytes, nil, "%s", detail(err))
+		}
+		c.w = newWindow(f, sf.Log, c.logSize, b.win)
+		c.rs.Reset(f, sf.Log, c.logSize)
 		res.bytes = f.Size()
 	} else {
 		c.logName = c.segFile(inspect.LogSuffix)

@@ -150,7 +150,7 @@ func search(t *testing.T, parts []*inspect.Partition, opts find.Options) ([]stri
 			return nil
 		}
 		m := e.Match
-		got = append(got, line(m.Partition.Name(), m.Batch.Position, m.BatchBaseOffset, m.Record.Offset, m.Record.Timestamp, m.Record.Key, m.Record.Value, len(m.Record.Headers)))
+		got = append(got, line(m.Partition.Name(), m.Batch.Position, m.BatchBaseOffset, m.Record.Offset, m.Record.Timestamp, m.Record.Key, m.Record.Value, m.Record.HeaderCount))
 		return nil
 	})
 	if err != nil {

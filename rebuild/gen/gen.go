@@ -109,6 +109,8 @@ type generator struct {
 	seg   *segmentWriter
 	man   *Manifest
 	epoch int32 // current partition leader epoch
+	// emptyHeaders is set once the first record got Options.EmptyHeaders.
+	emptyHeaders bool
 }
 
 func newGenerator(dir string, o Options) (*generator, error) {
@@ -447,6 +449,10 @@ func (g *generator) fillRecords(offsets []int64) {
 				g.hdrs = append(g.hdrs, RecordHeader{Key: "source", Value: v})
 			}
 			r.headers = g.hdrs[h:len(g.hdrs):len(g.hdrs)]
+		}
+		if g.o.EmptyHeaders > 0 && !g.emptyHeaders {
+			g.emptyHeaders = true
+			r.headers = append(append([]RecordHeader(nil), r.headers...), make([]RecordHeader, g.o.EmptyHeaders)...)
 		}
 		g.recs = append(g.recs, r)
 	}

@@ -85,6 +85,10 @@ type Options struct {
 	// offsets), and each segment's first batch above the segment's base
 	// offset.
 	CompactionGaps bool
+	// EmptyHeaders gives the log's first record this many more headers,
+	// each with an empty key and a null value (2 bytes on disk each):
+	// a record whose decoded structure dwarfs its bytes (magic 2 only).
+	EmptyHeaders int
 	// Transactions interleaves transactional batches of several producers
 	// with COMMIT and ABORT control batches (magic 2 only); transactions may
 	// span segments; every transaction is closed by the end of the log.
@@ -233,6 +237,10 @@ func (o Options) resolved() (Options, error) {
 		return o, fmt.Errorf("gen: Records need magic 2, no SegmentBytes and no Transactions")
 	case len(o.Records) > 0 && len(o.Records) < o.Segments*o.Batches:
 		return o, fmt.Errorf("gen: %d Records cannot fill %d batches", len(o.Records), o.Segments*o.Batches)
+	case o.EmptyHeaders < 0 || o.EmptyHeaders > 1<<26:
+		return o, fmt.Errorf("gen: EmptyHeaders %d: want 0..%d", o.EmptyHeaders, 1<<26)
+	case o.EmptyHeaders > 0 && o.Magic < 2:
+		return o, fmt.Errorf("gen: headers need magic 2")
 	case o.Transactions && o.Magic < 2:
 		return o, fmt.Errorf("gen: transactions need magic 2")
 	case o.StartOffset < 0:
