@@ -77,7 +77,8 @@ type LogIterator struct {
 	sf      *SegmentFiles
 	name    string
 
-	size int64 // the file's whole size; only MaxSegmentBytes of it are read
+	size      int64 // the file's whole size; only MaxSegmentBytes of it are read
+	limitDone bool  // the bytes past MaxSegmentBytes were reported
 
 	dmg    Damage
 	hasDmg bool
@@ -129,7 +130,7 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *Seg
 		}
 	}
 	it.sf, it.name = sf, name
-	it.hasDmg, it.resume, it.done, it.err, it.hard = false, -1, false, nil, false
+	it.hasDmg, it.resume, it.done, it.err, it.hard, it.limitDone = false, -1, false, nil, false, false
 }
 
 // Next moves to the next batch or damaged range; false at the end of the
@@ -137,7 +138,7 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *Seg
 func (it *LogIterator) Next() bool {
 	it.hasDmg = false
 	if it.done {
-		return false
+		return it.pastLimit()
 	}
 	if it.resume >= 0 {
 		it.s.Reset(it.resume)
@@ -149,16 +150,11 @@ func (it *LogIterator) Next() bool {
 	err := it.s.Err()
 	it.done = true
 	if err == nil {
-		err = SegmentTooLarge(it.name, it.size)
-		if err == nil {
-			return false
-		}
 		if !it.salvage {
-			it.err = err
+			it.err = SegmentTooLarge(it.name, it.size)
 			return false
 		}
-		it.setDamage(MaxSegmentBytes, it.size, err)
-		return true
+		return it.pastLimit()
 	}
 	if !it.salvage || !isDamage(err) {
 		it.err = err
@@ -181,6 +177,17 @@ func (it *LogIterator) Next() bool {
 	if ok {
 		it.done, it.resume = false, next
 	}
+	return true
+}
+
+// pastLimit yields, once, when salvaging, the bytes past MaxSegmentBytes
+// as one damaged range.
+func (it *LogIterator) pastLimit() bool {
+	if !it.salvage || it.limitDone || it.err != nil || it.size <= MaxSegmentBytes {
+		return false
+	}
+	it.limitDone = true
+	it.setDamage(MaxSegmentBytes, it.size, SegmentTooLarge(it.name, it.size))
 	return true
 }
 
