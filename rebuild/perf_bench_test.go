@@ -122,3 +122,36 @@ func BenchmarkRebuildHeap(b *testing.B) {
 		b.ReportMetric(float64(alloc)/(1<<20), "peak-heap-alloc-MiB")
 	})
 }
+
+// BenchmarkRebuildBatches rebuilds (in place, nothing to write) one
+// segment of small batches ("small", ~0.4 KiB), of 1 KiB batches ("kib")
+// and of ~9 KiB batches ("seg"), against the single-goroutine per-batch
+// read+CRC-32C limit (gentest.BaselineBatchCRC) measured in the same
+// iterations ("x-batch-limit", wall time).
+func BenchmarkRebuildBatches(b *testing.B) {
+	for _, set := range []string{"small", "kib", "seg"} {
+		dir := gentest.BenchData(b, set)
+		tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
+		b.Run(set, func(b *testing.B) {
+			var base, elapsed time.Duration
+			var bytes int64
+			for b.Loop() {
+				b.StopTimer()
+				gentest.Warm(b, dir)
+				b.StartTimer()
+				t0 := time.Now()
+				for _, l := range logs {
+					gentest.BaselineBatchCRC(b, l)
+				}
+				t1 := time.Now()
+				bytes = rebuildInPlace(b, tg)
+				elapsed += time.Since(t1)
+				base += t1.Sub(t0)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "batch-limit-MB/s")
+			b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
+			b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-batch-limit")
+		})
+	}
+}
