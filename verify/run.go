@@ -58,6 +58,12 @@ type Options struct {
 	Progress func(done, total int64)
 
 	meter *inspect.Meter // Run's, from Progress
+	// crcAhead: 0 lets Run decide whether large logs take their checksums
+	// from a helper goroutine (crcahead.go), < 0 never, > 0 always (tests).
+	crcAhead int
+	// spareCores: Run starts fewer workers than GOMAXPROCS, so a helper
+	// goroutine per worker has a core.
+	spareCores bool
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
 	// ABORT markers in the log (sidefiles.go).
@@ -143,11 +149,14 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		close(work)
 	}()
 	var wg sync.WaitGroup
-	for range min(o.Jobs, max(len(jobs), 1)) {
+	workers := min(o.Jobs, max(len(jobs), 1))
+	o.spareCores = workers < runtime.GOMAXPROCS(0)
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			bufs := &buffers{win: make([]byte, o.Window), scan: make([]byte, scanBuffer), rs: inspect.NewResyncer(emptyReader{}, "", 0)}
+			defer bufs.close()
 			for j := range work {
 				switch {
 				case stop.Load():
@@ -331,6 +340,15 @@ type buffers struct {
 	oidx [2]indexfmt.OffsetIndex
 	tidx [2]indexfmt.TimeIndex
 	cps  []checkpoint
+
+	ahead *crcAhead // the checksum helper, started for the first large log
+}
+
+// close ends the worker's checksum helper, if it started one.
+func (b *buffers) close() {
+	if b.ahead != nil {
+		b.ahead.close()
+	}
 }
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
@@ -378,6 +396,12 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		closers = append(closers, f)
 		c.logName, c.logSize = sf.Log, f.Size()
 		c.w = newWindow(f, sf.Log, f.Size(), b.win)
+		if o.crcAheadFor(f.Size()) {
+			if b.ahead == nil {
+				b.ahead = newCRCAhead(o.Window)
+			}
+			c.w.useAhead(b.ahead)
+		}
 		c.rs.Reset(f, sf.Log, f.Size())
 		res.bytes = f.Size()
 	} else {
