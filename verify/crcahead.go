@@ -33,18 +33,19 @@ import (
 // out not to be a batch costs only time.
 
 // crcEntry is one entry noted in a window: its position and size in the
-// file, its magic, and the checksum the helper computed.
+// file and its magic.
 type crcEntry struct {
 	pos, size int64
 	magic     int8
-	crc       uint32
 }
 
 // aheadWindow is one window buffer of the pipeline and what was noted in it.
 type aheadWindow struct {
 	buf     []byte
-	at, n   int64 // buf[:n] holds the file bytes [at, at+n)
-	entries []crcEntry
+	at, n   int64         // buf[:n] holds the file bytes [at, at+n)
+	entries []crcEntry    // written by the walk before the helper gets the window
+	crcs    []uint32      // crcs[i] is entries[i]'s checksum, written by the helper
+	end     int64         // where the chain of entries left the window
 	next    int           // lookup cursor into entries
 	done    chan struct{} // the helper sends once the checksums are in
 	pending bool          // sent to the helper, done not yet received
@@ -71,10 +72,10 @@ func (a *crcAhead) close() { close(a.work) }
 
 func (a *crcAhead) helper() {
 	for p := range a.work {
-		for i := range p.entries {
-			e := &p.entries[i]
+		p.crcs = p.crcs[:0]
+		for _, e := range p.entries {
 			off := e.pos - p.at
-			e.crc = inspect.UpdateCRC(e.magic, 0, p.buf[off+inspect.CRCStart(e.magic):off+e.size])
+			p.crcs = append(p.crcs, inspect.UpdateCRC(e.magic, 0, p.buf[off+inspect.CRCStart(e.magic):off+e.size]))
 		}
 		p.done <- struct{}{}
 	}
@@ -127,7 +128,7 @@ func (p *aheadWindow) lookup(magic int8, pos, size int64) (uint32, bool) {
 		return 0, false
 	}
 	p.wait()
-	return e.crc, true
+	return p.crcs[p.next], true
 }
 
 // aheadState is a window's use of the pipeline for one file: cur is the
@@ -168,20 +169,12 @@ func (s *aheadState) spare() *aheadWindow {
 // it returns where the chain leaves p.
 func (s *aheadState) submit(p *aheadWindow, pos int64) int64 {
 	end := p.note(pos)
+	p.end = end
 	if len(p.entries) > 0 {
 		p.pending = true
 		s.a.work <- p
 	}
 	return end
-}
-
-// chainEnd is where the chain noted in p left it; -1 when none was noted.
-func (p *aheadWindow) chainEnd() int64 {
-	if len(p.entries) == 0 {
-		return -1
-	}
-	last := p.entries[len(p.entries)-1]
-	return last.pos + last.size
 }
 
 // useAhead makes w take its checksums from a's helper for the file it
@@ -216,8 +209,8 @@ func (w *window) bytesAhead(pos, n int64) ([]byte, error) {
 		old := s.cur
 		s.cur, s.ahead = s.ahead, nil
 		w.buf, w.at, w.n = s.cur.buf, s.cur.at, s.cur.n
-		if end := s.cur.chainEnd(); end > 0 {
-			w.readAhead(old, end)
+		if len(s.cur.entries) > 0 {
+			w.readAhead(old, s.cur.end)
 		}
 		return w.buf[pos-w.at : pos-w.at+n], nil
 	}
