@@ -61,8 +61,8 @@ type Options struct {
 	// crcAhead: 0 lets Run decide whether large logs take their checksums
 	// from a helper goroutine (crcahead.go), < 0 never, > 0 always (tests).
 	crcAhead int
-	// spareCores: Run starts fewer workers than GOMAXPROCS, so a helper
-	// goroutine per worker has a core.
+	// spareCores: fewer segments than GOMAXPROCS are checked at once, so
+	// a helper goroutine per worker has a core.
 	spareCores bool
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
@@ -150,7 +150,15 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	}()
 	var wg sync.WaitGroup
 	workers := min(o.Jobs, max(len(jobs), 1))
-	o.spareCores = workers < runtime.GOMAXPROCS(0)
+	// A side-file job is short: the cores are spare when fewer segments
+	// than cores are checked at once.
+	segments := 0
+	for _, j := range jobs {
+		if !j.side {
+			segments++
+		}
+	}
+	o.spareCores = min(workers, segments) < runtime.GOMAXPROCS(0)
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -378,6 +386,9 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	res := &segmentResult{}
 	var closers []io.Closer
 	defer func() {
+		if c.w != nil && c.w.ahead != nil {
+			c.w.ahead.quiesce() // the helper may be reading the log ahead
+		}
 		for _, f := range closers {
 			f.Close()
 		}
@@ -402,7 +413,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			}
 			c.w.useAhead(b.ahead)
 		}
-		c.rs.Reset(f, sf.Log, f.Size())
+		c.rs.Reset(c.w.reader(), sf.Log, f.Size())
 		res.bytes = f.Size()
 	} else {
 		c.logName = c.segFile(inspect.LogSuffix)
