@@ -133,25 +133,7 @@ func BenchmarkRebuildBatches(b *testing.B) {
 		dir := gentest.BenchData(b, set)
 		tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
 		b.Run(set, func(b *testing.B) {
-			var base, elapsed time.Duration
-			var bytes int64
-			for b.Loop() {
-				b.StopTimer()
-				gentest.Warm(b, dir)
-				b.StartTimer()
-				t0 := time.Now()
-				for _, l := range logs {
-					gentest.BaselineBatchCRC(b, l)
-				}
-				t1 := time.Now()
-				bytes = rebuildInPlace(b, tg)
-				elapsed += time.Since(t1)
-				base += t1.Sub(t0)
-			}
-			n := float64(b.N)
-			b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "batch-limit-MB/s")
-			b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
-			b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-batch-limit")
+			gentest.VsBatchLimit(b, func() { gentest.Warm(b, dir) }, logs, func() int64 { return rebuildInPlace(b, tg) })
 		})
 	}
 }

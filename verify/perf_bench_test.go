@@ -228,35 +228,6 @@ func crcWith(b *testing.B, path string, buf []byte) {
 	}
 }
 
-// vsBatchLimit alternates the per-batch read+CRC-32C limit
-// (gentest.BaselineBatchCRC over every .log, one goroutine) and op in each
-// iteration, and reports op's share of that limit ("x-batch-limit", in
-// wall time: op may use both cores, the limit one) and both throughputs.
-func vsBatchLimit(b *testing.B, logs []string, op func() int64) {
-	var base, elapsed time.Duration
-	var bytes, batches int64
-	for b.Loop() {
-		b.StopTimer()
-		warmDirs(b, logs)
-		b.StartTimer()
-		t0 := time.Now()
-		batches = 0
-		for _, l := range logs {
-			_, n := gentest.BaselineBatchCRC(b, l)
-			batches += n
-		}
-		t1 := time.Now()
-		bytes = op()
-		elapsed += time.Since(t1)
-		base += t1.Sub(t0)
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "batch-limit-MB/s")
-	b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
-	b.ReportMetric(float64(bytes)/float64(batches), "bytes/batch")
-	b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-batch-limit")
-}
-
 // BenchmarkVerifyBatches verifies one segment of small batches ("small",
 // ~0.4 KiB), of 1 KiB batches ("kib", ~1.1 KiB) and of ~9 KiB batches
 // ("seg") as `kseg verify` does by default (-j the number of cores),
@@ -267,7 +238,7 @@ func BenchmarkVerifyBatches(b *testing.B) {
 		dir := gentest.BenchData(b, set)
 		tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
 		b.Run(set, func(b *testing.B) {
-			vsBatchLimit(b, logs, func() int64 { return verifyClean(b, tg, Options{}) })
+			gentest.VsBatchLimit(b, func() { warmDirs(b, logs) }, logs, func() int64 { return verifyClean(b, tg, Options{}) })
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The minimal programs of the performance targets for small batches and
@@ -135,4 +136,35 @@ func listSegment(b *testing.B, base string, buf []byte) int64 {
 	read(".index", 0, 8)
 	read(".timeindex", 0, 12)
 	return n
+}
+
+// VsBatchLimit alternates the per-batch read+CRC-32C limit
+// (BaselineBatchCRC over every one of logs, one goroutine) and op, which
+// returns the bytes of log it checked, in each iteration of b, with warm
+// run before each (outside the timer). It reports op's share of the limit
+// in wall time ("x-batch-limit": op may use every core, the limit one),
+// both throughputs and the average batch size.
+func VsBatchLimit(b *testing.B, warm func(), logs []string, op func() int64) {
+	var base, elapsed time.Duration
+	var bytes, batches int64
+	for b.Loop() {
+		b.StopTimer()
+		warm()
+		b.StartTimer()
+		t0 := time.Now()
+		batches = 0
+		for _, l := range logs {
+			_, n := BaselineBatchCRC(b, l)
+			batches += n
+		}
+		t1 := time.Now()
+		bytes = op()
+		elapsed += time.Since(t1)
+		base += t1.Sub(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "batch-limit-MB/s")
+	b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
+	b.ReportMetric(float64(bytes)/float64(max(batches, 1)), "bytes/batch")
+	b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-batch-limit")
 }
