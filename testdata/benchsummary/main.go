@@ -132,7 +132,7 @@ func main() {
 		{"rebuild, ~0.4 KiB batches / per-batch limit", "RebuildBatches/small", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
 		{"rebuild, ~1.1 KiB batches / per-batch limit", "RebuildBatches/kib", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
 		{"rebuild, ~9 KiB batches / per-batch limit", "RebuildBatches/seg", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
-		{"verify -j 1, data dir of 3 x 1 MiB partitions / per-batch limit", "VerifyDataDir/j1-vs-default", "j1-x-batch-limit", "%.2f", atLeast(0.9), ">= 0.90"},
+		{"verify -j 1, data dir of partitions of 3 x 1 MiB / per-batch limit", "VerifyDataDir/j1-vs-default", "j1-x-batch-limit", "%.2f", atLeast(0.9), ">= 0.90"},
 		{"verify default -j over -j 1, same data dir", "VerifyDataDir/j1-vs-default", "speedup", "%.2fx", atLeast(1.8), ">= 1.80x"},
 		{"kseg ls of that data dir / minimal listing", "ListDataDir/ls", "x-listing", "%.2fx", below(1.5), "<= 1.5x"},
 		{"  kseg ls per segment", "ListDataDir/ls", "us/segment", "%.0f us", nil, ""},
