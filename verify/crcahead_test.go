@@ -116,6 +116,7 @@ func TestCRCAheadTakesChecksums(t *testing.T) {
 	defer a.close()
 	w := newWindow(f, log, f.Size(), nil)
 	w.useAhead(a)
+	defer w.ahead.quiesce() // before the file is closed: the helper may be reading ahead
 	seq := newWindow(f, log, f.Size(), make([]byte, inspect.ResyncWindow))
 	batches := 0
 	for pos := int64(0); pos < f.Size(); batches++ {
