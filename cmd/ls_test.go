@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -197,5 +198,35 @@ func TestLsArguments(t *testing.T) {
 	_, stderr, code = runKseg(t, nil, "ls", filepath.Join(t.TempDir(), "nope"))
 	if code != 2 || !strings.Contains(stderr, "no such file or directory") {
 		t.Errorf("missing PATH: exit %d, %q", code, stderr)
+	}
+}
+
+// TestLsReadAheadKeepsOrder lists a data dir of many partitions (the
+// damaged ones of lsDataDir among them) with partitions read by one
+// goroutine and by four: the output must be the same, byte for byte, in
+// every format and with --segments.
+func TestLsReadAheadKeepsOrder(t *testing.T) {
+	dir := lsDataDir(t)
+	for i := range 24 {
+		o := gen.Options{Seed: int64(20 + i), Segments: 1 + i%3, Batches: 5 + i, ValueSize: 50 + 10*i}
+		if _, err := gen.Generate(filepath.Join(dir, fmt.Sprintf("many-%d", i)), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, args := range [][]string{{"-o", "json"}, {"-o", "csv", "--segments"}, {"-o", "wide"}} {
+		args = append([]string{"ls"}, append(args, dir)...)
+		runtime.GOMAXPROCS(1)
+		want, wantErr, wantCode := runKseg(t, nil, args...)
+		runtime.GOMAXPROCS(4)
+		for range 3 {
+			got, gotErr, code := runKseg(t, nil, args...)
+			if got != want || gotErr != wantErr || code != wantCode {
+				t.Fatalf("%v: with 4 goroutines (exit %d):\n%s%s\nwith 1 (exit %d):\n%s%s", args, code, got, gotErr, wantCode, want, wantErr)
+			}
+		}
+		if n := strings.Count(want, "many-"); n < 24 {
+			t.Fatalf("%v: %d rows of the many-* partitions, want 24 or more:\n%s", args, n, want)
+		}
 	}
 }

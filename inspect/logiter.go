@@ -72,6 +72,7 @@ func (d *Damage) Kind() DamageKind {
 type LogIterator struct {
 	salvage bool
 	window  int
+	buf     []byte // the caller's window (IterOptions.Buffer), or nil
 	s       *EntryScanner
 	rs      *Resyncer // salvage only
 	sf      *SegmentFiles
@@ -95,11 +96,14 @@ type IterOptions struct {
 	Salvage bool
 	// Window is the read size (DefaultWindow when <= 0).
 	Window int
+	// Buffer, when not nil, is the window itself (its capacity the read
+	// size): callers that read many small files reuse one buffer.
+	Buffer []byte
 }
 
 // NewLogIterator returns an iterator; Reset points it at a file.
 func NewLogIterator(opts IterOptions) *LogIterator {
-	return &LogIterator{salvage: opts.Salvage, window: opts.Window, resume: -1}
+	return &LogIterator{salvage: opts.Salvage, window: opts.Window, buf: opts.Buffer, resume: -1}
 }
 
 // Reset points it at the .log f of segment sf (named f.Name in errors; sf
@@ -115,7 +119,9 @@ func (it *LogIterator) Reset(f *File, sf *SegmentFiles, from int64) {
 func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *SegmentFiles, from int64) {
 	it.size = fileSize
 	size := min(fileSize, MaxSegmentBytes)
-	if it.s == nil {
+	if it.s == nil && it.buf != nil {
+		it.s = newEntryScannerIn(r, name, size, from, it.buf)
+	} else if it.s == nil {
 		it.s = NewEntryScanner(r, name, size, from, it.window)
 	} else {
 		it.s.r, it.s.name, it.s.end = r, name, size

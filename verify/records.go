@@ -45,7 +45,7 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 			bufs.big = make([]byte, b.Size)
 		}
 		entry = bufs.big[:b.Size]
-		if k, err := c.w.r.ReadAt(entry, b.Position); int64(k) < b.Size {
+		if k, err := c.w.reader().ReadAt(entry, b.Position); int64(k) < b.Size {
 			return -1, readError(c.logName, b.Position, err)
 		}
 	}

@@ -58,6 +58,12 @@ type Options struct {
 	Progress func(done, total int64)
 
 	meter *inspect.Meter // Run's, from Progress
+	// crcAhead: 0 lets Run decide whether large logs take their checksums
+	// from a helper goroutine (crcahead.go), < 0 never, > 0 always (tests).
+	crcAhead int
+	// spareCores: fewer segments than GOMAXPROCS are checked at once, so
+	// a helper goroutine per worker has a core.
+	spareCores bool
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
 	// ABORT markers in the log (sidefiles.go).
@@ -143,11 +149,22 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		close(work)
 	}()
 	var wg sync.WaitGroup
-	for range min(o.Jobs, max(len(jobs), 1)) {
+	workers := min(o.Jobs, max(len(jobs), 1))
+	// A side-file job is short: the cores are spare when fewer segments
+	// than cores are checked at once.
+	segments := 0
+	for _, j := range jobs {
+		if !j.side {
+			segments++
+		}
+	}
+	o.spareCores = min(workers, segments) < runtime.GOMAXPROCS(0)
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			bufs := &buffers{win: make([]byte, o.Window), scan: make([]byte, scanBuffer), rs: inspect.NewResyncer(emptyReader{}, "", 0)}
+			defer bufs.close()
 			for j := range work {
 				switch {
 				case stop.Load():
@@ -331,6 +348,15 @@ type buffers struct {
 	oidx [2]indexfmt.OffsetIndex
 	tidx [2]indexfmt.TimeIndex
 	cps  []checkpoint
+
+	ahead *crcAhead // the checksum helper, started for the first large log
+}
+
+// close ends the worker's checksum helper, if it started one.
+func (b *buffers) close() {
+	if b.ahead != nil {
+		b.ahead.close()
+	}
 }
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
@@ -360,6 +386,9 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	res := &segmentResult{}
 	var closers []io.Closer
 	defer func() {
+		if c.w != nil && c.w.ahead != nil {
+			c.w.ahead.quiesce() // the helper may be reading the log ahead
+		}
 		for _, f := range closers {
 			f.Close()
 		}
@@ -383,7 +412,13 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			c.logFinding(LogSize, inspect.MaxSegmentBytes, nil, "%s", detail(err))
 		}
 		c.w = newWindow(f, sf.Log, c.logSize, b.win)
-		c.rs.Reset(f, sf.Log, c.logSize)
+		if o.crcAheadFor(c.logSize) {
+			if b.ahead == nil {
+				b.ahead = newCRCAhead(o.Window)
+			}
+			c.w.useAhead(b.ahead)
+		}
+		c.rs.Reset(c.w.reader(), sf.Log, c.logSize)
 		res.bytes = f.Size()
 	} else {
 		c.logName = c.segFile(inspect.LogSuffix)

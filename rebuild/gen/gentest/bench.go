@@ -36,6 +36,11 @@ import (
 //	gzip ...  bench-0: 1 segment of S/4 bytes in that codec (snappy, lz4, zstd)
 //	segs      bench-0: 256 segments of 1 MiB
 //	parts     p-0 .. p-63: 64 partitions of 3 segments of 2 MiB
+//	small     bench-0: 1 segment of S, batches of 1-2 records of 150 bytes (~0.4 KiB)
+//	kib       bench-0: 1 segment of S, batches of one 1 KiB record (~1.1 KiB)
+//	datadir   d-0 .. d-(P-1): P partitions of 3 segments of 1 MiB, P from
+//	          KSEG_BENCH_PARTITIONS (make bench: BENCH_PARTITIONS, 2000;
+//	          generated here: 200 unless set)
 func BenchData(b *testing.B, set string) string {
 	b.Helper()
 	if d := os.Getenv("KSEG_BENCH_DATA"); d != "" {
@@ -78,10 +83,43 @@ func BenchData(b *testing.B, set string) string {
 		for i := range 64 {
 			write(fmt.Sprintf("p-%d", i), gen.BenchOptions(int64(100+i), 3, 2<<20))
 		}
+	case "small", "kib":
+		o := gen.BenchOptions(5, 1, size)
+		o.RecordsPerBatch, o.ValueSize = SmallBatchShape(set)
+		write("bench-0", o)
+	case "datadir":
+		for i := range BenchPartitions(b, 200) {
+			write(fmt.Sprintf("d-%d", i), gen.BenchOptions(int64(1000+i), 3, 1<<20))
+		}
 	default:
 		b.Fatalf("no benchmark data set %q", set)
 	}
 	return dir
+}
+
+// SmallBatchShape is the records per batch (at most) and value size of the
+// small-batch data sets: "small" holds 1 or 2 records of 150 bytes (about
+// 0.4 KiB a batch), "kib" one record of 1 KiB (about 1.1 KiB). The
+// Makefile writes the same shapes.
+func SmallBatchShape(set string) (recordsPerBatch, valueSize int) {
+	if set == "small" {
+		return 2, 150
+	}
+	return 1, 1024
+}
+
+// BenchPartitions is the number of partitions of the "datadir" set:
+// KSEG_BENCH_PARTITIONS, or def.
+func BenchPartitions(b *testing.B, def int) int {
+	s := os.Getenv("KSEG_BENCH_PARTITIONS")
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		b.Fatalf("KSEG_BENCH_PARTITIONS=%q: want a number of partitions", s)
+	}
+	return v
 }
 
 // BaselineCRC is the machine's own limit for a pass over a file: read it
