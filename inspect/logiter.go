@@ -78,6 +78,8 @@ type LogIterator struct {
 	name    string
 
 	size int64 // the file's whole size; only MaxSegmentBytes of it are read
+	// pastDone: what lies past MaxSegmentBytes has been reported (past).
+	pastDone bool
 
 	dmg    Damage
 	hasDmg bool
@@ -128,7 +130,7 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *Seg
 			it.rs.Reset(r, name, size)
 		}
 	}
-	it.sf, it.name = sf, name
+	it.sf, it.name, it.pastDone = sf, name, false
 	it.hasDmg, it.resume, it.done, it.err, it.hard = false, -1, false, nil, false
 }
 
@@ -137,7 +139,8 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *Seg
 func (it *LogIterator) Next() bool {
 	it.hasDmg = false
 	if it.done {
-		return false
+		// Salvaging, the last damage may have run to MaxSegmentBytes.
+		return it.past()
 	}
 	if it.resume >= 0 {
 		it.s.Reset(it.resume)
@@ -149,16 +152,7 @@ func (it *LogIterator) Next() bool {
 	err := it.s.Err()
 	it.done = true
 	if err == nil {
-		err = SegmentTooLarge(it.name, it.size)
-		if err == nil {
-			return false
-		}
-		if !it.salvage {
-			it.err = err
-			return false
-		}
-		it.setDamage(MaxSegmentBytes, it.size, err)
-		return true
+		return it.past()
 	}
 	if !it.salvage || !isDamage(err) {
 		it.err = err
@@ -181,6 +175,25 @@ func (it *LogIterator) Next() bool {
 	if ok {
 		it.done, it.resume = false, next
 	}
+	return true
+}
+
+// past ends the iteration of a log larger than MaxSegmentBytes, once:
+// what lies past it is the error, or with salvage one damaged range.
+func (it *LogIterator) past() bool {
+	if it.pastDone || it.err != nil {
+		return false
+	}
+	it.pastDone = true
+	err := SegmentTooLarge(it.name, it.size)
+	if err == nil {
+		return false
+	}
+	if !it.salvage {
+		it.err = err
+		return false
+	}
+	it.setDamage(MaxSegmentBytes, it.size, err)
 	return true
 }
 
