@@ -18,7 +18,8 @@ import (
 
 // TestFIFOsDoNotHang: a FIFO named like every kind of file kseg opens (a
 // segment's four files, the partition's checkpoint, metadata and
-// snapshot, the data directory's checkpoints and clean-shutdown marker)
+// snapshot, the data directory's checkpoints, clean-shutdown marker and
+// .lock)
 // must not make any command that opens it block in open(2): each command
 // runs as a child process with a deadline, so a regression fails here
 // instead of hanging. A command naming the FIFO itself must exit 2 with a
@@ -42,6 +43,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 		{"replication-offset-checkpoint", [][]string{{"dump-checkpoint"}}},
 		{"cleaner-offset-checkpoint", [][]string{{"dump-checkpoint"}}},
 		{".kafka_cleanshutdown", nil},
+		{".lock", nil},
 	}
 	walkers := [][]string{
 		{"verify", "P"}, {"verify", "--side-files", "D"}, {"verify", "--records", "P"},
