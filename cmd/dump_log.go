@@ -378,6 +378,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	}
 	bar := ios.progress("dump-log")
 	defer bar.done()
+	bar.partition(p.Name())
 	opts.rng.Progress = bar.callback()
 	var decoder *recordValues
 	if opts.records {

@@ -166,13 +166,14 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	defer stop()
 	bar := ios.progress("rebuild")
 	results, runErr := rebuild.Run(t, rebuild.ApplyOptions{
-		Context:     ctx,
-		Options:     rebuild.Options{IndexIntervalBytes: interval, Progress: bar.callback()},
-		OutDir:      opts.out,
-		NoBackup:    opts.noBackup,
-		DryRun:      opts.dryRun,
-		TruncateLog: opts.truncateLog,
-		Force:       opts.force,
+		Context:        ctx,
+		Options:        rebuild.Options{IndexIntervalBytes: interval, Progress: bar.callback()},
+		OutDir:         opts.out,
+		NoBackup:       opts.noBackup,
+		DryRun:         opts.dryRun,
+		TruncateLog:    opts.truncateLog,
+		Force:          opts.force,
+		StartPartition: bar.partition,
 	})
 	bar.done()
 	if runErr != nil && len(results) == 0 {

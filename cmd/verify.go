@@ -188,6 +188,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		}
 		bar := ios.progress("verify")
 		vopts.Progress = bar.callback()
+		vopts.StartPartition = bar.partition
 		sum, err := verify.Run(t, vopts, func(f verify.Finding) {
 			if opts.verbose || !f.IsInfo() {
 				emit(f)

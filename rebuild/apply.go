@@ -16,6 +16,9 @@ import (
 
 // ApplyOptions say how rebuilt files are written.
 type ApplyOptions struct {
+	// StartPartition, when set, is called with each partition's name as
+	// Run starts on it: for a progress display.
+	StartPartition func(name string)
 	Options
 
 	// OutDir, when set, receives the rebuilt files under
@@ -138,6 +141,9 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 	for _, p := range t.Partitions {
 		if err := opts.stopped(); err != nil {
 			return results, err
+		}
+		if opts.StartPartition != nil {
+			opts.StartPartition(p.Name())
 		}
 		if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
 			// Writing through a symlinked partition directory would write

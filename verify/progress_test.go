@@ -2,7 +2,9 @@ package verify
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
+	"sort"
 	"sync/atomic"
 	"testing"
 
@@ -118,6 +120,27 @@ func TestProgressFailedRun(t *testing.T) {
 	for _, c := range calls {
 		if c.done == c.total {
 			t.Errorf("call (%d, %d) after a failed run", c.done, c.total)
+		}
+	}
+}
+
+// StartPartition names every partition once, as its first segment starts;
+// with one worker in the order the target lists them.
+func TestStartPartition(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for i, name := range []string{"a-0", "a-1", "b-0"} {
+		generateAt(t, filepath.Join(dir, name), gen.Options{Seed: int64(10 + i), Segments: 2, Batches: 20})
+		want = append(want, name)
+	}
+	for _, jobs := range []int{1, 3} {
+		var got []string
+		verifyPath(t, dir, Options{Jobs: jobs, StartPartition: func(name string) { got = append(got, name) }})
+		if jobs > 1 {
+			sort.Strings(got)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("jobs %d: StartPartition named %q, want %q", jobs, got, want)
 		}
 	}
 }

@@ -56,6 +56,10 @@ type Options struct {
 	// (from any goroutine), and last with done == total when the run
 	// completes. Nil costs nothing.
 	Progress func(done, total int64)
+	// StartPartition, when set, is called with a partition's name as the
+	// first of its segments starts being checked (from a worker
+	// goroutine, one call at a time): for a progress display.
+	StartPartition func(name string)
 
 	meter *inspect.Meter // Run's, from Progress
 	// crcAhead: 0 lets Run decide whether large logs take their checksums
@@ -120,7 +124,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		active, recovered, kept := segmentStates(p, dd)
 		for si := range p.Segments {
 			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir, done: make(chan struct{}),
-				active: active[si], recovered: recovered[si], kept: kept}
+				active: active[si], recovered: recovered[si], kept: kept, first: si == 0}
 			if si+1 < len(p.Segments) && !p.Only {
 				j.hasNext, j.next = true, p.Segments[si+1]
 			}
@@ -149,6 +153,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		close(work)
 	}()
 	var wg sync.WaitGroup
+	var named sync.Mutex // StartPartition one call at a time
 	workers := min(o.Jobs, max(len(jobs), 1))
 	// A side-file job is short: the cores are spare when fewer segments
 	// than cores are checked at once.
@@ -171,6 +176,11 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 				case j.side:
 					j.res = side.run(t.Partitions[j.part])
 				default:
+					if j.first && o.StartPartition != nil {
+						named.Lock()
+						o.StartPartition(t.Partitions[j.part].Name())
+						named.Unlock()
+					}
 					j.res = runJob(&o, j, bufs)
 					if j.res != nil {
 						o.meter.Done(&j.reported, j.res.bytes)
@@ -313,6 +323,7 @@ type segmentJob struct {
 	// directory was not shut down cleanly).
 	active, recovered bool
 	kept              string // why the next start does not recover it
+	first             bool   // the partition's first segment
 
 	// Filled by the worker.
 	nextFirst    int64 // first offset of the next segment (its base when unknown)
