@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestCSVEscapesControlBytes: ESC and other control bytes in directory
@@ -18,7 +18,7 @@ func TestCSVEscapesControlBytes(t *testing.T) {
 	dataDir := t.TempDir()
 	topic := "ev\x1b[31mil"
 	part := filepath.Join(dataDir, topic+"-0")
-	if _, err := gen.Generate(part, gen.Options{Seed: 9, Segments: 1, Batches: 5}); err != nil {
+	if _, err := kafkagen.Generate(part, kafkagen.Options{Seed: 9, Segments: 1, Batches: 5}); err != nil {
 		t.Fatal(err)
 	}
 	cp := "0\n2\n" + topic + " 0 5\n=cmd|calc 1 7\n"

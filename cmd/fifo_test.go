@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestFIFOsDoNotHang: a FIFO named like every kind of file kseg opens (a
@@ -55,7 +55,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 		t.Run(strings.ReplaceAll(k.name, "/", "_"), func(t *testing.T) {
 			dataDir := filepath.Join(t.TempDir(), "data")
 			part := filepath.Join(dataDir, "demo-0")
-			if _, err := gen.Generate(part, gen.Options{Seed: 7, Segments: 2, Batches: 20, Transactions: true}); err != nil {
+			if _, err := kafkagen.Generate(part, kafkagen.Options{Seed: 7, Segments: 2, Batches: 20, Transactions: true}); err != nil {
 				t.Fatal(err)
 			}
 			fifo := filepath.Join(dataDir, k.name)

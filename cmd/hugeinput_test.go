@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // allocDuring runs kseg in process and returns its output and how many
@@ -30,7 +30,7 @@ func allocDuring(t *testing.T, args ...string) (stdout, stderr string, code int,
 // each allocating a bounded amount however large the file claims to be.
 func TestTxnIndexSparseHuge(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 3, Segments: 1, Batches: 60, Transactions: true})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Segments: 1, Batches: 60, Transactions: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // peakHeap runs kseg in process with args (stdout counted and discarded)
@@ -73,10 +73,10 @@ func TestManyEmptyHeadersMemory(t *testing.T) {
 		t.Run(codec, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "demo-0")
 			// The manifest (which lists every header) is dropped at once.
-			if _, err := gen.Generate(dir, gen.Options{Seed: 1, Segments: 1, Batches: 3, Compression: codec, EmptyHeaders: headers}); err != nil {
+			if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 1, Segments: 1, Batches: 3, Compression: codec, EmptyHeaders: headers}); err != nil {
 				t.Fatal(err)
 			}
-			st, err := os.Stat(filepath.Join(dir, gen.SegmentName(0)+".log"))
+			st, err := os.Stat(filepath.Join(dir, kafkagen.SegmentName(0)+".log"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestLongLeaderEpochCheckpointMemory(t *testing.T) {
 	for _, shape := range []string{"increasing", "repeated"} {
 		t.Run(shape, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "demo-0")
-			if _, err := gen.Generate(dir, gen.Options{Seed: 2, Segments: 1, Batches: 20}); err != nil {
+			if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 2, Segments: 1, Batches: 20}); err != nil {
 				t.Fatal(err)
 			}
 			b := make([]byte, 0, 24*entries)

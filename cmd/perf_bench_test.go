@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 
 	"bufio"
 	"encoding/binary"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestRebuildInterrupted: SIGINT or SIGTERM during an in-place rebuild of
@@ -31,7 +31,7 @@ func TestRebuildInterrupted(t *testing.T) {
 			interrupted := false
 			for _, delay := range []time.Duration{300 * time.Millisecond, 120 * time.Millisecond, 40 * time.Millisecond, 10 * time.Millisecond} {
 				dir := filepath.Join(t.TempDir(), "data", "demo-0")
-				if _, err := gen.Generate(dir, gen.Options{Seed: 6, Segments: 60, Batches: 120}); err != nil {
+				if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 6, Segments: 60, Batches: 120}); err != nil {
 					t.Fatal(err)
 				}
 				cmd := exec.Command(bin, "rebuild", "--index-interval-bytes", "0", "-q", dir)

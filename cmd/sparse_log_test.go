@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestSparseLogPastSegmentLimit: a .log extended (sparse) to 3 GiB is read
@@ -15,7 +15,7 @@ import (
 // the file, instead of scanning the gigabyte no broker could open.
 func TestSparseLogPastSegmentLimit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 4, Segments: 1, Batches: 10})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 4, Segments: 1, Batches: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 var errStopped = errors.New("stopped by the test")
@@ -20,7 +20,7 @@ var errStopped = errors.New("stopped by the test")
 // whole, and a second run finishes the job. A context cancelled before
 // the run writes nothing.
 func TestRunStopsWhenCancelled(t *testing.T) {
-	dataDir, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 31, Segments: 3, Batches: 40})
+	dataDir, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 31, Segments: 3, Batches: 40})
 	damage(t, m)
 
 	ctx, cancel := context.WithCancelCause(context.Background())

@@ -1,7 +1,7 @@
 package rebuild
 
 import (
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 
 	"os"
 	"path/filepath"

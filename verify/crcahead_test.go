@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // verifyBothWays verifies path with the checksums computed in the walk and
@@ -54,7 +54,7 @@ func TestCRCAheadMatchesSequential(t *testing.T) {
 // (a flipped byte in a batch, a damaged length field, a batch larger than
 // the window, a torn tail) and compares both ways.
 func TestCRCAheadManyWindows(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 21, Segments: 2, Batches: 3000, RecordsPerBatch: 4, ValueSize: 100})
+	m := generate(t, kafkagen.Options{Seed: 21, Segments: 2, Batches: 3000, RecordsPerBatch: 4, ValueSize: 100})
 	s, log, _, _ := segFiles(m, 0)
 	n := len(s.Batches)
 	flipByte(t, log, s.Batches[n/5].Position+70)                        // contents: a CRC mismatch
@@ -62,7 +62,7 @@ func TestCRCAheadManyWindows(t *testing.T) {
 	flipByte(t, log, s.Batches[n/2].Position+16)                        // magic
 	truncateFile(t, log, s.Batches[n-1].Position+s.Batches[n-1].Size-9) // torn tail
 	// A batch larger than the smallest window in the second segment.
-	big := generate(t, gen.Options{Seed: 22, Segments: 1, Batches: 40, RecordsPerBatch: 3, ValueSize: 40 << 10})
+	big := generate(t, kafkagen.Options{Seed: 22, Segments: 1, Batches: 40, RecordsPerBatch: 3, ValueSize: 40 << 10})
 	got := verifyBothWays(t, m.Dir, Options{Window: inspect.ResyncWindow})
 	if len(got) < 4 {
 		t.Fatalf("want findings for every damage, got%s", describe(got))
@@ -105,7 +105,7 @@ func TestCRCAheadRealFixtures(t *testing.T) {
 // helper, as the log check does, and requires every batch's checksum to
 // come from the helper and to be the one the walk would compute.
 func TestCRCAheadTakesChecksums(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 23, Segments: 1, Batches: 2000, RecordsPerBatch: 5, ValueSize: 120})
+	m := generate(t, kafkagen.Options{Seed: 23, Segments: 1, Batches: 2000, RecordsPerBatch: 5, ValueSize: 120})
 	_, log, _, _ := segFiles(m, 0)
 	f, err := inspect.OpenPread(log)
 	if err != nil {

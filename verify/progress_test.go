@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 type progressCall struct{ done, total int64 }
@@ -56,7 +56,7 @@ func checkProgress(t *testing.T, calls []progressCall, total int64) {
 	}
 }
 
-func logBytes(t *testing.T, m *gen.Manifest) int64 {
+func logBytes(t *testing.T, m *kafkagen.Manifest) int64 {
 	var n int64
 	for i := range m.Segments {
 		n += fileSize(t, m.LogPath(&m.Segments[i]))
@@ -65,7 +65,7 @@ func logBytes(t *testing.T, m *gen.Manifest) int64 {
 }
 
 func TestProgress(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 5, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
+	m := generate(t, kafkagen.Options{Seed: 5, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
 	total := logBytes(t, m)
 	if total < 3*inspect.MeterChunk {
 		t.Fatalf("the partition is only %d bytes; the test needs several chunks", total)
@@ -86,7 +86,7 @@ func TestProgress(t *testing.T) {
 
 // A torn tail is part of the work done: the last call still says done.
 func TestProgressDamaged(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 5, Segments: 2, Batches: 40, ValueSize: 2000})
+	m := generate(t, kafkagen.Options{Seed: 5, Segments: 2, Batches: 40, ValueSize: 2000})
 	log := m.LogPath(&m.Segments[1])
 	truncateFile(t, log, fileSize(t, log)-100)
 	var calls []progressCall
@@ -105,7 +105,7 @@ func TestProgressDamaged(t *testing.T) {
 
 // A run that cannot finish does not claim to be done.
 func TestProgressFailedRun(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 5, Batches: 10})
+	m := generate(t, kafkagen.Options{Seed: 5, Batches: 10})
 	tg, err := inspect.Resolve(m.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestStartPartition(t *testing.T) {
 	dir := t.TempDir()
 	var want []string
 	for i, name := range []string{"a-0", "a-1", "b-0"} {
-		generateAt(t, filepath.Join(dir, name), gen.Options{Seed: int64(10 + i), Segments: 2, Batches: 20})
+		generateAt(t, filepath.Join(dir, name), kafkagen.Options{Seed: int64(10 + i), Segments: 2, Batches: 20})
 		want = append(want, name)
 	}
 	for _, jobs := range []int{1, 3} {

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // Benchmark data. `make bench` writes every data set below with `kseg gen`
@@ -59,37 +59,37 @@ func BenchData(b *testing.B, set string) string {
 		size = v
 	}
 	dir := filepath.Join(b.TempDir(), set)
-	write := func(name string, o gen.Options) {
-		if _, err := gen.Generate(filepath.Join(dir, name), o); err != nil {
+	write := func(name string, o kafkagen.Options) {
+		if _, err := kafkagen.Generate(filepath.Join(dir, name), o); err != nil {
 			b.Fatal(err)
 		}
 	}
 	switch set {
 	case "seg":
-		write("bench-0", gen.BenchOptions(1, 1, size))
+		write("bench-0", kafkagen.BenchOptions(1, 1, size))
 	case "part4":
-		write("bench-0", gen.BenchOptions(2, 4, size))
+		write("bench-0", kafkagen.BenchOptions(2, 4, size))
 	case "many":
 		for i := range 16 {
-			write(fmt.Sprintf("t-%d", i), gen.BenchOptions(int64(10+i), 1, size/16))
+			write(fmt.Sprintf("t-%d", i), kafkagen.BenchOptions(int64(10+i), 1, size/16))
 		}
 	case "gzip", "snappy", "lz4", "zstd":
-		o := gen.BenchOptions(3, 1, size/4)
+		o := kafkagen.BenchOptions(3, 1, size/4)
 		o.Compression = set
 		write("bench-0", o)
 	case "segs":
-		write("bench-0", gen.BenchOptions(4, 256, 1<<20))
+		write("bench-0", kafkagen.BenchOptions(4, 256, 1<<20))
 	case "parts":
 		for i := range 64 {
-			write(fmt.Sprintf("p-%d", i), gen.BenchOptions(int64(100+i), 3, 2<<20))
+			write(fmt.Sprintf("p-%d", i), kafkagen.BenchOptions(int64(100+i), 3, 2<<20))
 		}
 	case "small", "kib":
-		o := gen.BenchOptions(5, 1, size)
+		o := kafkagen.BenchOptions(5, 1, size)
 		o.RecordsPerBatch, o.ValueSize = SmallBatchShape(set)
 		write("bench-0", o)
 	case "datadir":
 		for i := range BenchPartitions(b, 200) {
-			write(fmt.Sprintf("d-%d", i), gen.BenchOptions(int64(1000+i), 3, 1<<20))
+			write(fmt.Sprintf("d-%d", i), kafkagen.BenchOptions(int64(1000+i), 3, 1<<20))
 		}
 	default:
 		b.Fatalf("no benchmark data set %q", set)

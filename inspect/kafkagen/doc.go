@@ -25,4 +25,4 @@
 //
 // Big partitions stream to disk through a buffered writer; BenchOptions
 // returns options for segments of a given size (e.g. 1 GiB).
-package gen
+package kafkagen

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // ResidencyPartition writes an 8 MiB partition (indexes zero-extended to
@@ -26,9 +26,9 @@ func ResidencyPartition(t *testing.T, preallocate int64) (*inspect.Target, []str
 		t.Skipf("%s is not on a disk filesystem (tmpfs or ramfs): page-cache Residency cannot be changed there", root)
 	}
 	dir := filepath.Join(t.TempDir(), "cache-0")
-	o := gen.BenchOptions(5, 1, 8<<20)
+	o := kafkagen.BenchOptions(5, 1, 8<<20)
 	o.PreallocatedIndexBytes = preallocate
-	if _, err := gen.Generate(dir, o); err != nil {
+	if _, err := kafkagen.Generate(dir, o); err != nil {
 		t.Fatal(err)
 	}
 	tg, err := inspect.Resolve(dir)
