@@ -7,7 +7,7 @@
 #
 # Variables: GO, BIN, RACE (make test RACE= for a quicker run without the
 # race detector), FUZZTIME, FUZZMINIMIZETIME, BENCH, BENCH_SEGMENT_BYTES,
-# BENCH_COUNT, BENCH_OUT.
+# BENCH_PARTITIONS, BENCH_COUNT, BENCH_OUT.
 
 GO       ?= go
 BIN      ?= bin/kseg
@@ -16,6 +16,7 @@ FUZZTIME ?= 10s
 FUZZMINIMIZETIME ?= 3s
 BENCH    ?= .
 BENCH_SEGMENT_BYTES ?= 268435456
+BENCH_PARTITIONS ?= 2000
 BENCH_COUNT ?= 6
 BENCH_OUT   ?= bin/bench.txt
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -71,7 +72,9 @@ demo: build
 # directory (removed afterwards): the data sets the benchmark files
 # document (benchData), with segments of BENCH_SEGMENT_BYTES (default
 # 256 MiB: a few minutes on 2 cores; docs/performance.md records the 1 GiB
-# run, BENCH_SEGMENT_BYTES=1073741824). Every benchmark runs BENCH_COUNT
+# run, BENCH_SEGMENT_BYTES=1073741824); the data dir of many small
+# partitions has BENCH_PARTITIONS partitions (default 2000, 6 GiB; fewer
+# for a quick run). Every benchmark runs BENCH_COUNT
 # times; the raw output goes to BENCH_OUT, then benchstat summarises it and
 # testdata/benchsummary prints the targets with the median of the runs.
 # BENCH selects benchmarks as -bench does.
@@ -88,8 +91,11 @@ bench: build
 	for c in gzip snappy lz4 zstd; do gen $$c bench-0 --seed 3 --segments 1 --segment-bytes $$((s / 4)) --compression $$c; done; \
 	gen segs bench-0 --seed 4 --segments 256 --segment-bytes 1048576; \
 	for i in $$(seq 0 63); do gen parts p-$$i --seed $$((100 + i)) --segments 3 --segment-bytes 2097152; done; \
+	gen small bench-0 --seed 5 --segments 1 --segment-bytes $$s --records-per-batch 2 --value-size 150; \
+	gen kib bench-0 --seed 5 --segments 1 --segment-bytes $$s --records-per-batch 1; \
+	for i in $$(seq 0 $$(($(BENCH_PARTITIONS) - 1))); do gen datadir d-$$i --seed $$((1000 + i)) --segments 3 --segment-bytes 1048576; done; \
 	echo "nproc: $$(nproc)"; \
-	KSEG_BENCH_DATA="$$d" KSEG_BIN="$(abspath $(BIN))" $(GO) test -run='^$$' -bench='$(BENCH)' -benchmem \
+	KSEG_BENCH_DATA="$$d" KSEG_BENCH_PARTITIONS=$(BENCH_PARTITIONS) KSEG_BIN="$(abspath $(BIN))" $(GO) test -run='^$$' -bench='$(BENCH)' -benchmem \
 		-count=$(BENCH_COUNT) -timeout=120m ./... | tee $(BENCH_OUT); \
 	$(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION) $(BENCH_OUT); \
 	$(GO) run ./testdata/benchsummary $(BENCH_OUT); \

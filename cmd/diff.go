@@ -250,10 +250,10 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 		lines++
 		line := &diffRecordJSON{Kind: x.Kind}
 		if x.Left != nil {
-			line.recordLineJSON = recordLine(&x.Left.Record, &x.Left.Batch, opts.encoding)
+			line.recordLineJSON = recordLine(&x.Left.Record, &x.Left.Batch, opts.encoding, true)
 		}
 		if x.Right != nil {
-			rl := recordLine(&x.Right.Record, &x.Right.Batch, opts.encoding)
+			rl := recordLine(&x.Right.Record, &x.Right.Batch, opts.encoding, true)
 			if x.Left == nil {
 				line.recordLineJSON = rl
 			} else {

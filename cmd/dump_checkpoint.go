@@ -194,10 +194,7 @@ func runDumpCheckpoint(ios *IOStreams, opts dumpCheckpointOptions) error {
 	l := newLister(ios, checkpointColumns)
 	var firstErr error
 	for _, path := range files {
-		lines, err := checkpointLines(path)
-		for _, line := range lines {
-			l.Add(line)
-		}
+		err := checkpointLines(path, l.Add)
 		if err != nil {
 			l.Footer("%s", err)
 			if firstErr == nil {
@@ -211,62 +208,58 @@ func runDumpCheckpoint(ios *IOStreams, opts dumpCheckpointOptions) error {
 	return firstErr
 }
 
-// checkpointLines reads one file into lines, and returns its problem.
-func checkpointLines(path string) ([]checkpointLineJSON, error) {
+// checkpointLines reads one file, passes each of its lines to out as it
+// goes (a leader-epoch-checkpoint of millions of entries is not listed
+// first), and returns its problem.
+func checkpointLines(path string, out func(checkpointLineJSON)) error {
 	kind := checkpointKinds[filepath.Base(path)]
 	base := checkpointLineJSON{File: path}
-	var out []checkpointLineJSON
 	switch kind {
 	case "leader_epoch":
 		f := inspect.ReadLeaderEpochCheckpoint(path)
 		if f.Value != nil {
-			cache, _ := f.Value.Cache()
-			kept := map[inspect.EpochEntry]bool{}
-			for _, e := range cache {
-				kept[e] = true
-			}
-			for _, e := range f.Value.Entries {
+			f.Value.Kept(func(_ int, e inspect.EpochEntry, kept bool) bool {
 				l := base
-				l.Kind, l.Epoch, l.StartOffset, l.InCache = "leader_epoch", ptr(e.Epoch), ptr(e.StartOffset), ptr(kept[e])
-				delete(kept, e)
-				out = append(out, l)
-			}
+				l.Kind, l.Epoch, l.StartOffset, l.InCache = "leader_epoch", &e.Epoch, &e.StartOffset, &kept
+				out(l)
+				return true
+			})
 		}
-		return out, f.Err
+		return f.Err
 	case "partition_metadata":
 		f := inspect.ReadPartitionMetadata(path)
 		if f.Err == nil {
 			l := base
 			l.Kind, l.Version, l.TopicID = "partition_metadata", ptr(f.Value.Version), ptr(f.Value.TopicID)
-			out = append(out, l)
+			out(l)
 		}
-		return out, f.Err
+		return f.Err
 	case "meta_properties":
 		f := inspect.ReadMetaProperties(path)
 		if f.Value != nil {
 			for _, k := range f.Value.Keys {
 				l := base
 				l.Kind, l.Key, l.Value = "property", ptr(k), ptr(f.Value.Values[k])
-				out = append(out, l)
+				out(l)
 			}
 		}
-		return out, f.Err
+		return f.Err
 	case "clean_shutdown":
 		f := inspect.ReadCleanShutdown(path)
 		if f.Value != nil {
 			l := base
 			l.Kind, l.BrokerEpoch = "clean_shutdown", f.Value.BrokerEpoch
-			out = append(out, l)
+			out(l)
 		}
-		return out, f.Err
+		return f.Err
 	}
 	f := inspect.ReadOffsetCheckpoint(path)
 	if f.Value != nil {
 		for _, e := range f.Value.Entries {
 			l := base
 			l.Kind, l.Checkpoint, l.Topic, l.Partition, l.Offset = "offset", kind, ptr(e.Topic), ptr(e.Partition), ptr(e.Offset)
-			out = append(out, l)
+			out(l)
 		}
 	}
-	return out, f.Err
+	return f.Err
 }

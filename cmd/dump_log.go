@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -413,6 +416,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	}
 	bar := ios.progress("dump-log")
 	defer bar.done()
+	bar.partition(p.Name())
 	opts.rng.Progress = bar.callback()
 	var decoder *recordValues
 	if opts.records {
@@ -427,6 +431,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		salvage = &salvageReport{ios: ios}
 	}
 	batches := 0
+	records := newRecordWriter(ios.Out)
 	fn := func(w inspect.WalkBatch) error {
 		batches++
 		b := w.Batch
@@ -443,7 +448,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
 				count.Record(r)
 				if opts.records && opts.rng.Contains(r) {
-					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder))
+					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder, true))
 				}
 				return nil
 			})
@@ -457,9 +462,16 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 			l.Add(logLine{batch: line})
 			if opts.records {
 				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
-					if opts.rng.Contains(r) {
-						l.Add(logLine{record: ptr(decodedRecordLine(r, b, opts.encoding, decoder))})
+					if !opts.rng.Contains(r) {
+						return nil
 					}
+					if ios.Format() == FormatJSON {
+						// Headers streamed, not listed (recordWriter).
+						return records.write(decodedRecordLine(r, b, opts.encoding, decoder, false), r, opts.encoding)
+					}
+					// The table and CSV have no headers column; -o wide
+					// shows every field.
+					l.Add(logLine{record: ptr(decodedRecordLine(r, b, opts.encoding, decoder, ios.Format() == FormatWide))})
 					return nil
 				})
 				if err != nil && salvage == nil {
@@ -498,13 +510,17 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 
 func ptr[T any](v T) *T { return &v }
 
-func recordLine(r *inspect.Record, b *inspect.Batch, encoding string) recordLineJSON {
+// recordLine is a record's line; with headers false its headers are
+// left out, for recordWriter to stream.
+func recordLine(r *inspect.Record, b *inspect.Batch, encoding string, headers bool) recordLineJSON {
 	out := recordLineJSON{Kind: "record", Offset: r.Offset, Timestamp: r.Timestamp, Headers: []headerJSON{}}
 	out.Key, out.KeyEncoding = encodeBytes(r.Key, encoding)
 	out.Value, out.ValueEncoding = encodeBytes(r.Value, encoding)
-	for _, h := range r.Headers {
-		v, enc := encodeBytes(h.Value, encoding)
-		out.Headers = append(out.Headers, headerJSON{Key: string(h.Key), Value: v, ValueEncoding: enc})
+	if headers {
+		_ = r.EachHeader(func(h inspect.Header) error {
+			out.Headers = append(out.Headers, headerLine(h, encoding))
+			return nil
+		})
 	}
 	if b.IsControl() {
 		c := &controlJSON{Type: "unknown"}
@@ -519,6 +535,67 @@ func recordLine(r *inspect.Record, b *inspect.Batch, encoding string) recordLine
 		out.Control = c
 	}
 	return out
+}
+
+func headerLine(h inspect.Header, encoding string) headerJSON {
+	v, enc := encodeBytes(h.Value, encoding)
+	return headerJSON{Key: string(h.Key), Value: v, ValueEncoding: enc}
+}
+
+// recordWriter writes JSON record lines with their headers streamed: the
+// line is written up to "headers", then one header at a time, then the
+// rest, so a record of millions of headers costs one header's memory, not
+// a list of them (the bytes are those encoding/json would write for the
+// whole line, HTML escaping off, as the lister writes it).
+type recordWriter struct {
+	w   *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func newRecordWriter(out io.Writer) *recordWriter {
+	rw := &recordWriter{w: bufio.NewWriterSize(out, 64<<10)}
+	rw.enc = json.NewEncoder(&rw.buf)
+	rw.enc.SetEscapeHTML(false)
+	return rw
+}
+
+// headersPlaceholder is how the line without headers marshals its
+// headers field; it cannot occur earlier in the line (a quote inside a
+// string is escaped).
+var headersPlaceholder = []byte(`"headers":null`)
+
+func (rw *recordWriter) write(line recordLineJSON, r *inspect.Record, encoding string) error {
+	line.Headers = nil
+	rw.buf.Reset()
+	if err := rw.enc.Encode(line); err != nil {
+		return err
+	}
+	b := bytes.TrimSuffix(rw.buf.Bytes(), []byte("\n"))
+	i := bytes.Index(b, headersPlaceholder)
+	rw.w.Write(b[:i])
+	rest := append([]byte(nil), b[i+len(headersPlaceholder):]...)
+	rw.w.WriteString(`"headers":[`)
+	n := 0
+	err := r.EachHeader(func(h inspect.Header) error {
+		rw.buf.Reset()
+		if err := rw.enc.Encode(headerLine(h, encoding)); err != nil {
+			return err
+		}
+		if n > 0 {
+			rw.w.WriteByte(',')
+		}
+		n++
+		_, err := rw.w.Write(bytes.TrimSuffix(rw.buf.Bytes(), []byte("\n")))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	rw.w.WriteByte(']')
+	rw.w.Write(rest)
+	rw.w.WriteByte('\n')
+	return rw.w.Flush()
 }
 
 // encodeBytes renders key/value bytes per --encoding; nil stays null (and

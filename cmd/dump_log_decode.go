@@ -182,8 +182,8 @@ func openSchemas(ios *IOStreams, so schemaOptions, p *inspect.Partition) (*recor
 }
 
 // decodedRecordLine is recordLine plus the decoding of a data record.
-func decodedRecordLine(r *inspect.Record, b *inspect.Batch, encoding string, v *recordValues) recordLineJSON {
-	line := recordLine(r, b, encoding)
+func decodedRecordLine(r *inspect.Record, b *inspect.Batch, encoding string, v *recordValues, headers bool) recordLineJSON {
+	line := recordLine(r, b, encoding, headers)
 	if v == nil || b.IsControl() {
 		return line
 	}

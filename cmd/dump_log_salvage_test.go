@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // salvageLine is any dump-log JSON line: batch, record or damage.
@@ -92,7 +92,7 @@ func recordText(offset, ts int64, key, value *string, headers [][2]*string) stri
 	return fmt.Sprintf("%d@%d %s=%s [%s]", offset, ts, str(key), str(value), strings.Join(hs, " "))
 }
 
-func manifestRecords(bs []gen.BatchManifest) []string {
+func manifestRecords(bs []kafkagen.BatchManifest) []string {
 	var out []string
 	for _, b := range bs {
 		for _, r := range b.Records {
@@ -138,26 +138,26 @@ func editFile(t *testing.T, path string, fn func([]byte) []byte) {
 // after it, exactly the manifest's records except the damaged batch's
 // (exit 1).
 func TestDumpLogSalvage(t *testing.T) {
-	shapes := map[string]gen.Options{
+	shapes := map[string]kafkagen.Options{
 		"v2":          {Seed: 21, Segments: 2, Batches: 30},
 		"v2-zstd-txn": {Seed: 22, Segments: 2, Batches: 30, Compression: "zstd", Transactions: true},
 		"v1-gzip":     {Seed: 23, Segments: 2, Batches: 20, Magic: 1, Compression: "gzip"},
-		"v0":          {Seed: 24, Segments: 2, Batches: 30, Magic: gen.MagicV0},
+		"v0":          {Seed: 24, Segments: 2, Batches: 30, Magic: kafkagen.MagicV0},
 	}
-	damages := map[string]func(log []byte, b, next gen.BatchManifest) (out []byte, end int64){
-		"length field huge": func(log []byte, b, next gen.BatchManifest) ([]byte, int64) {
+	damages := map[string]func(log []byte, b, next kafkagen.BatchManifest) (out []byte, end int64){
+		"length field huge": func(log []byte, b, next kafkagen.BatchManifest) ([]byte, int64) {
 			binary.BigEndian.PutUint32(log[b.Position+8:], 0x7ffffff0)
 			return log, next.Position
 		},
-		"length field below 14": func(log []byte, b, next gen.BatchManifest) ([]byte, int64) {
+		"length field below 14": func(log []byte, b, next kafkagen.BatchManifest) ([]byte, int64) {
 			binary.BigEndian.PutUint32(log[b.Position+8:], 5)
 			return log, next.Position
 		},
-		"length field shortened": func(log []byte, b, next gen.BatchManifest) ([]byte, int64) {
+		"length field shortened": func(log []byte, b, next kafkagen.BatchManifest) ([]byte, int64) {
 			binary.BigEndian.PutUint32(log[b.Position+8:], uint32(b.Size-12-9))
 			return log, next.Position
 		},
-		"bytes overwritten across two batches": func(log []byte, b, next gen.BatchManifest) ([]byte, int64) {
+		"bytes overwritten across two batches": func(log []byte, b, next kafkagen.BatchManifest) ([]byte, int64) {
 			// From the middle of b into next's header: both are lost.
 			for p := b.Position + b.Size/2; p < next.Position+20; p++ {
 				log[p] = 0xee
@@ -169,7 +169,7 @@ func TestDumpLogSalvage(t *testing.T) {
 		for dname, damage := range damages {
 			t.Run(sname+"/"+dname, func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "demo-0")
-				m, err := gen.Generate(dir, shape)
+				m, err := kafkagen.Generate(dir, shape)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -185,7 +185,7 @@ func TestDumpLogSalvage(t *testing.T) {
 				if end > next.Position {
 					lost[next.Position] = true
 				}
-				var kept []gen.BatchManifest
+				var kept []kafkagen.BatchManifest
 				for si, s := range m.Segments {
 					for _, x := range s.Batches {
 						if si != 0 || !lost[x.Position] {
@@ -208,7 +208,7 @@ func TestDumpLogSalvage(t *testing.T) {
 						dmg = append(dmg, l)
 					}
 				}
-				seg := gen.SegmentName(s0.BaseOffset) + ".log"
+				seg := kafkagen.SegmentName(s0.BaseOffset) + ".log"
 				if len(dmg) != 1 || dmg[0].Segment != seg || dmg[0].Position != b.Position || dmg[0].End != end || dmg[0].Bytes != end-b.Position || dmg[0].Error == "" {
 					t.Errorf("damage lines %+v, want one: %s [%d, %d)", dmg, seg, b.Position, end)
 				}
@@ -252,7 +252,7 @@ func TestDumpLogSalvage(t *testing.T) {
 // decode, which --salvage reports as damage covering the batch.
 func TestDumpLogSalvageRecords(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 25, Batches: 20, Compression: "gzip", RecordsPerBatch: 8})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 25, Batches: 20, Compression: "gzip", RecordsPerBatch: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

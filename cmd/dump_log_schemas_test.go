@@ -9,7 +9,7 @@ import (
 
 	"github.com/hamba/avro/v2"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 const (
@@ -34,23 +34,23 @@ func avroBytes(t *testing.T, schema string, v any) []byte {
 // id, 4 is plain text, 5 a tombstone, 6 Protobuf message [1].
 func schemaDataDir(t *testing.T) {
 	t.Helper()
-	sideGen(t, "_schemas-0", gen.Options{Topic: "_schemas", RecordsPerBatch: 2, Records: []gen.KeyValue{
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "orders-key", Version: 1, ID: 1, Schema: testKeySchema}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "orders-value", Version: 1, ID: 2, Schema: testValueSchema}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "events-value", Version: 1, ID: 3, SchemaType: "PROTOBUF", Schema: testProto}),
+	sideGen(t, "_schemas-0", kafkagen.Options{Topic: "_schemas", RecordsPerBatch: 2, Records: []kafkagen.KeyValue{
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "orders-key", Version: 1, ID: 1, Schema: testKeySchema}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "orders-value", Version: 1, ID: 2, Schema: testValueSchema}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "events-value", Version: 1, ID: 3, SchemaType: "PROTOBUF", Schema: testProto}),
 	}})
-	key := func(k string) []byte { return gen.WireFormat(1, nil, avroBytes(t, testKeySchema, k)) }
+	key := func(k string) []byte { return kafkagen.WireFormat(1, nil, avroBytes(t, testKeySchema, k)) }
 	order := func(id int64, status string, note any) []byte {
-		return gen.WireFormat(2, nil, avroBytes(t, testValueSchema, map[string]any{"id": id, "status": status, "note": note}))
+		return kafkagen.WireFormat(2, nil, avroBytes(t, testValueSchema, map[string]any{"id": id, "status": status, "note": note}))
 	}
-	sideGen(t, "orders-0", gen.Options{Topic: "orders", RecordsPerBatch: 3, Compression: "zstd", Records: []gen.KeyValue{
+	sideGen(t, "orders-0", kafkagen.Options{Topic: "orders", RecordsPerBatch: 3, Compression: "zstd", Records: []kafkagen.KeyValue{
 		{Key: key("o-1"), Value: order(1, "NEW", nil)},
 		{Key: key("o-2"), Value: order(2, "PAID", map[string]any{"string": "gift"})},
 		{Key: nil, Value: order(3, "PAID", map[string]any{"long": int64(9)})},
-		{Key: key("o-4"), Value: gen.WireFormat(77, nil, []byte{2})},
+		{Key: key("o-4"), Value: kafkagen.WireFormat(77, nil, []byte{2})},
 		{Key: []byte("plain"), Value: []byte("text")},
 		{Key: key("o-1"), Value: nil},
-		{Key: nil, Value: gen.WireFormat(3, []int{1}, []byte{0x0a, 0x02, 'e', '1', 0x10, 0x05})},
+		{Key: nil, Value: kafkagen.WireFormat(3, []int{1}, []byte{0x0a, 0x02, 'e', '1', 0x10, 0x05})},
 	}})
 }
 
@@ -132,8 +132,8 @@ func TestDumpLogSchemaFiles(t *testing.T) {
 
 	// Plain values: Avro without the wire format, Protobuf by message name.
 	plainAvro := avroBytes(t, testValueSchema, map[string]any{"id": int64(5), "status": "NEW", "note": map[string]any{"string": "x"}})
-	sideGen(t, "plain-0", gen.Options{Topic: "plain", Records: []gen.KeyValue{{Key: []byte("k"), Value: plainAvro}}})
-	sideGen(t, "plainpb-0", gen.Options{Topic: "plainpb", Records: []gen.KeyValue{{Key: nil, Value: []byte{0x0a, 0x01, 'z'}}}})
+	sideGen(t, "plain-0", kafkagen.Options{Topic: "plain", Records: []kafkagen.KeyValue{{Key: []byte("k"), Value: plainAvro}}})
+	sideGen(t, "plainpb-0", kafkagen.Options{Topic: "plainpb", Records: []kafkagen.KeyValue{{Key: nil, Value: []byte{0x0a, 0x01, 'z'}}}})
 	got = decodedOf(t, sideRun(t, 0, []string{"-o", "json", "dump-log", "--value-schema", "schemas/2.avsc", "plain-0"}))
 	if w := `{"decoder":"schema_registry","key_schema":null,"key":null,"value_schema":{"type":"AVRO","file":"2.avsc"},"value":{"id":5,"status":"NEW","note":{"string":"x"}}}`; got[0] != w {
 		t.Errorf("plain avro:\n got %s\nwant %s", got[0], w)
@@ -153,7 +153,7 @@ func TestDumpLogSchemaFiles(t *testing.T) {
 
 func TestDumpLogSchemaErrors(t *testing.T) {
 	t.Chdir(t.TempDir())
-	sideGen(t, "orders-0", gen.Options{Batches: 2, RecordsPerBatch: 1})
+	sideGen(t, "orders-0", kafkagen.Options{Batches: 2, RecordsPerBatch: 1})
 	sideWrite(t, "bad.avsc", `{"type":"nope"}`)
 	sideWrite(t, "x.proto", testProto)
 	sideRun(t, 2, []string{"dump-log", "--decoder", "schema-registry", "orders-0"}, `stderr:--decoder schema-registry: no _schemas-0 in \.`, `stderr:give --schemas PATH`)

@@ -31,7 +31,7 @@ func newEpochView(ios *IOStreams, p *inspect.Partition) *epochView {
 		ios.Warnf("%s: %v (no epoch_entry given; run kseg verify %s)", f.Path, f.Err, p.Dir)
 		return &epochView{}
 	}
-	if _, err := f.Value.Cache(); err != nil {
+	if err := f.Value.LoadErr(); err != nil {
 		ios.Warnf("%s: %v (no epoch_entry given; run kseg verify %s)", f.Path, err, p.Dir)
 		return &epochView{}
 	}

@@ -66,11 +66,14 @@ func markRunError(err error) error {
 // exitCode is the one switch from an error to a process exit code.
 func exitCode(err error) int {
 	var neg *negativeError
+	var sig *interruptedError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &neg):
 		return exitNegative
+	case errors.As(err, &sig):
+		return 128 + int(sig.sig)
 	default:
 		return exitFailed
 	}

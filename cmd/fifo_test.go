@@ -13,12 +13,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestFIFOsDoNotHang: a FIFO named like every kind of file kseg opens (a
 // segment's four files, the partition's checkpoint, metadata and
-// snapshot, the data directory's checkpoints and clean-shutdown marker)
+// snapshot, the data directory's checkpoints, clean-shutdown marker and
+// .lock)
 // must not make any command that opens it block in open(2): each command
 // runs as a child process with a deadline, so a regression fails here
 // instead of hanging. A command naming the FIFO itself must exit 2 with a
@@ -42,6 +43,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 		{"replication-offset-checkpoint", [][]string{{"dump-checkpoint"}}},
 		{"cleaner-offset-checkpoint", [][]string{{"dump-checkpoint"}}},
 		{".kafka_cleanshutdown", nil},
+		{".lock", nil},
 	}
 	walkers := [][]string{
 		{"verify", "P"}, {"verify", "--side-files", "D"}, {"verify", "--records", "P"},
@@ -53,7 +55,7 @@ func TestFIFOsDoNotHang(t *testing.T) {
 		t.Run(strings.ReplaceAll(k.name, "/", "_"), func(t *testing.T) {
 			dataDir := filepath.Join(t.TempDir(), "data")
 			part := filepath.Join(dataDir, "demo-0")
-			if _, err := gen.Generate(part, gen.Options{Seed: 7, Segments: 2, Batches: 20, Transactions: true}); err != nil {
+			if _, err := kafkagen.Generate(part, kafkagen.Options{Seed: 7, Segments: 2, Batches: 20, Transactions: true}); err != nil {
 				t.Fatal(err)
 			}
 			fifo := filepath.Join(dataDir, k.name)

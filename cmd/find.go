@@ -259,7 +259,7 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		p := m.Partition
 		line := &findLineJSON{Kind: "record", PartitionDir: p.Name(), Topic: p.Topic, Partition: p.Partition,
 			Segment: m.Segment.Name(), BatchPosition: m.Batch.Position, BatchBaseOffset: m.BatchBaseOffset,
-			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, values(p))}
+			recordLineJSON: decodedRecordLine(&m.Record, &m.Batch, opts.encoding, values(p), true)}
 		l.Add(line)
 		return nil
 	})

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
 
 // logBytes is the size of the .log files under dir.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // The committed seed corpora of the fuzz targets that read disk bytes:
@@ -62,12 +62,12 @@ func marshalCorpus(values ...any) []byte {
 type seedPartition struct {
 	name  string
 	files map[string][]byte
-	m     *gen.Manifest
+	m     *kafkagen.Manifest
 }
 
 func (p *seedPartition) seg(i int) (log, idx, tidx []byte) {
 	s := &p.m.Segments[i]
-	n := gen.SegmentName(s.BaseOffset)
+	n := kafkagen.SegmentName(s.BaseOffset)
 	return p.files[n+".log"], p.files[n+".index"], p.files[n+".timeindex"]
 }
 
@@ -77,21 +77,25 @@ func seedPartitions(t *testing.T) []*seedPartition {
 	var out []*seedPartition
 	for _, c := range []struct {
 		name string
-		o    gen.Options
+		o    kafkagen.Options
 	}{
-		{"v2", gen.Options{Segments: 2, Batches: 6, RecordsPerBatch: 3, ValueSize: 16, IndexIntervalBytes: 200}},
-		{"v2-gzip", gen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Compression: "gzip", IndexIntervalBytes: gen.IndexEveryBatch}},
-		{"v2-snappy", gen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Compression: "snappy", Timestamps: "jumping", IndexIntervalBytes: gen.IndexEveryBatch}},
-		{"v2-lz4-txn", gen.Options{Segments: 2, Batches: 8, RecordsPerBatch: 3, ValueSize: 16, Compression: "lz4", Transactions: true, CompactionGaps: true, IndexIntervalBytes: gen.IndexEveryBatch}},
-		{"v2-zstd-padded", gen.Options{Segments: 2, Batches: 5, RecordsPerBatch: 2, ValueSize: 16, Compression: "zstd", LogAppendTime: 0.5, PreallocatedIndexBytes: 96, EmptyActiveSegment: true, IndexIntervalBytes: 100}},
-		{"v1-gzip", gen.Options{Batches: 5, RecordsPerBatch: 3, ValueSize: 16, Magic: 1, Compression: "gzip", Timestamps: "random", IndexIntervalBytes: 100}},
-		{"v1-none", gen.Options{Batches: 6, ValueSize: 16, Magic: 1, IndexIntervalBytes: gen.IndexEveryBatch}},
-		{"v0-snappy", gen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Magic: gen.MagicV0, Compression: "snappy", IndexIntervalBytes: 100}},
-		{"v0-lz4", gen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Magic: gen.MagicV0, Compression: "lz4", StartOffset: 1000}},
+		{"v2", kafkagen.Options{Segments: 2, Batches: 6, RecordsPerBatch: 3, ValueSize: 16, IndexIntervalBytes: 200}},
+		{"v2-gzip", kafkagen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Compression: "gzip", IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+		{"v2-snappy", kafkagen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Compression: "snappy", Timestamps: "jumping", IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+		{"v2-lz4-txn", kafkagen.Options{Segments: 2, Batches: 8, RecordsPerBatch: 3, ValueSize: 16, Compression: "lz4", Transactions: true, CompactionGaps: true, IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+		{"v2-zstd-padded", kafkagen.Options{Segments: 2, Batches: 5, RecordsPerBatch: 2, ValueSize: 16, Compression: "zstd", LogAppendTime: 0.5, PreallocatedIndexBytes: 96, EmptyActiveSegment: true, IndexIntervalBytes: 100}},
+		{"v1-gzip", kafkagen.Options{Batches: 5, RecordsPerBatch: 3, ValueSize: 16, Magic: 1, Compression: "gzip", Timestamps: "random", IndexIntervalBytes: 100}},
+		{"v1-none", kafkagen.Options{Batches: 6, ValueSize: 16, Magic: 1, IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+		{"v0-snappy", kafkagen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Magic: kafkagen.MagicV0, Compression: "snappy", IndexIntervalBytes: 100}},
+		{"v0-lz4", kafkagen.Options{Batches: 4, RecordsPerBatch: 3, ValueSize: 16, Magic: kafkagen.MagicV0, Compression: "lz4", StartOffset: 1000}},
+		// Structure-heavy: decoded structure far larger than the bytes.
+		{"v2-many-headers", kafkagen.Options{Batches: 2, RecordsPerBatch: 2, ValueSize: 4, EmptyHeaders: 3000, IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+		{"v2-zstd-many-headers", kafkagen.Options{Batches: 2, RecordsPerBatch: 2, ValueSize: 4, EmptyHeaders: 20000, Compression: "zstd", IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+		{"v2-many-records", kafkagen.Options{Batches: 3, RecordsPerBatch: 1500, ValueSize: 1, Compression: "lz4", IndexIntervalBytes: kafkagen.IndexEveryBatch}},
 	} {
 		c.o.Seed = int64(len(out) + 1)
 		dir := filepath.Join(work, c.name+"-0")
-		m, err := gen.Generate(dir, c.o)
+		m, err := kafkagen.Generate(dir, c.o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +122,7 @@ var damagedToo = map[string]bool{"v2": true, "v2-lz4-txn": true, "v1-gzip": true
 // damagedLogs are variants of a log: cut inside its last batch, with a
 // zero-filled tail, a flipped payload byte (bad CRC), a first length field
 // of 2^31-1 and of 13, garbage in front.
-func damagedLogs(name string, log []byte, batches []gen.BatchManifest) map[string][]byte {
+func damagedLogs(name string, log []byte, batches []kafkagen.BatchManifest) map[string][]byte {
 	out := map[string][]byte{}
 	last := batches[len(batches)-1]
 	out[name+"-torn"] = bytes.Clone(log[:last.Position+last.Size/2])
@@ -138,7 +142,7 @@ func damagedLogs(name string, log []byte, batches []gen.BatchManifest) map[strin
 }
 
 // batchEntries returns the first n entries of a segment's log.
-func batchEntries(log []byte, batches []gen.BatchManifest, n int) [][]byte {
+func batchEntries(log []byte, batches []kafkagen.BatchManifest, n int) [][]byte {
 	var out [][]byte
 	for _, b := range batches[:min(n, len(batches))] {
 		out = append(out, log[b.Position:b.Position+b.Size])
@@ -207,7 +211,7 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 		add("indexfmt", "FuzzIndexEntries", p.name+"-timeindex", tidx, s0.BaseOffset)
 		for i := range p.m.Segments {
 			if s := &p.m.Segments[i]; s.TxnIndexWritten {
-				add("indexfmt", "FuzzIndexEntries", fmt.Sprintf("%s-txnindex-%d", p.name, i), p.files[gen.SegmentName(s.BaseOffset)+".txnindex"], s.BaseOffset)
+				add("indexfmt", "FuzzIndexEntries", fmt.Sprintf("%s-txnindex-%d", p.name, i), p.files[kafkagen.SegmentName(s.BaseOffset)+".txnindex"], s.BaseOffset)
 			}
 		}
 		// Entries and their payloads.
@@ -236,7 +240,7 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 			}
 		}
 		add("inspect", "FuzzNames", p.name+"-dir", p.name+"-0")
-		add("inspect", "FuzzNames", p.name+"-segment", gen.SegmentName(s0.BaseOffset)+".timeindex")
+		add("inspect", "FuzzNames", p.name+"-segment", kafkagen.SegmentName(s0.BaseOffset)+".timeindex")
 	}
 	// Broker text files of the data directory.
 	add("inspect", "FuzzCheckpointFiles", "recovery-point", inspect.AppendOffsetCheckpoint(nil, []inspect.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: 368}, {Topic: "__consumer_offsets", Partition: 49, Offset: 12}}))
@@ -244,6 +248,14 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 	add("inspect", "FuzzCheckpointFiles", "meta-properties-kraft", []byte("#\n#Mon Nov 14 22:13:20 UTC 2023\nnode.id=1\ndirectory.id=J8aAPcfLQt2bqs1JT_rMgQ\nversion=1\ncluster.id=4L6g3nShT-eMCtK--X86sw\n"))
 	add("inspect", "FuzzCheckpointFiles", "meta-properties-zk", []byte("version=0\nbroker.id=3\n"))
 	add("inspect", "FuzzCheckpointFiles", "clean-shutdown", []byte(`{"version":0,"brokerEpoch":42}`))
+	// Long epoch files: every entry kept, and every entry a repeat.
+	var rising, repeats []inspect.EpochEntry
+	for i := range 3000 {
+		rising = append(rising, inspect.EpochEntry{Epoch: int32(i), StartOffset: int64(i) * 7})
+		repeats = append(repeats, inspect.EpochEntry{Epoch: 5, StartOffset: 100})
+	}
+	add("inspect", "FuzzCheckpointFiles", "leader-epoch-long-rising", inspect.AppendLeaderEpochCheckpoint(nil, rising))
+	add("inspect", "FuzzCheckpointFiles", "leader-epoch-long-repeats", inspect.AppendLeaderEpochCheckpoint(nil, repeats))
 	for _, n := range []string{"orders-0.0123456789abcdef0123456789abcdef-delete", "lost+found", "__cluster_metadata-0", "orders-2147483647", "orders-2147483648"} {
 		add("inspect", "FuzzNames", n, n)
 	}

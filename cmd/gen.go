@@ -6,14 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 type genOptions struct {
 	dir            string
 	magic          int
 	schemaRegistry bool // --schema-registry
-	opts           gen.Options
+	opts           kafkagen.Options
 }
 
 func newGenCommand(ios *IOStreams) *cobra.Command {
@@ -48,14 +48,14 @@ log_bytes index_entries timeindex_entries txnindex_entries active.`,
 			opts.dir = args[0]
 			switch opts.magic {
 			case 0:
-				opts.opts.Magic = gen.MagicV0
+				opts.opts.Magic = kafkagen.MagicV0
 			case 1, 2:
 				opts.opts.Magic = int8(opts.magic)
 			default:
 				return usageErrorf("--magic must be 0, 1 or 2, not %d", opts.magic)
 			}
 			if c.Flags().Changed("index-interval-bytes") && opts.opts.IndexIntervalBytes == 0 {
-				opts.opts.IndexIntervalBytes = gen.IndexEveryBatch
+				opts.opts.IndexIntervalBytes = kafkagen.IndexEveryBatch
 			} else if opts.opts.IndexIntervalBytes < 0 {
 				return usageErrorf("--index-interval-bytes must be >= 0")
 			}
@@ -63,7 +63,7 @@ log_bytes index_entries timeindex_entries txnindex_entries active.`,
 				if opts.opts.ValueFormat != "" {
 					return usageErrorf("--schema-registry writes the registry's records: --value-format is for the topics that use it")
 				}
-				opts.opts.Records = gen.DemoSchemaRecords()
+				opts.opts.Records = kafkagen.DemoSchemaRecords()
 				if !c.Flags().Changed("batches") {
 					opts.opts.Batches = 0 // as many as the records need
 				}
@@ -77,24 +77,24 @@ log_bytes index_entries timeindex_entries txnindex_entries active.`,
 	f := c.Flags()
 	o := &opts.opts
 	f.Int64Var(&o.Seed, "seed", 1, "random seed: the same seed and flags give the same bytes")
-	f.StringVar(&o.Topic, "topic", gen.DefaultTopic, "topic name (for partition.metadata's topic id)")
+	f.StringVar(&o.Topic, "topic", kafkagen.DefaultTopic, "topic name (for partition.metadata's topic id)")
 	f.IntVar(&opts.magic, "magic", 2, "message format: 0, 1 or 2")
 	f.StringVar(&o.Compression, "compression", "none", "none, gzip, snappy (xerial framing), snappy-raw (librdkafka), lz4 or zstd")
 	f.IntVar(&o.Segments, "segments", 1, "number of segments (not counting --empty-active-segment)")
-	f.IntVar(&o.Batches, "batches", gen.DefaultBatches, "batches per segment")
+	f.IntVar(&o.Batches, "batches", kafkagen.DefaultBatches, "batches per segment")
 	f.Int64Var(&o.SegmentBytes, "segment-bytes", 0, "roll segments by size instead of --batches (like segment.bytes)")
-	f.IntVar(&o.RecordsPerBatch, "records-per-batch", gen.DefaultRecordsPerBatch, "maximum records per batch (each batch holds 1..N)")
-	f.IntVar(&o.ValueSize, "value-size", gen.DefaultValueSize, "bytes per record value")
+	f.IntVar(&o.RecordsPerBatch, "records-per-batch", kafkagen.DefaultRecordsPerBatch, "maximum records per batch (each batch holds 1..N)")
+	f.IntVar(&o.ValueSize, "value-size", kafkagen.DefaultValueSize, "bytes per record value")
 	f.StringVar(&o.Timestamps, "timestamps", "increasing", "record timestamps: increasing, jumping, equal or random")
 	f.StringVar(&o.Traffic, "traffic", "", "traffic over time: steady (a batch every 10 s), burst (two a second in the middle third), stop (half an hour of silence after two thirds); default a batch every 1..20 ms")
 	f.Float64Var(&o.LogAppendTime, "log-append-time", 0, "fraction (0..1) of batches written as LogAppendTime")
 	f.BoolVar(&o.CompactionGaps, "compaction-gaps", false, "missing offsets between and inside batches, as after compaction")
 	f.BoolVar(&o.Transactions, "transactions", false, "transactional batches of several producers with COMMIT and ABORT markers")
-	f.IntVar(&o.IndexIntervalBytes, "index-interval-bytes", gen.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
+	f.IntVar(&o.IndexIntervalBytes, "index-interval-bytes", kafkagen.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
 	f.Int64Var(&o.PreallocatedIndexBytes, "preallocated-index-bytes", 0, "zero-extend the active segment's indexes to this size, as a broker that did not shut down cleanly leaves them")
 	f.BoolVar(&o.EmptyActiveSegment, "empty-active-segment", false, "roll once more at the end: an empty active segment")
 	f.Int64Var(&o.StartOffset, "start-offset", 0, "base offset of the first segment")
-	f.Int64Var(&o.StartTimestamp, "start-timestamp", gen.DefaultStartTimestamp, "first timestamp, ms since the epoch")
+	f.Int64Var(&o.StartTimestamp, "start-timestamp", kafkagen.DefaultStartTimestamp, "first timestamp, ms since the epoch")
 	f.Int32Var(&o.LeaderEpoch, "leader-epoch", 0, "partition leader epoch of every v2 batch")
 	f.BoolVar(&o.ConsumerOffsets, "consumer-offsets", false, "records are __consumer_offsets offset commits (groups group-0..2, topic orders, partitions 0-2; one in ten a tombstone; with --transactions, transactional ones)")
 	f.StringVar(&o.ValueFormat, "value-format", "", "values in the schema registry's wire format: avro, protobuf or json (default: text)")
@@ -129,7 +129,7 @@ var genColumns = []column[genSegmentJSON]{
 }
 
 func runGen(ios *IOStreams, opts genOptions) error {
-	m, err := gen.Generate(opts.dir, opts.opts)
+	m, err := kafkagen.Generate(opts.dir, opts.opts)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestGroupsOnRealFixturesMatchDumpLog: on every real data directory that
@@ -163,19 +163,19 @@ func TestGroupsOnRealFixturesMatchDumpLog(t *testing.T) {
 // log end offset and lag, the filters, the table, and the exit codes.
 func TestGroupsCommand(t *testing.T) {
 	root := t.TempDir()
-	m, err := gen.Generate(filepath.Join(root, "orders-1"), gen.Options{Seed: 4, Batches: 20})
+	m, err := kafkagen.Generate(filepath.Join(root, "orders-1"), kafkagen.Options{Seed: 4, Batches: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log []byte
-	recs := []gen.Record{
-		{OffsetDelta: 0, Timestamp: 1000, Key: gen.OffsetCommitKey("billing", "orders", 1), Value: gen.OffsetCommitValue(3, 40, 2, "", 1500, 0)},
-		{OffsetDelta: 1, Timestamp: 1001, Key: gen.OffsetCommitKey("billing", "orders", 2), Value: gen.OffsetCommitValue(1, 9, 0, "m", 1501, 99)},
-		{OffsetDelta: 2, Timestamp: 1002, Key: gen.OffsetCommitKey("audit", "orders", 1), Value: gen.OffsetCommitValue(4, 7, 1, "x", 1502, 0)},
+	recs := []kafkagen.Record{
+		{OffsetDelta: 0, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("billing", "orders", 1), Value: kafkagen.OffsetCommitValue(3, 40, 2, "", 1500, 0)},
+		{OffsetDelta: 1, Timestamp: 1001, Key: kafkagen.OffsetCommitKey("billing", "orders", 2), Value: kafkagen.OffsetCommitValue(1, 9, 0, "m", 1501, 99)},
+		{OffsetDelta: 2, Timestamp: 1002, Key: kafkagen.OffsetCommitKey("audit", "orders", 1), Value: kafkagen.OffsetCommitValue(4, 7, 1, "x", 1502, 0)},
 	}
-	log = gen.AppendBatch(log, gen.Batch{LeaderEpoch: 0, ProducerID: -1, Records: recs})
-	log = gen.AppendBatch(log, gen.Batch{BaseOffset: 3, ProducerID: 5, Transactional: true,
-		Records: []gen.Record{{Timestamp: 1003, Key: gen.OffsetCommitKey("audit", "orders", 2), Value: gen.OffsetCommitValue(3, 1, 1, "", 1503, 0)}}})
+	log = kafkagen.AppendBatch(log, kafkagen.Batch{LeaderEpoch: 0, ProducerID: -1, Records: recs})
+	log = kafkagen.AppendBatch(log, kafkagen.Batch{BaseOffset: 3, ProducerID: 5, Transactional: true,
+		Records: []kafkagen.Record{{Timestamp: 1003, Key: kafkagen.OffsetCommitKey("audit", "orders", 2), Value: kafkagen.OffsetCommitValue(3, 1, 1, "", 1503, 0)}}})
 	co := filepath.Join(root, "__consumer_offsets-4")
 	if err := os.MkdirAll(co, 0o755); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/rebuild"
-	"github.com/kseg/kseg/rebuild/gen"
 )
 
 func corrupt(kind error) error {
@@ -77,11 +77,11 @@ func TestReportErrorHint(t *testing.T) {
 // PATH: the error names the file and position, the hint the next command.
 func TestErrorsSayWhatToDo(t *testing.T) {
 	dir := t.TempDir()
-	m, err := gen.Generate(filepath.Join(dir, "demo-0"), gen.Options{Seed: 2, Batches: 30})
+	m, err := kafkagen.Generate(filepath.Join(dir, "demo-0"), kafkagen.Options{Seed: 2, Batches: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gen.Generate(filepath.Join(dir, "other-0"), gen.Options{Seed: 3, Batches: 5}); err != nil {
+	if _, err := kafkagen.Generate(filepath.Join(dir, "other-0"), kafkagen.Options{Seed: 3, Batches: 5}); err != nil {
 		t.Fatal(err)
 	}
 	s := &m.Segments[0]
@@ -126,7 +126,7 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 func TestHintListsDataDirsBelow(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"brokers/b1/orders-0", "brokers/b1/orders-1", "brokers/b2/orders-2", "backup/x/y/deep-0"} {
-		if _, err := gen.Generate(filepath.Join(dir, p), gen.Options{Seed: 1, Batches: 3}); err != nil {
+		if _, err := kafkagen.Generate(filepath.Join(dir, p), kafkagen.Options{Seed: 1, Batches: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // allocDuring runs kseg in process and returns its output and how many
@@ -30,7 +30,7 @@ func allocDuring(t *testing.T, args ...string) (stdout, stderr string, code int,
 // each allocating a bounded amount however large the file claims to be.
 func TestTxnIndexSparseHuge(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 3, Segments: 1, Batches: 60, Transactions: true})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Segments: 1, Batches: 60, Transactions: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +59,7 @@ func TestTxnIndexSparseHuge(t *testing.T) {
 		{"verify", "-o", "json", txn},
 	} {
 		out, errOut, code, alloc := allocDuring(t, args...)
+		t.Logf("%s: exit %d, %d bytes allocated (limit %d)", strings.Join(args, " "), code, alloc, limit)
 		if code != 1 || !strings.Contains(out, `"check":"txnindex.size"`) || !strings.Contains(out, "ABORT markers") {
 			t.Errorf("kseg %s: exit %d, stderr %q\n%s; want exit 1 with txnindex.size", strings.Join(args, " "), code, errOut, out)
 		}
@@ -67,6 +68,7 @@ func TestTxnIndexSparseHuge(t *testing.T) {
 		}
 	}
 	out, errOut, code, alloc := allocDuring(t, "dump-index", "-o", "json", txn)
+	t.Logf("dump-index: exit %d, %d bytes allocated (limit %d)", code, alloc, limit)
 	if lines := strings.Count(out, "\n"); code != exitFailed || int64(lines) != bound || !strings.Contains(errOut, "ABORT markers") {
 		t.Errorf("dump-index: exit %d, %d lines (want %d), stderr %q", code, lines, bound, errOut)
 	}

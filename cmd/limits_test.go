@@ -20,7 +20,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // The limits a broker allows, and kseg at each of them: a 2 GiB segment
@@ -362,12 +362,13 @@ func TestLimitTwoGiBSegment(t *testing.T) {
 		}
 	}
 
-	// One byte more than a broker allows: a torn tail at position MaxInt32.
+	// One byte more than a broker allows: log.size at position MaxInt32
+	// (the byte past it is not read), and nothing else.
 	if err := os.Truncate(logPath, size+1); err != nil {
 		t.Fatal(err)
 	}
 	lines := limJSON(t, 1, "verify", dir)
-	if checks, _ := limFindings(t, lines); len(checks) != 1 || checks[0] != "log.truncated" || limNum(t, lines[0], "position") != size {
+	if checks, _ := limFindings(t, lines); len(checks) != 1 || checks[0] != "log.size" || limNum(t, lines[0], "position") != size {
 		t.Errorf("verify of a log of 2^31 bytes: %v", lines)
 	}
 }
@@ -382,7 +383,7 @@ func TestLimitTwoGiBSegment(t *testing.T) {
 // without the race detector only: under it they take minutes.)
 func TestLimitIndexesAtCapacity(t *testing.T) {
 	dataDir := t.TempDir()
-	const capacity = gen.MaxIndexBytes
+	const capacity = kafkagen.MaxIndexBytes
 	// Segment 0: magic 1, timestamps increasing, so that the time index
 	// fills first (873813 entries) as every batch but the first is indexed.
 	// Segment 1: magic 0, no timestamps, 1310720 offset index entries.
@@ -507,14 +508,14 @@ func TestLimitIndexesAtCapacity(t *testing.T) {
 // names starting 92233720368547...). Every command answers as on any
 // other partition; verify finds nothing and rebuild changes nothing.
 func TestLimitOffsetsNearInt64Max(t *testing.T) {
-	o := gen.Options{Seed: 71, Segments: 3, Batches: 20, RecordsPerBatch: 5, CompactionGaps: true, Transactions: true, IndexIntervalBytes: 300}
-	probe, err := gen.Generate(filepath.Join(t.TempDir(), "probe-0"), o)
+	o := kafkagen.Options{Seed: 71, Segments: 3, Batches: 20, RecordsPerBatch: 5, CompactionGaps: true, Transactions: true, IndexIntervalBytes: 300}
+	probe, err := kafkagen.Generate(filepath.Join(t.TempDir(), "probe-0"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.StartOffset = math.MaxInt64 - probe.LogEndOffset
 	dir := filepath.Join(t.TempDir(), "high-0")
-	m, err := gen.Generate(dir, o)
+	m, err := kafkagen.Generate(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,7 +640,7 @@ func TestLimitRelativeOffsetsNearInt32Max(t *testing.T) {
 // all of them and release every file they open; verify covers all of them
 // in a process limited to 64 open files.
 func TestLimitThousandsOfPartitions(t *testing.T) {
-	src, err := gen.Generate(filepath.Join(t.TempDir(), "src-0"), gen.Options{Seed: 81, Batches: 3, RecordsPerBatch: 2, ValueSize: 10, IndexIntervalBytes: gen.IndexEveryBatch})
+	src, err := kafkagen.Generate(filepath.Join(t.TempDir(), "src-0"), kafkagen.Options{Seed: 81, Batches: 3, RecordsPerBatch: 2, ValueSize: 10, IndexIntervalBytes: kafkagen.IndexEveryBatch})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // Lookups as the broker serves them on indexes it does not search as they
@@ -110,13 +110,13 @@ func targetsOf(t *testing.T, p *inspect.Partition) (offsets, timestamps []int64)
 }
 
 func TestLookupPaddedIndexAsTheBrokerSearches(t *testing.T) {
-	for _, o := range []gen.Options{
+	for _, o := range []kafkagen.Options{
 		{Seed: 41, Segments: 2, Batches: 80, PreallocatedIndexBytes: 4096, IndexIntervalBytes: 300},
-		{Seed: 42, Segments: 1, Batches: 150, PreallocatedIndexBytes: 10485760, IndexIntervalBytes: gen.IndexEveryBatch, Compression: "gzip"},
+		{Seed: 42, Segments: 1, Batches: 150, PreallocatedIndexBytes: 10485760, IndexIntervalBytes: kafkagen.IndexEveryBatch, Compression: "gzip"},
 		{Seed: 43, Segments: 2, Batches: 60, PreallocatedIndexBytes: 4096, CompactionGaps: true, IndexIntervalBytes: 500},
 	} {
 		dir := filepath.Join(t.TempDir(), "demo-0")
-		m, err := gen.Generate(dir, o)
+		m, err := kafkagen.Generate(dir, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestLookupPaddedIndexAsTheBrokerSearches(t *testing.T) {
 func TestLookupTracePaddingKept(t *testing.T) {
 	data := t.TempDir()
 	dir := filepath.Join(data, "demo-0")
-	if _, err := gen.Generate(dir, gen.Options{Seed: 44, Batches: 50, PreallocatedIndexBytes: 4096, IndexIntervalBytes: 300}); err != nil {
+	if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 44, Batches: 50, PreallocatedIndexBytes: 4096, IndexIntervalBytes: 300}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(data, ".kafka_cleanshutdown"), nil, 0o644); err != nil {
@@ -202,7 +202,7 @@ func TestLookupTracePaddingKept(t *testing.T) {
 	// A rolled segment below the recovery point whose index ends in zeros.
 	data = t.TempDir()
 	dir = filepath.Join(data, "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 47, Segments: 2, Batches: 50, IndexIntervalBytes: 300})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 47, Segments: 2, Batches: 50, IndexIntervalBytes: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +241,11 @@ func TestLookupMissingIndexUsesRecoveredIndex(t *testing.T) {
 		lookupsAgree(t, name, p, partitionAt(t, rebuilt), offsets, timestamps)
 	}
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 45, Segments: 3, Batches: 90, ValueSize: 200})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 45, Segments: 3, Batches: 90, ValueSize: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []*gen.SegmentManifest{&m.Segments[0], &m.Segments[1]} {
+	for _, s := range []*kafkagen.SegmentManifest{&m.Segments[0], &m.Segments[1]} {
 		if err := os.Remove(m.IndexPath(s)); err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func TestLookupMissingIndexUsesRecoveredIndex(t *testing.T) {
 func TestLookupLogStartFromCheckpoint(t *testing.T) {
 	data := t.TempDir()
 	dir := filepath.Join(data, "orders-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 46, Segments: 2, Batches: 30})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 46, Segments: 2, Batches: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestLookupLogStartFromCheckpoint(t *testing.T) {
 func TestLookupTimeMissingTimeIndexKept(t *testing.T) {
 	data := t.TempDir()
 	dir := filepath.Join(data, "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 48, Segments: 2, Batches: 30})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 48, Segments: 2, Batches: 30})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -495,14 +496,34 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		}
 		ps := append([]*inspect.Partition(nil), t.Partitions...)
 		sortPartitions(ps)
-		for _, p := range ps {
-			sopts := inspect.SummaryOptions{Deep: opts.deep}
-			bar.partition(p.Name())
-			if bar != nil {
-				at := base
-				sopts.Progress = func(done, _ int64) { bar.update(at+done, total) }
+		// A shallow listing reads a few KiB per segment: partitions are
+		// read on every core, ahead of the rows, which stay in order.
+		// --deep reads whole logs one partition at a time, behind one
+		// progress bar.
+		var ahead *partitionsAhead
+		if !opts.deep {
+			ahead = readPartitionsAhead(ps, !opts.segments && t.Kind != "segment")
+			defer ahead.close()
+		}
+		for i, p := range ps {
+			var sums []inspect.SegmentSummary
+			var side *inspect.PartitionSideFiles
+			var err error
+			if ahead != nil {
+				r := ahead.take(i)
+				sums, side, err = r.sums, r.side, r.err
+			} else {
+				bar.partition(p.Name())
+				sopts := inspect.SummaryOptions{Deep: opts.deep}
+				if bar != nil {
+					at := base
+					sopts.Progress = func(done, _ int64) { bar.update(at+done, total) }
+				}
+				sums, err = p.Summarize(sopts)
+				if err == nil && !opts.segments && t.Kind != "segment" {
+					side, err = inspect.ReadPartitionSideFiles(p.Dir)
+				}
 			}
-			sums, err := p.Summarize(sopts)
 			if err != nil {
 				return err
 			}
@@ -520,12 +541,6 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 					segLister.Add(segmentLine(p, &sums[i]))
 				}
 				continue
-			}
-			var side *inspect.PartitionSideFiles
-			if t.Kind != "segment" {
-				if side, err = inspect.ReadPartitionSideFiles(p.Dir); err != nil {
-					return err
-				}
 			}
 			partLister.Add(partitionLine(p, sums, dd, side))
 		}
@@ -550,6 +565,72 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 	}
 	return partLister.Close()
 }
+
+// lsRead is what ls reads of one partition.
+type lsRead struct {
+	sums []inspect.SegmentSummary
+	side *inspect.PartitionSideFiles // when withSide
+	err  error
+}
+
+// partitionsAhead reads partitions for a shallow ls on several goroutines
+// (readPartitionsAhead); take hands out the results in order.
+type partitionsAhead struct {
+	out     []chan lsRead
+	tickets chan struct{} // one per partition started and not yet taken
+	stop    chan struct{}
+}
+
+// readPartitionsAhead summarizes ps (shallow) and, withSide, reads their
+// side files, on GOMAXPROCS goroutines taking the partitions in order. At
+// most 4 partitions per goroutine are read ahead of the one the caller
+// takes, so memory stays bounded. close ends the goroutines early.
+func readPartitionsAhead(ps []*inspect.Partition, withSide bool) *partitionsAhead {
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(ps)))
+	a := &partitionsAhead{out: make([]chan lsRead, len(ps)), tickets: make(chan struct{}, 4*workers), stop: make(chan struct{})}
+	for i := range a.out {
+		a.out[i] = make(chan lsRead, 1)
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range ps {
+			select {
+			case a.tickets <- struct{}{}:
+			case <-a.stop:
+				return
+			}
+			select {
+			case next <- i:
+			case <-a.stop:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			for i := range next {
+				var r lsRead
+				r.sums, r.err = ps[i].Summarize(inspect.SummaryOptions{})
+				if r.err == nil && withSide {
+					r.side, r.err = inspect.ReadPartitionSideFiles(ps[i].Dir)
+				}
+				a.out[i] <- r // buffered: never blocks
+			}
+		}()
+	}
+	return a
+}
+
+// take waits for the i-th partition's result; i goes up from 0.
+func (a *partitionsAhead) take(i int) lsRead {
+	r := <-a.out[i]
+	<-a.tickets
+	return r
+}
+
+// close stops reading partitions not yet started.
+func (a *partitionsAhead) close() { close(a.stop) }
 
 // shutdownLine says, under the table, how a data directory's broker last
 // stopped, when the directory is a broker's (it holds meta.properties or a

@@ -5,10 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // lsDataDir writes a data directory of partitions in every state ls
@@ -20,16 +21,16 @@ import (
 func lsDataDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	mk := func(name string, o gen.Options) *gen.Manifest {
-		m, err := gen.Generate(filepath.Join(dir, name), o)
+	mk := func(name string, o kafkagen.Options) *kafkagen.Manifest {
+		m, err := kafkagen.Generate(filepath.Join(dir, name), o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m
 	}
-	mk("orders-0", gen.Options{Seed: 1, Segments: 3, Batches: 40, ValueSize: 200})
-	mk("orders-1", gen.Options{Seed: 2, Segments: 2, Batches: 30, PreallocatedIndexBytes: 4096, EmptyActiveSegment: true})
-	m2 := mk("orders-2", gen.Options{Seed: 3, Segments: 2, Batches: 30, ValueSize: 300})
+	mk("orders-0", kafkagen.Options{Seed: 1, Segments: 3, Batches: 40, ValueSize: 200})
+	mk("orders-1", kafkagen.Options{Seed: 2, Segments: 2, Batches: 30, PreallocatedIndexBytes: 4096, EmptyActiveSegment: true})
+	m2 := mk("orders-2", kafkagen.Options{Seed: 3, Segments: 2, Batches: 30, ValueSize: 300})
 	if err := os.Remove(m2.TimeIndexPath(&m2.Segments[1])); err != nil {
 		t.Fatal(err)
 	}
@@ -42,12 +43,12 @@ func lsDataDir(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(m2.Dir, "00000000000000000000.log.deleted"), []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m10 := mk("orders-10", gen.Options{Seed: 4, Segments: 2, Batches: 30})
+	m10 := mk("orders-10", kafkagen.Options{Seed: 4, Segments: 2, Batches: 30})
 	last := &m10.Segments[1]
 	if err := os.Truncate(m10.LogPath(last), last.LogSize-40); err != nil {
 		t.Fatal(err)
 	}
-	mk("legacy-0", gen.Options{Seed: 5, Magic: 1, Compression: "gzip", Batches: 20, RecordsPerBatch: 4, IndexIntervalBytes: 1 << 20})
+	mk("legacy-0", kafkagen.Options{Seed: 5, Magic: 1, Compression: "gzip", Batches: 20, RecordsPerBatch: 4, IndexIntervalBytes: 1 << 20})
 	if err := os.WriteFile(filepath.Join(dir, "meta.properties"), []byte("version=1\nbroker.id=0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -197,5 +198,35 @@ func TestLsArguments(t *testing.T) {
 	_, stderr, code = runKseg(t, nil, "ls", filepath.Join(t.TempDir(), "nope"))
 	if code != 2 || !strings.Contains(stderr, "no such file or directory") {
 		t.Errorf("missing PATH: exit %d, %q", code, stderr)
+	}
+}
+
+// TestLsReadAheadKeepsOrder lists a data dir of many partitions (the
+// damaged ones of lsDataDir among them) with partitions read by one
+// goroutine and by four: the output must be the same, byte for byte, in
+// every format and with --segments.
+func TestLsReadAheadKeepsOrder(t *testing.T) {
+	dir := lsDataDir(t)
+	for i := range 24 {
+		o := kafkagen.Options{Seed: int64(20 + i), Segments: 1 + i%3, Batches: 5 + i, ValueSize: 50 + 10*i}
+		if _, err := kafkagen.Generate(filepath.Join(dir, fmt.Sprintf("many-%d", i)), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, args := range [][]string{{"-o", "json"}, {"-o", "csv", "--segments"}, {"-o", "wide"}} {
+		args = append([]string{"ls"}, append(args, dir)...)
+		runtime.GOMAXPROCS(1)
+		want, wantErr, wantCode := runKseg(t, nil, args...)
+		runtime.GOMAXPROCS(4)
+		for range 3 {
+			got, gotErr, code := runKseg(t, nil, args...)
+			if got != want || gotErr != wantErr || code != wantCode {
+				t.Fatalf("%v: with 4 goroutines (exit %d):\n%s%s\nwith 1 (exit %d):\n%s%s", args, code, got, gotErr, wantCode, want, wantErr)
+			}
+		}
+		if n := strings.Count(want, "many-"); n < 24 {
+			t.Fatalf("%v: %d rows of the many-* partitions, want 24 or more:\n%s", args, n, want)
+		}
 	}
 }

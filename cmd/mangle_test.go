@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/rebuild"
-	"github.com/kseg/kseg/rebuild/gen"
 )
 
 // The mangling test: partitions, generated and written by real brokers,
@@ -63,17 +63,17 @@ func mangleSources(t *testing.T) []mangleSource {
 	t.Helper()
 	work := t.TempDir()
 	var out []mangleSource
-	for i, o := range []gen.Options{
+	for i, o := range []kafkagen.Options{
 		{Segments: 2, Batches: 8, RecordsPerBatch: 3, ValueSize: 20, IndexIntervalBytes: 200},
-		{Segments: 2, Batches: 10, RecordsPerBatch: 4, ValueSize: 20, Compression: "lz4", Transactions: true, CompactionGaps: true, IndexIntervalBytes: gen.IndexEveryBatch},
+		{Segments: 2, Batches: 10, RecordsPerBatch: 4, ValueSize: 20, Compression: "lz4", Transactions: true, CompactionGaps: true, IndexIntervalBytes: kafkagen.IndexEveryBatch},
 		{Segments: 1, Batches: 8, RecordsPerBatch: 3, ValueSize: 20, Magic: 1, Compression: "gzip", Timestamps: "jumping", IndexIntervalBytes: 100},
-		{Segments: 1, Batches: 8, RecordsPerBatch: 3, ValueSize: 20, Magic: gen.MagicV0, Compression: "snappy"},
+		{Segments: 1, Batches: 8, RecordsPerBatch: 3, ValueSize: 20, Magic: kafkagen.MagicV0, Compression: "snappy"},
 		{Segments: 2, Batches: 6, RecordsPerBatch: 2, ValueSize: 20, Compression: "zstd", LogAppendTime: 0.5, PreallocatedIndexBytes: 256, EmptyActiveSegment: true, IndexIntervalBytes: 100},
 	} {
 		o.Seed = int64(100 + i)
 		name := "gen" + strconv.Itoa(i) + "-0"
 		dir := filepath.Join(work, name)
-		m, err := gen.Generate(dir, o)
+		m, err := kafkagen.Generate(dir, o)
 		if err != nil {
 			t.Fatal(err)
 		}

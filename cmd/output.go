@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +12,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/mattn/go-runewidth"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // OutputFormat is the value of -o: chosen once per run, read by the
@@ -371,9 +373,18 @@ func (l *lister[T]) writeCSVHeader() {
 	l.writeCSV(names)
 }
 
+// writeCSV writes one row. Control characters other than newline and tab
+// are escaped as in the table (an ESC byte in a directory name or a
+// checkpoint key must not reach a terminal that cats the file); newlines
+// and tabs stay, quoted by RFC 4180. Cells are not defused for
+// spreadsheets: a value starting with =, +, - or @ is data here (a
+// negative offset, a key), and docs/cli-contract.md says so.
 func (l *lister[T]) writeCSV(record []string) {
 	if l.err != nil {
 		return
+	}
+	for i, c := range record {
+		record[i] = escapeMessage(c)
 	}
 	if err := l.csv.Write(record); err != nil {
 		l.err = err
@@ -530,6 +541,9 @@ const minFitWidth = 10
 // are narrowed, widest first, down to minFitWidth; a table that is still
 // wider is drawn as it is. -o wide is never fitted: it shows every field in
 // full, as kubectl's wide output does.
+//
+// The widths are chosen and the cells fitted here; tablewriter pads,
+// aligns and separates them (drawRows).
 func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]tableCellText, footer []string) error {
 	header, layout, rows = omitEmptyColumns(header, layout, rows)
 	widths := make([]int, len(layout))
@@ -568,58 +582,10 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 	if limit > 0 {
 		fitWidths(widths, fitFloors(header, layout, rows), layout, limit)
 	}
-	var out strings.Builder
-	line := make([]string, len(layout))
-	colors := make([]*color.Color, len(layout))
-	writeLine := func(cells []tableCellText) {
-		// A cell may become several lines (wrapped); the row takes as
-		// many lines as its tallest cell.
-		parts := make([][]string, len(cells))
-		height := 1
-		for i, c := range cells {
-			parts[i] = fitCell(c.text, widths[i], layout[i].fit)
-			height = max(height, len(parts[i]))
-			colors[i] = c.color
-		}
-		for k := 0; k < height; k++ {
-			for i := range cells {
-				line[i] = ""
-				if k < len(parts[i]) {
-					line[i] = parts[i][k]
-				}
-			}
-			var b strings.Builder
-			for i, text := range line {
-				pad := strings.Repeat(" ", max(0, widths[i]-displayWidth(text)))
-				if colors[i] != nil && text != "" {
-					text = colors[i].Sprint(text)
-				}
-				if i > 0 {
-					b.WriteString("  ")
-				}
-				if layout[i].right {
-					b.WriteString(pad + text)
-				} else {
-					b.WriteString(text + pad)
-				}
-			}
-			out.WriteString(strings.TrimRight(b.String(), " "))
-			out.WriteByte('\n')
-		}
-	}
-	if header != nil {
-		h := make([]tableCellText, len(header))
-		for i, name := range header {
-			h[i] = tableCellText{text: name}
-		}
-		writeLine(h)
-	}
-	for i, r := range rows {
-		writeLine(r)
-		if below != nil && below[i] != "" {
-			for _, l := range wrapText(below[i], max(limit-4, minFitWidth)) {
-				out.WriteString(strings.TrimRight("    "+l, " ") + "\n")
-			}
+	var out bytes.Buffer
+	if len(layout) > 0 && (header != nil || len(rows) > 0) {
+		if err := drawRows(&out, header, layout, widths, rows, below, limit); err != nil {
+			return err
 		}
 	}
 	for _, f := range footer {
@@ -632,9 +598,146 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 			out.WriteByte('\n')
 		}
 	}
-	_, err := io.WriteString(ios.Out, out.String())
+	_, err := ios.Out.Write(out.Bytes())
 	return err
 }
+
+// drawRows draws the header (unless nil) and rows into out through
+// tablewriter in columns of the given widths, which every fitted cell
+// fits (tablewriter pads and aligns, it never has to cut), and under each
+// row its text of below (if any), wrapped to limit and indented.
+//
+// Each physical line of a row (a wrapped cell makes a row several lines
+// tall) is one tablewriter row: tablewriter streams with fixed widths, so
+// that the text under a row can be written between its rows and no chunk
+// is held twice.
+func drawRows(out *bytes.Buffer, header []string, layout []tableColumn, widths []int, rows [][]tableCellText, below []string, limit int) error {
+	// tablewriter leaves out a column of width 0 (all its cells empty,
+	// in a chunk drawn without its header) together with the blanks
+	// around it: those blanks lead the next column drawn instead.
+	var shown, lead []int // the columns given to tablewriter, and the blanks before each
+	blanks := 0
+	for i, w := range widths {
+		if w == 0 {
+			blanks += 2
+			continue
+		}
+		shown, lead = append(shown, i), append(lead, blanks)
+		blanks = 0
+	}
+	if len(shown) == 0 { // every line blank: one column of one blank, trimmed
+		shown, lead = []int{0}, []int{0}
+	}
+	fixed := tw.NewMapper[int, int]()
+	align := make([]tw.Align, len(shown))
+	for j, i := range shown {
+		align[j] = tw.AlignLeft
+		if layout[i].right {
+			align[j] = tw.AlignRight
+		}
+		fixed.Set(j, max(widths[i], 1)+lead[j])
+	}
+	cellText := func(j int, text string) string { return strings.Repeat(" ", lead[j]) + text }
+	lines := &trimmedLines{out: out}
+	t := tablewriter.NewTable(lines,
+		// kubectl style: no borders, no rules, no padding inside the
+		// cells, two blanks between columns; trailing blanks are trimmed
+		// (trimmedLines).
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbolCustom("kseg").WithColumn("  "),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.On, BetweenRows: tw.Off, ShowHeader: tw.Off, ShowFooter: tw.Off},
+				Lines:      tw.LinesNone,
+			},
+		})),
+		tablewriter.WithPadding(tw.Padding{Overwrite: true}), // none
+		tablewriter.WithHeaderAutoFormat(tw.Off),             // "base_offset", not "BASE OFFSET"
+		tablewriter.WithTrimSpace(tw.Off),                    // cells exactly as given
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
+		tablewriter.WithWidths(tw.CellWidth{PerColumn: fixed}),
+	)
+	if err := t.Start(); err != nil {
+		return fmt.Errorf("drawing table: %w", err)
+	}
+	if header != nil {
+		h := make([]string, len(shown))
+		for j, i := range shown {
+			h[j] = cellText(j, header[i])
+		}
+		t.Header(h)
+	}
+	line := make([]string, len(shown))
+	parts := make([][]string, len(layout))
+	for k, r := range rows {
+		// A cell may become several lines (wrapped); the row takes as
+		// many lines as its tallest cell.
+		height := 1
+		for i, c := range r {
+			parts[i] = fitCell(c.text, widths[i], layout[i].fit)
+			height = max(height, len(parts[i]))
+		}
+		for n := 0; n < height; n++ {
+			for j, i := range shown {
+				text := ""
+				if n < len(parts[i]) {
+					text = parts[i][n]
+				}
+				// Coloured after fitting: tablewriter measures a cell
+				// without its ANSI codes, and pads outside them.
+				if c := r[i].color; c != nil && text != "" {
+					text = c.Sprint(text)
+				}
+				line[j] = cellText(j, text)
+			}
+			if err := t.Append(line); err != nil {
+				return fmt.Errorf("drawing table: row %d: %w", k, err)
+			}
+		}
+		if below != nil && below[k] != "" {
+			for _, l := range wrapText(below[k], max(limit-4, minFitWidth)) {
+				lines.WriteString("    " + l + "\n")
+			}
+		}
+	}
+	if err := t.Close(); err != nil {
+		return fmt.Errorf("drawing table: %w", err)
+	}
+	if lines.partial.Len() > 0 { // tablewriter ends its lines; in case not
+		lines.WriteString("\n")
+	}
+	return nil
+}
+
+// trimmedLines writes the lines written to it to out without their
+// trailing blanks (the padding of a table's last column).
+type trimmedLines struct {
+	out     *bytes.Buffer
+	partial bytes.Buffer // the line being written, up to its newline
+}
+
+func (w *trimmedLines) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.partial.Write(p)
+			break
+		}
+		w.partial.Write(p[:i])
+		w.out.Write(bytes.TrimRight(w.partial.Bytes(), " "))
+		w.out.WriteByte('\n')
+		w.partial.Reset()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *trimmedLines) WriteString(s string) { _, _ = w.Write([]byte(s)) }
 
 // maxWordFloor caps how wide a wrapped column is kept for its longest
 // word: a longer word is broken.
@@ -755,12 +858,12 @@ func elideMiddle(text string, w int) string {
 	tail := (w - 1 + 1) / 2 // columns for the end
 	head := w - 1 - tail
 	var start, end []rune
-	for i, width := 0, 0; i < len(runes) && width+runewidth.RuneWidth(runes[i]) <= head; i++ {
-		width += runewidth.RuneWidth(runes[i])
+	for i, width := 0, 0; i < len(runes) && width+runeWidth(runes[i]) <= head; i++ {
+		width += runeWidth(runes[i])
 		start = runes[:i+1]
 	}
-	for i, width := len(runes)-1, 0; i >= 0 && width+runewidth.RuneWidth(runes[i]) <= tail; i-- {
-		width += runewidth.RuneWidth(runes[i])
+	for i, width := len(runes)-1, 0; i >= 0 && width+runeWidth(runes[i]) <= tail; i-- {
+		width += runeWidth(runes[i])
 		end = runes[i:]
 	}
 	return string(start) + "…" + string(end)
@@ -780,8 +883,8 @@ func wrapText(text string, w int) []string {
 	for displayWidth(text) > w {
 		runes := []rune(text)
 		width, cut, brk := 0, 0, -1
-		for cut < len(runes) && width+runewidth.RuneWidth(runes[cut]) <= w {
-			width += runewidth.RuneWidth(runes[cut])
+		for cut < len(runes) && width+runeWidth(runes[cut]) <= w {
+			width += runeWidth(runes[cut])
 			if wrapBreak(runes[cut]) && (runes[cut] != '-' || cut > 0 && unicode.IsLetter(runes[cut-1])) {
 				brk = cut + 1 // a hyphen after a letter (missing-index), not in a date
 			}
@@ -819,8 +922,14 @@ func wrapIndented(text string, w int) []string {
 	return out
 }
 
-// displayWidth is the number of terminal columns text takes.
-func displayWidth(text string) int { return runewidth.StringWidth(text) }
+// displayWidth is the number of terminal columns text takes, as
+// tablewriter measures it to pad a cell (twwidth.Width: the sum of its
+// runes' widths, ANSI codes left out), so that the widths fitted here are
+// those tablewriter draws.
+func displayWidth(text string) int { return twwidth.Width(text) }
+
+// runeWidth is displayWidth of one rune.
+func runeWidth(r rune) int { return twwidth.Width(string(r)) }
 
 // escapeControl replaces control characters, bidirectional-text controls
 // and invalid UTF-8 with Go escapes (\n, \x1b, \u202e, \xff), so that text

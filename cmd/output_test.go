@@ -374,3 +374,147 @@ func TestJSONAppendersMatchEncodingJSON(t *testing.T) {
 		t.Fatal("no rows compared")
 	}
 }
+
+// The table drawn through tablewriter is the brute-force one: each cell
+// padded to its column's widest cell in terminal columns (counted here
+// from a table of the runes used, not with the code under test), left or
+// right, columns two blanks apart, no trailing blanks; a coloured cell is
+// padded outside its colour.
+func TestWriteTableMatchesBruteForce(t *testing.T) {
+	runes := []struct {
+		r     string
+		width int
+	}{{"a", 1}, {"7", 1}, {" ", 1}, {"é", 1}, {"…", 1}, {"█", 1}, {"日", 2}, {"🚀", 2}}
+	red := color.New(color.FgRed)
+	red.EnableColor()
+	rng := uint64(1)
+	next := func(n int) int { // xorshift: the same tables on every run
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return int(rng % uint64(n))
+	}
+	for trial := range 300 {
+		cols, nrows := 1+next(4), next(5)
+		layout := make([]tableColumn, cols)
+		header := make([]string, cols)
+		widths := make([]int, cols)
+		blank := make([]bool, cols) // every cell empty
+		for i := range layout {
+			layout[i].right = next(2) == 0
+			header[i] = strings.Repeat("h", 1+next(3))
+			widths[i] = len(header[i])
+			blank[i] = next(4) == 0
+		}
+		if next(3) == 0 { // a chunk after the first: no header, columns may be 0 wide
+			header = nil
+			clear(widths)
+		}
+		type cell struct {
+			text    string
+			width   int
+			colored bool
+		}
+		cells := make([][]cell, nrows)
+		rows := make([][]tableCellText, nrows)
+		for k := range cells {
+			cells[k] = make([]cell, cols)
+			rows[k] = make([]tableCellText, cols)
+			for i := range cells[k] {
+				c := &cells[k][i]
+				for range next(6) {
+					if blank[i] {
+						break
+					}
+					r := runes[next(len(runes))]
+					c.text += r.r
+					c.width += r.width
+				}
+				c.colored = next(3) == 0
+				rows[k][i].text = c.text
+				if c.colored {
+					rows[k][i].color = red
+				}
+				widths[i] = max(widths[i], c.width)
+			}
+		}
+		var want strings.Builder
+		line := func(texts []string, textWidths []int, colored []bool) {
+			var b strings.Builder
+			for i, text := range texts {
+				pad := strings.Repeat(" ", widths[i]-textWidths[i])
+				if colored[i] && text != "" {
+					text = red.Sprint(text)
+				}
+				if i > 0 {
+					b.WriteString("  ")
+				}
+				if layout[i].right {
+					b.WriteString(pad + text)
+				} else {
+					b.WriteString(text + pad)
+				}
+			}
+			want.WriteString(strings.TrimRight(b.String(), " ") + "\n")
+		}
+		if header != nil {
+			hw := make([]int, cols)
+			for i, h := range header {
+				hw[i] = len(h)
+			}
+			line(header, hw, make([]bool, cols))
+		}
+		for _, r := range cells {
+			texts, tw, colored := make([]string, cols), make([]int, cols), make([]bool, cols)
+			for i, c := range r {
+				texts[i], tw[i], colored[i] = c.text, c.width, c.colored
+			}
+			line(texts, tw, colored)
+		}
+		ios, _, out, _ := Test()
+		ios.SetFormat(FormatWide) // never fitted
+		if err := writeTable(ios, header, layout, rows, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.String(); got != want.String() {
+			t.Fatalf("trial %d:\n%q\nwant:\n%q", trial, got, want.String())
+		}
+	}
+}
+
+// A coloured cell that is wrapped to fit the terminal, or whose row has
+// text drawn under it, is coloured line by line: without its colour the
+// table is the plain one, line for line.
+func TestWriteTableColourWhenFitted(t *testing.T) {
+	red := color.New(color.FgRed)
+	red.EnableColor()
+	text := "missing-index, the time index is behind the log, a record is past its end"
+	for _, width := range []int{40, 60, 200} {
+		draw := func(c *color.Color) string {
+			ios, _, out, _ := Test()
+			ios.SetFormat(FormatTable)
+			ios.SetTerminalWidth(width)
+			layout := []tableColumn{{right: true}, {fit: fitWrap}, {fit: fitBelow}}
+			rows := [][]tableCellText{
+				{{text: "1"}, {text: text, color: c}, {text: "key = value, " + text}},
+				{{text: "23"}, {text: "ok"}, {text: ""}},
+			}
+			if err := writeTable(ios, []string{"offset", "message", "record"}, layout, rows, []string{"2 rows"}); err != nil {
+				t.Fatal(err)
+			}
+			return out.String()
+		}
+		plain, coloured := draw(nil), draw(red)
+		if strings.Count(plain, "\n") < 4 && width < 100 {
+			t.Errorf("width %d: nothing wrapped:\n%s", width, plain)
+		}
+		if got := strings.NewReplacer("\x1b[31m", "", "\x1b[0m", "").Replace(coloured); got != plain {
+			t.Errorf("width %d: coloured:\n%s\nplain:\n%s", width, got, plain)
+		}
+		for _, l := range strings.Split(plain, "\n") {
+			if displayWidth(l) > width || strings.HasSuffix(l, " ") {
+				t.Errorf("width %d: line %q too wide or with trailing blanks", width, l)
+			}
+		}
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestPathSpellings runs every command that takes a PATH with the path
@@ -21,7 +21,7 @@ func TestPathSpellings(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
 	part := filepath.Join(data, "orders-0")
-	if _, err := gen.Generate(part, gen.Options{Seed: 14, Segments: 3, Batches: 12, IndexIntervalBytes: 300, Transactions: true}); err != nil {
+	if _, err := kafkagen.Generate(part, kafkagen.Options{Seed: 14, Segments: 3, Batches: 12, IndexIntervalBytes: 300, Transactions: true}); err != nil {
 		t.Fatal(err)
 	}
 	sideWrite(t, filepath.Join(data, "recovery-point-offset-checkpoint"), "0\n1\norders 0 20\n")
@@ -180,7 +180,7 @@ var estimate = regexp.MustCompile(`"estimate":(null|\{[^}]*\})`)
 // through a/b/../b/ dumps that one file, printed as given.
 func TestDumpIndexDotDotNamesOneFile(t *testing.T) {
 	t.Chdir(t.TempDir())
-	if _, err := gen.Generate(filepath.Join("a", "demo-0"), gen.Options{Seed: 3, Batches: 40, IndexIntervalBytes: 500}); err != nil {
+	if _, err := kafkagen.Generate(filepath.Join("a", "demo-0"), kafkagen.Options{Seed: 3, Batches: 40, IndexIntervalBytes: 500}); err != nil {
 		t.Fatal(err)
 	}
 	name := "a/demo-0/../demo-0/00000000000000000000.index"

@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 
 	"bufio"
 	"encoding/binary"
@@ -146,5 +146,34 @@ func BenchmarkDumpIndexJSON(b *testing.B) {
 			runProcess(b, bin, "-o", "json", "dump-index", path)
 		}
 		b.ReportMetric(float64(entries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+	})
+}
+
+// BenchmarkListDataDir runs `kseg ls -o json` over the data dir of many
+// partitions of three 1 MiB segments ("datadir") as a whole process, and
+// in the same iterations the minimal listing (gentest.MinimalListing: per
+// segment, open the .log, .index and .timeindex, read the first batch
+// header, the last 8 KiB of the log and the last index entries, on two
+// goroutines). x-listing is ls's wall time over the minimal listing's.
+// The data are warmed once: neither reads more than a few pages per file.
+func BenchmarkListDataDir(b *testing.B) {
+	bin := benchBinary(b)
+	dir := gentest.BenchData(b, "datadir")
+	segs := gentest.Segments(b, dir)
+	gentest.Warm(b, dir)
+	b.Run("ls", func(b *testing.B) {
+		var dl, dm time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			gentest.MinimalListing(b, segs)
+			t1 := time.Now()
+			runProcess(b, bin, "ls", "-o", "json", dir)
+			dl += time.Since(t1)
+			dm += t1.Sub(t0)
+		}
+		n := float64(b.N)
+		b.ReportMetric(dl.Seconds()*1e6/n/float64(len(segs)), "us/segment")
+		b.ReportMetric(dm.Seconds()*1e6/n/float64(len(segs)), "listing-us/segment")
+		b.ReportMetric(dl.Seconds()/dm.Seconds(), "x-listing")
 	})
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // bigPartition generates a partition of about 14 MiB, several progress
@@ -15,7 +15,7 @@ import (
 func bigPartition(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "big-0")
-	if _, err := gen.Generate(dir, gen.Options{Seed: 11, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000}); err != nil {
+	if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 11, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -123,7 +123,7 @@ func TestWarningClearsBar(t *testing.T) {
 // Work done in one step (a small partition) draws nothing.
 func TestProgressBarSmallWorkDrawsNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "small-0")
-	if _, err := gen.Generate(dir, gen.Options{Seed: 1, Batches: 20}); err != nil {
+	if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 1, Batches: 20}); err != nil {
 		t.Fatal(err)
 	}
 	_, errOut, code := runKseg(t, func(ios *IOStreams) { ios.SetStderrTTY(true) }, "verify", dir)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // readOnlyRuns are the read-only commands run over a partition directory.
@@ -40,14 +40,14 @@ func readOnlyRuns(dir string) [][]string {
 func TestReadOnlyCommandsChangeNothing(t *testing.T) {
 	work := t.TempDir()
 	var dirs []string
-	for name, o := range map[string]gen.Options{
+	for name, o := range map[string]kafkagen.Options{
 		"plain-0":   {Seed: 1, Segments: 2, Batches: 30},
 		"lz4txn-0":  {Seed: 2, Segments: 2, Batches: 30, Compression: "lz4", Transactions: true},
-		"legacy-0":  {Seed: 3, Magic: gen.MagicV0, Compression: "gzip", Batches: 20},
+		"legacy-0":  {Seed: 3, Magic: kafkagen.MagicV0, Compression: "gzip", Batches: 20},
 		"crashed-0": {Seed: 4, Batches: 30, PreallocatedIndexBytes: 4096, EmptyActiveSegment: true},
 	} {
 		dir := filepath.Join(work, name)
-		if _, err := gen.Generate(dir, o); err != nil {
+		if _, err := kafkagen.Generate(dir, o); err != nil {
 			t.Fatal(err)
 		}
 		dirs = append(dirs, dir)

@@ -1,9 +1,14 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -40,7 +45,9 @@ Without --out, files are replaced in place, and only those that change:
 each is written to a temporary file, fsynced and renamed over the old one,
 which is kept as <name>.bak (unless --no-backup); at every moment the file
 name holds the whole old or the whole new file. kseg refuses to write in
-place while the data directory's .lock is held by a running broker (unless
+place while the .lock of the data directory really holding the files is
+held by a running broker (the path is resolved first: ".", "..", a bare
+segment file name and symbolic links all find the same .lock; unless
 --force), and never replaces a symbolic link.
 
 Recovery stops at the first invalid batch (a torn tail, a bad CRC, an
@@ -76,9 +83,17 @@ txnindex_entries valid_bytes truncated_bytes changed (a rebuilt file
 differs from the one on disk) written (every file created or modified,
 .bak and saved tails included; empty with --dry-run).
 
+With --truncate-log the warning says "N bytes cut", "would cut N bytes"
+(--dry-run) or "N bytes not cut" (the run failed before cutting the log).
+
+Ctrl-C (SIGINT) or SIGTERM stops the run before the next file, or while a
+file is being written (its temporary file is removed); every file already
+replaced is whole, and running the same command again finishes the job.
+
 Exit codes: 0 done (also when files changed); 2 could not do the job (bad
 PATH or flags, the broker holds the lock, a write failed, recovery itself
-would fail on a segment); segments done before the failure are listed.`,
+would fail on a segment); 130 / 143 stopped by SIGINT / SIGTERM; segments
+done before the failure are listed.`,
 		Example: `  kseg rebuild --dry-run data/orders-0
   kseg rebuild data/orders-0
   kseg rebuild --out /tmp/rebuilt data
@@ -147,17 +162,25 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	if interval == 0 {
 		interval = rebuild.IndexEveryBatch
 	}
+	ctx, stop := interruptible()
+	defer stop()
 	bar := ios.progress("rebuild")
 	results, runErr := rebuild.Run(t, rebuild.ApplyOptions{
-		Options:     rebuild.Options{IndexIntervalBytes: interval, Progress: bar.callback()},
-		OutDir:      opts.out,
-		NoBackup:    opts.noBackup,
-		DryRun:      opts.dryRun,
-		TruncateLog: opts.truncateLog,
-		Force:       opts.force,
+		Context:        ctx,
+		Options:        rebuild.Options{IndexIntervalBytes: interval, Progress: bar.callback()},
+		OutDir:         opts.out,
+		NoBackup:       opts.noBackup,
+		DryRun:         opts.dryRun,
+		TruncateLog:    opts.truncateLog,
+		Force:          opts.force,
+		StartPartition: bar.partition,
 	})
 	bar.done()
 	if runErr != nil && len(results) == 0 {
+		var sig *interruptedError
+		if errors.As(runErr, &sig) {
+			return fmt.Errorf("%w: nothing written", runErr)
+		}
 		if errors.Is(runErr, rebuild.ErrLocked) {
 			return fmt.Errorf("%w (nothing written)", runErr)
 		}
@@ -167,7 +190,7 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	changed := 0
 	for _, r := range results {
 		if r.StopErr != nil {
-			warnStop(ios, r, opts.truncateLog)
+			warnStop(ios, r, opts.truncateLog, opts.dryRun)
 		}
 		if r.Overlap != nil && !errors.Is(r.StopErr, rebuild.ErrOverlap) {
 			ios.Warnf("%s: %v; --truncate-log would cut the log there", r.Segment, r.Overlap)
@@ -203,18 +226,82 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	if err := l.Close(); err != nil {
 		return errors.Join(runErr, err)
 	}
+	var sig *interruptedError
+	if errors.As(runErr, &sig) {
+		done := 0
+		for _, r := range results {
+			if len(r.Written) > 0 {
+				done++
+			}
+		}
+		return fmt.Errorf("%w: stopped after writing %d segments (listed above; each file replaced is whole); no temporary file is left; run the same command again to finish", runErr, done)
+	}
 	return runErr
 }
 
+// interruptedError is a rebuild stopped by SIGINT or SIGTERM: the exit
+// code is 128 + the signal's number (130, 143), as a shell reports it.
+type interruptedError struct{ sig syscall.Signal }
+
+func (e *interruptedError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+func signalName(s syscall.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// interruptible is a context cancelled, with an *interruptedError as its
+// cause, by the first SIGINT or SIGTERM; a second one stops the process
+// as usual. stop releases the signals.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(&interruptedError{sig: sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
 // warnStop says on stderr where and why recovery stops in a segment.
-func warnStop(ios *IOStreams, r rebuild.Result, truncating bool) {
+// With --truncate-log it says what happened to the log: cut, would be cut
+// (--dry-run), or not cut (the run failed before it got there).
+func warnStop(ios *IOStreams, r rebuild.Result, truncating, dryRun bool) {
 	size := r.ValidBytes + r.TruncatedBytes
 	switch {
 	case errors.Is(r.StopErr, indexfmt.ErrInvalidOffset):
 		ios.Warnf("%s: broker recovery would empty this segment (all %d bytes) and delete the later unflushed segments: %v", r.Segment, size, r.StopErr)
+	case truncating && dryRun:
+		ios.Warnf("%s: would cut %d bytes at byte %d (dry run: nothing written): %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
+	case truncating && !logWritten(r):
+		ios.Warnf("%s: %d bytes not cut at byte %d (the run stopped before the log was cut): %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
 	case truncating:
 		ios.Warnf("%s: %d bytes cut at byte %d: %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
 	default:
 		ios.Warnf("%s: indexes cover the first %d of %d bytes; recovery would cut the rest (--truncate-log): %v", r.Segment, r.ValidBytes, size, r.StopErr)
 	}
+}
+
+// logWritten reports whether the run wrote the segment's log (cut in
+// place, or its cut copy under --out).
+func logWritten(r rebuild.Result) bool {
+	for _, w := range r.Written {
+		if filepath.Base(w) == r.Segment {
+			return true
+		}
+	}
+	return false
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // rebuild --truncate-log on a segment with a corrupt batch in its middle:
@@ -19,7 +19,7 @@ import (
 // --truncate-log does it, setting every removed or replaced file aside.
 func TestRebuildTruncateLogAfterCut(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data", "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 61, Segments: 3, Batches: 20, LeaderEpochBumps: true})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 61, Segments: 3, Batches: 20, LeaderEpochBumps: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // genDamaged writes data/orders-0 (3 segments, transactions) and damages
@@ -22,7 +22,7 @@ func genDamaged(t *testing.T) (dataDir, dir string) {
 	t.Helper()
 	dataDir = filepath.Join(t.TempDir(), "data")
 	dir = filepath.Join(dataDir, "orders-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 5, Segments: 3, Batches: 50, Transactions: true, ValueSize: 200})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 5, Segments: 3, Batches: 50, Transactions: true, ValueSize: 200})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/rebuild"
-	"github.com/kseg/kseg/rebuild/gen"
 )
 
 // The corruption matrix of issue #3, end to end through the real commands:
@@ -39,7 +39,7 @@ type repairCase struct {
 	// damage mangles m's files; it returns the findings verify must make
 	// (exactly these, in order) and, per segment index, the position where
 	// its log must be cut (none: the logs stay as they are).
-	damage func(t *testing.T, m *gen.Manifest) (want []repairFinding, cuts map[int]int64)
+	damage func(t *testing.T, m *kafkagen.Manifest) (want []repairFinding, cuts map[int]int64)
 	// warnings: every finding is a warning (exit 0 without --strict).
 	warnings bool
 	// info: every finding is info (exit 0 with --strict too).
@@ -48,11 +48,11 @@ type repairCase struct {
 
 // repairShape is the partition every case starts from: two segments of 100
 // uncompressed v2 batches, indexed every 4096 bytes (about 20 entries each).
-var repairShape = gen.Options{Seed: 11, Segments: 2, Batches: 100}
+var repairShape = kafkagen.Options{Seed: 11, Segments: 2, Batches: 100}
 
 // unindexedMiddle is a batch of segment 0 near its middle that no index
 // entry names, so damaging it touches the .log alone.
-func unindexedMiddle(t *testing.T, s *gen.SegmentManifest) gen.BatchManifest {
+func unindexedMiddle(t *testing.T, s *kafkagen.SegmentManifest) kafkagen.BatchManifest {
 	t.Helper()
 	named := map[int64]bool{}
 	for _, e := range s.OffsetIndex {
@@ -71,7 +71,7 @@ func unindexedMiddle(t *testing.T, s *gen.SegmentManifest) gen.BatchManifest {
 		}
 	}
 	t.Fatal("no unindexed batch")
-	return gen.BatchManifest{}
+	return kafkagen.BatchManifest{}
 }
 
 func repairEdit(t *testing.T, path string, fn func(b []byte) []byte) {
@@ -94,36 +94,40 @@ func repairSize(t *testing.T, path string) int64 {
 	return fi.Size()
 }
 
-func logName(s *gen.SegmentManifest) string   { return gen.SegmentName(s.BaseOffset) + ".log" }
-func indexName(s *gen.SegmentManifest) string { return gen.SegmentName(s.BaseOffset) + ".index" }
-func timeName(s *gen.SegmentManifest) string  { return gen.SegmentName(s.BaseOffset) + ".timeindex" }
+func logName(s *kafkagen.SegmentManifest) string { return kafkagen.SegmentName(s.BaseOffset) + ".log" }
+func indexName(s *kafkagen.SegmentManifest) string {
+	return kafkagen.SegmentName(s.BaseOffset) + ".index"
+}
+func timeName(s *kafkagen.SegmentManifest) string {
+	return kafkagen.SegmentName(s.BaseOffset) + ".timeindex"
+}
 
 var repairCases = []repairCase{
-	{name: "flipped byte in a record", damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "flipped byte in a record", damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[0]
 		b := unindexedMiddle(t, s)
 		repairEdit(t, m.LogPath(s), func(d []byte) []byte { d[b.Position+b.Size-3] ^= 0x20; return d })
 		return []repairFinding{{"log.crc", logName(s), b.Position}}, map[int]int64{0: b.Position}
 	}},
-	{name: "flipped CRC", damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "flipped CRC", damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[0]
 		b := unindexedMiddle(t, s)
 		repairEdit(t, m.LogPath(s), func(d []byte) []byte { d[b.Position+18] ^= 0x01; return d })
 		return []repairFinding{{"log.crc", logName(s), b.Position}}, map[int]int64{0: b.Position}
 	}},
-	{name: "torn last batch", damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "torn last batch", damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[1]
 		b := s.Batches[len(s.Batches)-1]
 		repairEdit(t, m.LogPath(s), func(d []byte) []byte { return d[:b.Position+b.Size/2] })
 		// A broker that dies in the middle of a write takes no producer
 		// snapshot at the log end (the generator's clean shutdown did).
-		snap := filepath.Join(m.Dir, gen.SegmentName(m.LogEndOffset)+".snapshot")
+		snap := filepath.Join(m.Dir, kafkagen.SegmentName(m.LogEndOffset)+".snapshot")
 		if err := os.Remove(snap); err != nil {
 			t.Fatal(err)
 		}
 		return []repairFinding{{"log.truncated", logName(s), b.Position}}, map[int]int64{1: b.Position}
 	}},
-	{name: "huge length field mid-file", damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "huge length field mid-file", damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[0]
 		b := unindexedMiddle(t, s)
 		repairEdit(t, m.LogPath(s), func(d []byte) []byte {
@@ -132,7 +136,7 @@ var repairCases = []repairCase{
 		})
 		return []repairFinding{{"log.corrupt-header", logName(s), b.Position}}, map[int]int64{0: b.Position}
 	}},
-	{name: "index entry past the end", damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "index entry past the end", damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[0]
 		repairEdit(t, m.IndexPath(s), func(d []byte) []byte {
 			binary.BigEndian.PutUint32(d[2*indexfmt.OffsetEntrySize+4:], uint32(s.LogSize+100))
@@ -140,7 +144,7 @@ var repairCases = []repairCase{
 		})
 		return []repairFinding{{"index.position", indexName(s), 2 * indexfmt.OffsetEntrySize}}, nil
 	}},
-	{name: "unsorted time index", damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "unsorted time index", damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[0]
 		const n = indexfmt.TimeEntrySize
 		repairEdit(t, m.TimeIndexPath(s), func(d []byte) []byte {
@@ -151,7 +155,7 @@ var repairCases = []repairCase{
 		})
 		return []repairFinding{{"timeindex.order", timeName(s), 2 * n}}, nil
 	}},
-	{name: "stray bytes after an index", damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "stray bytes after an index", damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[1]
 		size := repairSize(t, m.IndexPath(s))
 		repairEdit(t, m.IndexPath(s), func(d []byte) []byte { return append(d, 7, 7, 7) })
@@ -159,20 +163,20 @@ var repairCases = []repairCase{
 	}},
 	// Padding on the active segment: its next start recovers it (no
 	// recovery point checkpoint), so info.
-	{name: "zero-padded index", warnings: true, info: true, damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "zero-padded index", warnings: true, info: true, damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[1]
 		size := repairSize(t, m.IndexPath(s))
 		repairEdit(t, m.IndexPath(s), func(d []byte) []byte { return append(d, make([]byte, 10*indexfmt.OffsetEntrySize)...) })
 		return []repairFinding{{"index.padding", indexName(s), size}}, nil
 	}},
-	{name: "missing index", warnings: true, damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "missing index", warnings: true, damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		s := &m.Segments[0]
 		if err := os.Remove(m.IndexPath(s)); err != nil {
 			t.Fatal(err)
 		}
 		return []repairFinding{{"index.missing", indexName(s), -1}}, nil
 	}},
-	{name: "overlapping segments", damage: func(t *testing.T, m *gen.Manifest) ([]repairFinding, map[int]int64) {
+	{name: "overlapping segments", damage: func(t *testing.T, m *kafkagen.Manifest) ([]repairFinding, map[int]int64) {
 		// Segment 0 ends with a copy of segment 1's first three batches: a
 		// log that ran on past the roll (the same offsets in both).
 		s0, s1 := &m.Segments[0], &m.Segments[1]
@@ -213,7 +217,7 @@ func TestRepairMatrix(t *testing.T) {
 	for _, tc := range repairCases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data", "demo-0")
-			m, err := gen.Generate(dir, repairShape)
+			m, err := kafkagen.Generate(dir, repairShape)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -359,7 +363,7 @@ func TestRepairMatrix(t *testing.T) {
 // leaves overlapping segments as they are and says so.
 func TestRepairOverlapWithoutTruncateLog(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data", "demo-0")
-	m, err := gen.Generate(dir, repairShape)
+	m, err := kafkagen.Generate(dir, repairShape)
 	if err != nil {
 		t.Fatal(err)
 	}

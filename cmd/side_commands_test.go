@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // In-process tests of issue #7's command-line parts (decoders, leader-epoch
@@ -16,12 +16,12 @@ import (
 
 // sideGen generates a partition under the current directory, with kseg
 // gen's default seed.
-func sideGen(t *testing.T, dir string, o gen.Options) *gen.Manifest {
+func sideGen(t *testing.T, dir string, o kafkagen.Options) *kafkagen.Manifest {
 	t.Helper()
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
-	m, err := gen.Generate(dir, o)
+	m, err := kafkagen.Generate(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +65,8 @@ func sideRun(t *testing.T, code int, args []string, patterns ...string) string {
 
 func TestDumpLogDecoderChoice(t *testing.T) {
 	t.Chdir(t.TempDir())
-	sideGen(t, "__consumer_offsets-7", gen.Options{Batches: 3, RecordsPerBatch: 1})
-	sideGen(t, "orders-0", gen.Options{Batches: 2, RecordsPerBatch: 1})
+	sideGen(t, "__consumer_offsets-7", kafkagen.Options{Batches: 3, RecordsPerBatch: 1})
+	sideGen(t, "orders-0", kafkagen.Options{Batches: 2, RecordsPerBatch: 1})
 	// Text keys start with "ke": key version 27493, a record type the
 	// decoder does not know (a note, as for a newer broker's records).
 	out := sideRun(t, 0, []string{"-o", "json", "dump-log", "--records", "__consumer_offsets-7"},
@@ -106,7 +106,7 @@ func TestDumpLogDecodersRealFixtures(t *testing.T) {
 
 func TestLookupLeaderEpochView(t *testing.T) {
 	t.Chdir(t.TempDir())
-	sideGen(t, "demo-0", gen.Options{Segments: 3, Batches: 20, LeaderEpoch: 4})
+	sideGen(t, "demo-0", kafkagen.Options{Segments: 3, Batches: 20, LeaderEpoch: 4})
 	sideRun(t, 0, []string{"-o", "json", "lookup", "demo-0", "60"}, `"batch":\{"base_offset":58,.*"leader_epoch":4,"epoch_entry":\{"epoch":4,"start_offset":0\}\}$`)
 	// Three epochs in the checkpoint (the batches all say 4: the view shows
 	// where the two disagree).
@@ -155,7 +155,7 @@ func realFixturesIfAny() string {
 func TestVerifySideFilesAndRecoveryPlan(t *testing.T) {
 	real := realFixturesIfAny() // before Chdir
 	t.Chdir(t.TempDir())
-	sideGen(t, "data/orders-0", gen.Options{Segments: 3, Batches: 40, Transactions: true, LeaderEpoch: 3})
+	sideGen(t, "data/orders-0", kafkagen.Options{Segments: 3, Batches: 40, Transactions: true, LeaderEpoch: 3})
 	sideRun(t, 0, []string{"-o", "json", "verify", "data"}, `"errors":0,"warnings":0`)
 
 	// A lost .txnindex: read_committed consumers would get aborted records.
@@ -218,7 +218,7 @@ func TestVerifySideFilesAndRecoveryPlan(t *testing.T) {
 func TestDumpSnapshotErrors(t *testing.T) {
 	real := realFixturesIfAny()
 	t.Chdir(t.TempDir())
-	sideGen(t, "t-0", gen.Options{Segments: 2, Batches: 12, Transactions: true})
+	sideGen(t, "t-0", kafkagen.Options{Segments: 2, Batches: 12, Transactions: true})
 	snap := func(name string, size int64) {
 		b, err := os.ReadFile("t-0/00000000000000000070.snapshot")
 		if err != nil {
@@ -257,7 +257,7 @@ func TestDumpSnapshotErrors(t *testing.T) {
 func TestDumpCheckpointCases(t *testing.T) {
 	real := realFixturesIfAny()
 	t.Chdir(t.TempDir())
-	sideGen(t, "data/orders-0", gen.Options{Segments: 2, Batches: 10, LeaderEpoch: 7})
+	sideGen(t, "data/orders-0", kafkagen.Options{Segments: 2, Batches: 10, LeaderEpoch: 7})
 	sideWrite(t, "data/orders-0/leader-epoch-checkpoint", "0\n3\n3 0\n5 40\n4 30\n")
 	sideRun(t, 0, []string{"-o", "json", "dump-checkpoint", "data/orders-0/leader-epoch-checkpoint"},
 		`"epoch":3,"start_offset":0,"in_cache":true`, `"epoch":5,"start_offset":40,"in_cache":false`, `"epoch":4,"start_offset":30,"in_cache":true`)

@@ -4,14 +4,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // The default and -o wide tables of lookup and dump-log at 80 and 160
 // columns (ls and verify have theirs in ls_test.go and verify_test.go).
 func TestTableGoldensLookupDumpLog(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := gen.Generate(filepath.Join(dir, "orders-0"), gen.Options{Seed: 11, Segments: 2, Batches: 12, RecordsPerBatch: 3, ValueSize: 90}); err != nil {
+	if _, err := kafkagen.Generate(filepath.Join(dir, "orders-0"), kafkagen.Options{Seed: 11, Segments: 2, Batches: 12, RecordsPerBatch: 3, ValueSize: 90}); err != nil {
 		t.Fatal(err)
 	}
 	assertTableGoldens(t, dir, "tables-lookup", 0, "lookup", "--trace", "orders-0", "20")

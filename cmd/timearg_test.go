@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // fixNow sets the clock relative times count from, for one test.
@@ -128,11 +128,11 @@ func TestTimestampColumnIsTableOnlyAid(t *testing.T) {
 func TestLookupTimeRelativeArgument(t *testing.T) {
 	dir := t.TempDir()
 	part := filepath.Join(dir, "demo-0")
-	if _, err := gen.Generate(part, gen.Options{Seed: 3, Batches: 50}); err != nil {
+	if _, err := kafkagen.Generate(part, kafkagen.Options{Seed: 3, Batches: 50}); err != nil {
 		t.Fatal(err)
 	}
 	// An hour after the first 100 ms of the generated data.
-	fixNow(t, time.UnixMilli(gen.DefaultStartTimestamp+100).Add(time.Hour))
+	fixNow(t, time.UnixMilli(kafkagen.DefaultStartTimestamp+100).Add(time.Hour))
 	want, _, code := runKseg(t, nil, "-o", "json", "lookup-time", part, "now-1h")
 	if code != 0 {
 		t.Fatalf("now-1h: exit %d", code)
@@ -140,8 +140,8 @@ func TestLookupTimeRelativeArgument(t *testing.T) {
 	var v struct {
 		TargetTimestamp int64 `json:"target_timestamp"`
 	}
-	if err := json.Unmarshal([]byte(want), &v); err != nil || v.TargetTimestamp != gen.DefaultStartTimestamp+100 {
-		t.Fatalf("now-1h: target %d (%v), want %d", v.TargetTimestamp, err, gen.DefaultStartTimestamp+100)
+	if err := json.Unmarshal([]byte(want), &v); err != nil || v.TargetTimestamp != kafkagen.DefaultStartTimestamp+100 {
+		t.Fatalf("now-1h: target %d (%v), want %d", v.TargetTimestamp, err, kafkagen.DefaultStartTimestamp+100)
 	}
 	for _, args := range [][]string{
 		{"-o", "json", "lookup-time", part, "-1h"},

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // timelineLines parses timeline -o json into its buckets and summary.
@@ -37,11 +37,11 @@ func timelineLines(t *testing.T, out string) ([]timelineBucketJSON, timelineSumm
 
 // shapePartition writes a partition of the given traffic shape with a
 // time index entry for every batch but the first of each segment.
-func shapePartition(t *testing.T, dir, shape string) *gen.Manifest {
+func shapePartition(t *testing.T, dir, shape string) *kafkagen.Manifest {
 	t.Helper()
-	m, err := gen.Generate(filepath.Join(dir, shape+"-0"), gen.Options{
+	m, err := kafkagen.Generate(filepath.Join(dir, shape+"-0"), kafkagen.Options{
 		Seed: 3, Segments: 3, Batches: 40, RecordsPerBatch: 5, ValueSize: 40,
-		IndexIntervalBytes: gen.IndexEveryBatch, Traffic: shape,
+		IndexIntervalBytes: kafkagen.IndexEveryBatch, Traffic: shape,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func shapePartition(t *testing.T, dir, shape string) *gen.Manifest {
 // those whose timestamp is before T, and at least those whose latest
 // possible time is before T. Summed, records are the offset span and
 // bytes the log size.
-func checkAgainstRecords(t *testing.T, m *gen.Manifest, buckets []timelineBucketJSON, sum timelineSummaryJSON) {
+func checkAgainstRecords(t *testing.T, m *kafkagen.Manifest, buckets []timelineBucketJSON, sum timelineSummaryJSON) {
 	t.Helper()
 	type rec struct{ ts, latest int64 }
 	var recs []rec

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // The story has one paragraph per stage of the broker's lookup, in order,
@@ -19,7 +19,7 @@ func TestTraceStoryTellsEveryStep(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo-0")
 	// Dense index entries: a long enough binary search, in warm and cold
 	// sections (more than 1024 entries).
-	if _, err := gen.Generate(dir, gen.Options{Seed: 3, Segments: 2, Batches: 1500, RecordsPerBatch: 1, ValueSize: 10, IndexIntervalBytes: gen.IndexEveryBatch}); err != nil {
+	if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Segments: 2, Batches: 1500, RecordsPerBatch: 1, ValueSize: 10, IndexIntervalBytes: kafkagen.IndexEveryBatch}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := inspect.ReadPartition(dir)
@@ -87,7 +87,7 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 // do not change.
 func TestTraceStoryColour(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	if _, err := gen.Generate(dir, gen.Options{Seed: 3, Batches: 40}); err != nil {
+	if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Batches: 40}); err != nil {
 		t.Fatal(err)
 	}
 	plain, _, _ := runKseg(t, nil, "lookup", "--trace", dir, "30")
@@ -110,7 +110,7 @@ func TestTraceStoryColour(t *testing.T) {
 // terminal; the words do not change.
 func TestBadCRCAndNotFoundColour(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 3, Batches: 5})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Batches: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

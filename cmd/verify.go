@@ -188,6 +188,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		}
 		bar := ios.progress("verify")
 		vopts.Progress = bar.callback()
+		vopts.StartPartition = bar.partition
 		sum, err := verify.Run(t, vopts, func(f verify.Finding) {
 			if opts.verbose || !f.IsInfo() {
 				emit(f)
@@ -217,6 +218,10 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	}
 	elapsed := ios.now().Sub(started)
 	line := summaryText(total, elapsed)
+	if total.Infos > 0 && !opts.verbose {
+		// Nothing listed, but the run found something a broker handles.
+		l.Empty(fmt.Sprintf("no errors or warnings: %s as a broker expects (%s, listed with --verbose)", "every segment, index and side file checked is", countOf(total.Infos, "info finding")))
+	}
 	l.Footer("%s", line)
 	if junit != nil {
 		if err := junit.write(ios.Out, elapsed); err != nil {

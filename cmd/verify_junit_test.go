@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // A JUnit report as a CI system reads it (the subset every renderer uses).
@@ -56,17 +56,17 @@ func parseJUnit(t *testing.T, out string) parsedJUnit {
 // with its check id, file and byte position, warnings as system-out, exit 1.
 func TestVerifyJUnit(t *testing.T) {
 	dir := t.TempDir()
-	m, err := gen.Generate(filepath.Join(dir, "demo-0"), demoShape)
+	m, err := kafkagen.Generate(filepath.Join(dir, "demo-0"), demoShape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m3, err := gen.Generate(filepath.Join(dir, "other-3"), gen.Options{Seed: 2, Segments: 3, Batches: 5})
+	m3, err := kafkagen.Generate(filepath.Join(dir, "other-3"), kafkagen.Options{Seed: 2, Segments: 3, Batches: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The cases of a partition: its segments (by .log), then its side
 	// files, snapshots last, in name order.
-	wantCases := func(m *gen.Manifest) string {
+	wantCases := func(m *kafkagen.Manifest) string {
 		var names []string
 		for i := range m.Segments {
 			names = append(names, filepath.Base(m.LogPath(&m.Segments[i])))

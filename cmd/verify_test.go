@@ -9,17 +9,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/verify"
 )
 
 // verifyFixture generates a partition demo-0 in a temporary directory and
 // returns the manifest and that directory; run kseg there with runIn, so
 // that file fields are short and stable.
-func verifyFixture(t *testing.T, o gen.Options) (*gen.Manifest, string) {
+func verifyFixture(t *testing.T, o kafkagen.Options) (*kafkagen.Manifest, string) {
 	t.Helper()
 	dir := t.TempDir()
-	m, err := gen.Generate(filepath.Join(dir, "demo-0"), o)
+	m, err := kafkagen.Generate(filepath.Join(dir, "demo-0"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func runIn(t *testing.T, dir string, args ...string) (stdout, stderr string, cod
 // damageDemo flips a CRC byte of batch 30 of segment 0, appends stray bytes
 // to segment 0's .index and removes segment 1's .timeindex: one error of
 // the log, one of an index, one warning.
-func damageDemo(t *testing.T, m *gen.Manifest) {
+func damageDemo(t *testing.T, m *kafkagen.Manifest) {
 	t.Helper()
 	s0 := &m.Segments[0]
 	log, err := os.ReadFile(m.LogPath(s0))
@@ -62,7 +62,7 @@ func damageDemo(t *testing.T, m *gen.Manifest) {
 	}
 }
 
-var demoShape = gen.Options{Seed: 7, Segments: 2, Batches: 60}
+var demoShape = kafkagen.Options{Seed: 7, Segments: 2, Batches: 60}
 
 func jsonLines(t *testing.T, out string) []map[string]any {
 	t.Helper()
@@ -199,7 +199,7 @@ func TestVerifyRealFixtures(t *testing.T) {
 }
 
 func TestVerifyJobsSameOutput(t *testing.T) {
-	m, _ := verifyFixture(t, gen.Options{Seed: 3, Segments: 4, Batches: 80})
+	m, _ := verifyFixture(t, kafkagen.Options{Seed: 3, Segments: 4, Batches: 80})
 	damageDemo(t, m)
 	one, _, _ := runKseg(t, nil, "-o", "json", "verify", "-j", "1", m.Dir)
 	two, _, _ := runKseg(t, nil, "-o", "json", "verify", "-j", "2", m.Dir)
@@ -221,7 +221,7 @@ func TestFindingColumnsMatchJSON(t *testing.T) {
 // index spacing than verify assumes) passes --strict.
 func TestVerifyInfoFindings(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	if _, err := gen.Generate(dir, gen.Options{Seed: 9, Segments: 2, Batches: 40, IndexIntervalBytes: 300, PreallocatedIndexBytes: 4096}); err != nil {
+	if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 9, Segments: 2, Batches: 40, IndexIntervalBytes: 300, PreallocatedIndexBytes: 4096}); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code := runKseg(t, nil, "-o", "json", "verify", "--strict", dir)

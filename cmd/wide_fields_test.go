@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestWideShowsEveryJSONField: the contract's -o wide is "the table with
@@ -16,7 +16,7 @@ import (
 // is a column of its wide table.
 func TestWideShowsEveryJSONField(t *testing.T) {
 	t.Chdir(t.TempDir())
-	sideGen(t, "data/tx-0", gen.Options{Topic: "tx", Segments: 2, Batches: 20, Transactions: true})
+	sideGen(t, "data/tx-0", kafkagen.Options{Topic: "tx", Segments: 2, Batches: 20, Transactions: true})
 	header := regexp.MustCompile(`^[a-z_]+(  +[a-z_.]+)+\s*$`)
 	for _, args := range [][]string{
 		{"dump-log", "data/tx-0"},

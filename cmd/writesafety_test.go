@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // Write safety of rebuild, end to end: a failure to write (disk full, file
@@ -27,10 +27,10 @@ import (
 // (the .index and .timeindex of the first segment deleted, the second
 // segment's .index zero-padded), every batch indexed so that the rebuilt
 // files are a few KiB (the tests rebuild with --index-interval-bytes 0).
-func wsPartition(t *testing.T, dataDir, name string) (dir string, m *gen.Manifest) {
+func wsPartition(t *testing.T, dataDir, name string) (dir string, m *kafkagen.Manifest) {
 	t.Helper()
 	dir = filepath.Join(dataDir, name)
-	m, err := gen.Generate(dir, gen.Options{Seed: 61, Segments: 2, Batches: 300, RecordsPerBatch: 2, ValueSize: 10, IndexIntervalBytes: gen.IndexEveryBatch})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 61, Segments: 2, Batches: 300, RecordsPerBatch: 2, ValueSize: 10, IndexIntervalBytes: kafkagen.IndexEveryBatch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,19 +386,19 @@ func TestRebuildWritesOnlyWhereAsked(t *testing.T) {
 func TestRebuildRefusesSymlinks(t *testing.T) {
 	cases := []struct {
 		name  string
-		plant func(t *testing.T, dir, outside string, m *gen.Manifest) (args []string)
+		plant func(t *testing.T, dir, outside string, m *kafkagen.Manifest) (args []string)
 		says  string
 	}{
-		{"index file linked outside", func(t *testing.T, dir, outside string, m *gen.Manifest) []string {
+		{"index file linked outside", func(t *testing.T, dir, outside string, m *kafkagen.Manifest) []string {
 			idx := m.IndexPath(&m.Segments[1])
 			mustSymlink(t, outside, idx, true)
 			return []string{dir}
 		}, "symbolic link"},
-		{"backup name linked outside", func(t *testing.T, dir, outside string, m *gen.Manifest) []string {
+		{"backup name linked outside", func(t *testing.T, dir, outside string, m *kafkagen.Manifest) []string {
 			mustSymlink(t, outside, m.IndexPath(&m.Segments[1])+".bak", false)
 			return []string{dir}
 		}, ".bak already exists"},
-		{"log linked outside, cut asked", func(t *testing.T, dir, outside string, m *gen.Manifest) []string {
+		{"log linked outside, cut asked", func(t *testing.T, dir, outside string, m *kafkagen.Manifest) []string {
 			log := m.LogPath(&m.Segments[1])
 			b, err := os.ReadFile(log)
 			if err != nil {
@@ -410,7 +410,7 @@ func TestRebuildRefusesSymlinks(t *testing.T) {
 			mustSymlink(t, outside, log, true)
 			return []string{"--truncate-log", dir}
 		}, "symbolic link"},
-		{"--out through a link into the partition", func(t *testing.T, dir, outside string, m *gen.Manifest) []string {
+		{"--out through a link into the partition", func(t *testing.T, dir, outside string, m *kafkagen.Manifest) []string {
 			link := filepath.Join(filepath.Dir(outside), "out-link")
 			mustSymlink(t, dir, link, false)
 			return []string{"--out", filepath.Join(link, "sub"), dir}

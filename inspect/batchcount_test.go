@@ -5,21 +5,21 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // BatchCount gives every batch's first offset and record count as the
 // generator wrote them: from the header for v2 and uncompressed legacy
 // messages, from the inner messages of compressed wrappers.
 func TestBatchCountMatchesManifest(t *testing.T) {
-	for name, o := range map[string]gen.Options{
+	for name, o := range map[string]kafkagen.Options{
 		"v2-gzip":   {Seed: 51, Batches: 9, Compression: "gzip"},
 		"v1":        {Seed: 52, Batches: 7, Magic: 1},
 		"v1-snappy": {Seed: 53, Batches: 7, Magic: 1, Compression: "snappy"},
-		"v0-lz4":    {Seed: 54, Batches: 6, Magic: gen.MagicV0, Compression: "lz4", CompactionGaps: true},
+		"v0-lz4":    {Seed: 54, Batches: 6, Magic: kafkagen.MagicV0, Compression: "lz4", CompactionGaps: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m, err := gen.Generate(filepath.Join(t.TempDir(), "bc-0"), o)
+			m, err := kafkagen.Generate(filepath.Join(t.TempDir(), "bc-0"), o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -35,6 +35,31 @@ var ErrCheckpointFormat = errors.New("malformed checkpoint file")
 // MaxCheckpointBytes bounds the text files the Read functions read whole.
 var MaxCheckpointBytes int64 = 64 << 20
 
+// eachJavaLine calls fn with each line of b and the byte position it
+// starts at, split as java.io.BufferedReader.readLine does: lines end at
+// "\n", "\r" or "\r\n", and a last line without a terminator still
+// counts; an empty file has no lines. The lines are views into b, never
+// collected: a file of millions of lines costs its own bytes only. fn
+// returning false stops the walk.
+func eachJavaLine(b []byte, fn func(line []byte, pos int64) bool) {
+	start := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\n' && b[i] != '\r' {
+			continue
+		}
+		if !fn(b[start:i], int64(start)) {
+			return
+		}
+		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			i++
+		}
+		start = i + 1
+	}
+	if start < len(b) {
+		fn(b[start:], int64(start))
+	}
+}
+
 // checkpointLine is one line of a text file and the byte position it
 // starts at.
 type checkpointLine struct {
@@ -42,25 +67,14 @@ type checkpointLine struct {
 	pos  int64
 }
 
-// javaLines splits text as java.io.BufferedReader.readLine does: lines end
-// at "\n", "\r" or "\r\n", and a last line without a terminator still
-// counts; an empty file has no lines.
+// javaLines collects eachJavaLine's lines, for the files of a few lines
+// (partition.metadata, meta.properties).
 func javaLines(b []byte) []checkpointLine {
 	var out []checkpointLine
-	start := 0
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\n' && b[i] != '\r' {
-			continue
-		}
-		out = append(out, checkpointLine{string(b[start:i]), int64(start)})
-		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
-			i++
-		}
-		start = i + 1
-	}
-	if start < len(b) {
-		out = append(out, checkpointLine{string(b[start:]), int64(start)})
-	}
+	eachJavaLine(b, func(line []byte, pos int64) bool {
+		out = append(out, checkpointLine{string(line), pos})
+		return true
+	})
 	return out
 }
 
@@ -117,35 +131,42 @@ func javaInt(s string, bits int) (int64, bool) {
 // must parse (blank lines are malformed); the number of lines must equal the
 // count. parse is called for each entry line and reports whether it parsed.
 func readCheckpoint(file string, b []byte, version int, parse func(line string) bool) error {
-	lines := javaLines(b)
-	if len(lines) == 0 {
-		return nil
+	var (
+		n     int64 // lines seen
+		count int64
+		err   error
+	)
+	bad := func(pos int64, format string, args ...any) error {
+		return corruptf(file, pos, ErrCheckpointFormat, format, args...)
 	}
-	bad := func(l checkpointLine, format string, args ...any) error {
-		return corruptf(file, l.pos, ErrCheckpointFormat, format, args...)
-	}
-	v, ok := javaInt(lines[0].text, 32)
-	if !ok {
-		return bad(lines[0], "malformed version line %q", lines[0].text)
-	}
-	if v != int64(version) {
-		return bad(lines[0], "unrecognised version %d, expected version %d", v, version)
-	}
-	if len(lines) == 1 {
-		return nil
-	}
-	count, ok := javaInt(lines[1].text, 32)
-	if !ok || count < 0 {
-		return bad(lines[1], "malformed entry count line %q", lines[1].text)
-	}
-	for _, l := range lines[2:] {
-		if !parse(l.text) {
-			return bad(l, "malformed line %q", l.text)
+	eachJavaLine(b, func(line []byte, pos int64) bool {
+		n++
+		text := string(line)
+		switch n {
+		case 1:
+			v, ok := javaInt(text, 32)
+			if !ok {
+				err = bad(pos, "malformed version line %q", text)
+			} else if v != int64(version) {
+				err = bad(pos, "unrecognised version %d, expected version %d", v, version)
+			}
+		case 2:
+			var ok bool
+			if count, ok = javaInt(text, 32); !ok || count < 0 {
+				err = bad(pos, "malformed entry count line %q", text)
+			}
+		default:
+			if !parse(text) {
+				err = bad(pos, "malformed line %q", text)
+			}
 		}
+		return err == nil
+	})
+	if err != nil || n <= 2 {
+		return err
 	}
-	if n := int64(len(lines) - 2); n != count {
-		at := int64(len(b))
-		return corruptf(file, at, ErrCheckpointFormat, "expected [%d] entries, but found [%d]", count, n)
+	if n-2 != count {
+		return corruptf(file, int64(len(b)), ErrCheckpointFormat, "expected [%d] entries, but found [%d]", count, n-2)
 	}
 	return nil
 }
@@ -228,6 +249,12 @@ type EpochEntry struct {
 // first batch written with partition leader epoch E.
 type LeaderEpochCheckpoint struct {
 	Entries []EpochEntry // in file order
+
+	// kept lists, once Cache has run, the indexes into Entries that the
+	// broker's cache keeps, in order; cacheErr is its error.
+	kept     []int32
+	cached   bool
+	cacheErr error
 }
 
 // LeaderEpochCheckpointVersion is LeaderEpochCheckpointFile.CURRENT_VERSION.
@@ -238,7 +265,16 @@ const LeaderEpochCheckpointVersion = 0
 // a *CorruptError of kind ErrCheckpointFormat. (A broker that cannot read
 // it fails to load the partition.)
 func ParseLeaderEpochCheckpoint(file string, b []byte) (*LeaderEpochCheckpoint, error) {
+	// Sized once from the entry count line, as far as the file could hold
+	// that many lines ("E O\n": at least 4 bytes each): no regrowth.
 	c := &LeaderEpochCheckpoint{}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		if j := bytes.IndexByte(b[i+1:], '\n'); j >= 0 {
+			if n, ok := javaInt(string(b[i+1:i+1+j]), 32); ok && n > 0 {
+				c.Entries = make([]EpochEntry, 0, min(n, int64(len(b))/4))
+			}
+		}
+	}
 	err := readCheckpoint(file, b, LeaderEpochCheckpointVersion, func(line string) bool {
 		f := javaWhitespace(line)
 		if len(f) != 2 {
@@ -270,52 +306,92 @@ var ErrNegativeEpoch = errors.New("invalid partition leader epoch entry")
 // negative value stops the load: the entries before it and an error of
 // kind ErrNegativeEpoch are returned.
 func (c *LeaderEpochCheckpoint) Cache() ([]EpochEntry, error) {
-	var cache []EpochEntry // sorted by epoch, as the broker's TreeMap
+	c.load()
+	cache := make([]EpochEntry, len(c.kept))
+	for i, k := range c.kept {
+		cache[i] = c.Entries[k]
+	}
+	return cache, c.cacheErr
+}
+
+// load runs the broker's assignments once and keeps which entries stay:
+// a stack of indexes, 4 bytes per entry kept (lookups ask it for every
+// answer).
+func (c *LeaderEpochCheckpoint) load() {
+	if c.cached {
+		return
+	}
+	c.cached = true
 	for i, e := range c.Entries {
 		if e.Epoch < 0 || e.StartOffset < 0 {
-			return cache, fmt.Errorf("%w: entry %d (epoch %d, start offset %d)", ErrNegativeEpoch, i, e.Epoch, e.StartOffset)
+			c.cacheErr = fmt.Errorf("%w: entry %d (epoch %d, start offset %d)", ErrNegativeEpoch, i, e.Epoch, e.StartOffset)
+			return
 		}
-		if n := len(cache); n > 0 && e.Epoch == cache[n-1].Epoch && e.StartOffset >= cache[n-1].StartOffset {
-			continue
+		if n := len(c.kept); n > 0 {
+			if l := c.Entries[c.kept[n-1]]; e.Epoch == l.Epoch && e.StartOffset >= l.StartOffset {
+				continue
+			}
 		}
-		for len(cache) > 0 {
-			l := cache[len(cache)-1]
+		for len(c.kept) > 0 {
+			l := c.Entries[c.kept[len(c.kept)-1]]
 			if l.Epoch < e.Epoch && l.StartOffset < e.StartOffset {
 				break
 			}
-			cache = cache[:len(cache)-1]
+			c.kept = c.kept[:len(c.kept)-1]
 		}
-		cache = append(cache, e)
+		c.kept = append(c.kept, int32(i))
 	}
-	return cache, nil
+}
+
+// LoadErr is Cache's error without the copy of the cache: nil when the
+// broker loads the file's entries.
+func (c *LeaderEpochCheckpoint) LoadErr() error {
+	c.load()
+	return c.cacheErr
+}
+
+// Kept calls fn for each entry in file order with whether the broker's
+// cache keeps that very line (a repeated line is kept once, at its first
+// occurrence). It stops at fn's first false.
+func (c *LeaderEpochCheckpoint) Kept(fn func(i int, e EpochEntry, kept bool) bool) {
+	c.load()
+	k := 0
+	for i, e := range c.Entries {
+		in := k < len(c.kept) && int(c.kept[k]) == i
+		if in {
+			k++
+		}
+		if !fn(i, e, in) {
+			return
+		}
+	}
 }
 
 // EntryFor returns the epoch entry covering offset as the broker's
 // LeaderEpochFileCache.epochForOffset answers it over its cache (Cache):
-// the entry with the largest start offset <= offset. ok is false when
-// every entry starts after offset or the file does not load.
+// the entry with the largest start offset <= offset, found by binary
+// search (start offsets increase in the cache). ok is false when every
+// entry starts after offset or the file does not load.
 func (c *LeaderEpochCheckpoint) EntryFor(offset int64) (e EpochEntry, ok bool) {
-	cache, err := c.Cache()
-	if err != nil {
+	c.load()
+	if c.cacheErr != nil {
 		return e, false
 	}
-	for _, x := range cache {
-		if x.StartOffset > offset {
-			break
-		}
-		e, ok = x, true
+	n := sort.Search(len(c.kept), func(i int) bool { return c.Entries[c.kept[i]].StartOffset > offset })
+	if n == 0 {
+		return e, false
 	}
-	return e, ok
+	return c.Entries[c.kept[n-1]], true
 }
 
 // Latest is the cache's latest entry (the current epoch), ok false when
 // there is none or the file does not load.
 func (c *LeaderEpochCheckpoint) Latest() (EpochEntry, bool) {
-	cache, err := c.Cache()
-	if err != nil || len(cache) == 0 {
+	c.load()
+	if c.cacheErr != nil || len(c.kept) == 0 {
 		return EpochEntry{}, false
 	}
-	return cache[len(cache)-1], true
+	return c.Entries[c.kept[len(c.kept)-1]], true
 }
 
 // AppendLeaderEpochCheckpoint writes a leader-epoch-checkpoint as the

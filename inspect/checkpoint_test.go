@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 func TestOffsetCheckpointGolden(t *testing.T) {
@@ -244,7 +244,7 @@ func TestMetaPropertiesAndCleanShutdown(t *testing.T) {
 // leader-epoch-checkpoint and partition.metadata back.
 func TestCheckpointsOfGeneratedPartitions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "epochs-3")
-	m, err := gen.Generate(dir, gen.Options{Seed: 9, Segments: 4, Batches: 10, LeaderEpoch: 5, LeaderEpochBumps: true, OmitRecords: true})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 9, Segments: 4, Batches: 10, LeaderEpoch: 5, LeaderEpochBumps: true, OmitRecords: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,15 @@ const DefaultMaxDecompressedBytes = 64 << 20
 // into ErrTooLarge.
 var errDecompressLimit = errors.New("decompressed size over the limit")
 
+// limitClaim is errDecompressLimit for a payload whose own header declares
+// its decompressed size (a raw Snappy block's preamble, a Zstandard frame's
+// content size): what it claimed, so the message can say so (a 25-byte
+// payload claiming 4 GiB is forged, not large).
+type limitClaim struct{ claimed uint64 }
+
+func (e *limitClaim) Error() string { return fmt.Sprintf("declares %d bytes decompressed", e.claimed) }
+func (e *limitClaim) Unwrap() error { return errDecompressLimit }
+
 // decompressor holds the reusable state of the codecs. The zero value is ready.
 type decompressor struct {
 	out     []byte        // decompressed bytes of the last payload
@@ -254,7 +263,7 @@ func snappyBlock(out, block []byte, limit int) ([]byte, error) {
 		return out, err
 	}
 	if n > limit-len(out) {
-		return out, errDecompressLimit
+		return out, &limitClaim{uint64(len(out)) + uint64(n)}
 	}
 	out = growCap(out, len(out)+n, limit+1)
 	dec, err := snappy.DecodeStrict(out[len(out):len(out)+n], block)
@@ -509,6 +518,10 @@ func (d *decompressor) unzstd(src []byte, limit int) ([]byte, error) {
 	}
 	out, err := d.zstd.DecodeAll(src, out)
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		var h zstd.Header
+		if h.Decode(src) == nil && h.HasFCS && h.FrameContentSize > uint64(limit) {
+			return out, &limitClaim{h.FrameContentSize}
+		}
 		return out, fmt.Errorf("%w (%v)", errDecompressLimit, err)
 	}
 	return out, err

@@ -233,7 +233,8 @@ func TestDecompressLimit(t *testing.T) {
 			}
 		}
 	}
-	// A raw snappy block whose preamble claims 4 GiB: refused before any allocation.
+	// A raw snappy block whose preamble claims 4 GiB: refused before any
+	// allocation but the error value naming the claim.
 	huge := []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0x00}
 	var d decompressor
 	allocs := testing.AllocsPerRun(10, func() {
@@ -241,7 +242,11 @@ func TestDecompressLimit(t *testing.T) {
 			t.Fatalf("err %v, want the limit error", err)
 		}
 	})
-	if allocs != 0 || cap(d.out) != 0 {
+	var claim *limitClaim
+	if _, err := d.unsnappy(huge, 1<<20); !errors.As(err, &claim) || claim.claimed != 1<<32-1 {
+		t.Errorf("hostile snappy preamble: %v, want the claim of %d bytes", err, uint64(1<<32-1))
+	}
+	if allocs > 1 || cap(d.out) != 0 {
 		t.Errorf("hostile snappy preamble: %.0f allocations, buffer %d bytes", allocs, cap(d.out))
 	}
 	// A zstd frame that declares its content size is refused before decoding.

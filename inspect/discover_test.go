@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // sortedReadPartition is ReadPartition written the plain way: the sorted
@@ -169,7 +169,7 @@ func TestResolveFollowsSymlinkedPartitionDirs(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
 	for _, dir := range []string{filepath.Join(data, "orders-0"), filepath.Join(root, "elsewhere", "orders-1")} {
-		if _, err := gen.Generate(dir, gen.Options{Seed: 3, Batches: 3}); err != nil {
+		if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Batches: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -40,6 +40,13 @@ func NewEntryScanner(r io.ReaderAt, name string, size, start int64, window int) 
 	return &EntryScanner{r: r, win: make([]byte, 0, window), winPos: start, cursor: cursor{name: name, end: size, pos: start}}
 }
 
+// newEntryScannerIn is NewEntryScanner reading through buf (its capacity
+// is the window; len ignored): callers that scan many small files reuse
+// one buffer instead of allocating a window per file.
+func newEntryScannerIn(r io.ReaderAt, name string, size, start int64, buf []byte) *EntryScanner {
+	return &EntryScanner{r: r, win: buf[:0], winPos: start, cursor: cursor{name: name, end: size, pos: start}}
+}
+
 // fill makes the window hold [at, at+n) (n bytes, which the caller checked
 // are inside the file) and returns them.
 func (s *EntryScanner) fill(at, n int64) ([]byte, error) {

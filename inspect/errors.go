@@ -22,6 +22,9 @@ var (
 	// ErrFault: the file shrank under its memory mapping (SIGBUS turned into
 	// an error by the fault guard).
 	ErrFault = errors.New("file changed under its mapping")
+	// ErrSegmentTooLarge: a .log longer than MaxSegmentBytes; the bytes
+	// past it are not read.
+	ErrSegmentTooLarge = errors.New("log segment larger than a broker can open")
 	// ErrNotRegular: the path names a FIFO, device, socket or directory
 	// where a regular file belongs; it is refused without being read.
 	ErrNotRegular = errors.New("not a regular file")

@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // genShapes are the partition shapes the differential tests run over: every
 // magic and codec, every timestamp pattern, LogAppendTime, compaction gaps,
 // transactions, several segments, an empty active segment and zero-padded
 // indexes, each with dense (every batch), default and no index entries.
-func genShapes() map[string]gen.Options {
-	base := map[string]gen.Options{
+func genShapes() map[string]kafkagen.Options {
+	base := map[string]kafkagen.Options{
 		"v2-none":          {},
 		"v2-gzip":          {Compression: "gzip"},
 		"v2-snappy":        {Compression: "snappy", Timestamps: "jumping"},
@@ -30,12 +30,12 @@ func genShapes() map[string]gen.Options {
 		"v1-none":          {Magic: 1},
 		"v1-gzip-lat":      {Magic: 1, Compression: "gzip", LogAppendTime: 0.3},
 		"v1-lz4-compacted": {Magic: 1, Compression: "lz4", CompactionGaps: true, Timestamps: "random"},
-		"v0-none":          {Magic: gen.MagicV0},
-		"v0-snappy":        {Magic: gen.MagicV0, Compression: "snappy"},
-		"v0-lz4":           {Magic: gen.MagicV0, Compression: "lz4", CompactionGaps: true},
+		"v0-none":          {Magic: kafkagen.MagicV0},
+		"v0-snappy":        {Magic: kafkagen.MagicV0, Compression: "snappy"},
+		"v0-lz4":           {Magic: kafkagen.MagicV0, Compression: "lz4", CompactionGaps: true},
 	}
-	out := map[string]gen.Options{}
-	intervals := map[string]int{"dense": gen.IndexEveryBatch, "default": 0, "none": 1 << 30}
+	out := map[string]kafkagen.Options{}
+	intervals := map[string]int{"dense": kafkagen.IndexEveryBatch, "default": 0, "none": 1 << 30}
 	i := int64(0)
 	for name, o := range base {
 		for iname, iv := range intervals {
@@ -55,14 +55,14 @@ func genShapes() map[string]gen.Options {
 
 type manifestRecord struct {
 	segment int
-	batch   *gen.BatchManifest
-	rec     gen.RecordManifest
+	batch   *kafkagen.BatchManifest
+	rec     kafkagen.RecordManifest
 }
 
-func generate(t *testing.T, name string, o gen.Options) (*inspect.Partition, *gen.Manifest) {
+func generate(t *testing.T, name string, o kafkagen.Options) (*inspect.Partition, *kafkagen.Manifest) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "demo-0")
-	m, err := gen.Generate(dir, o)
+	m, err := kafkagen.Generate(dir, o)
 	if err != nil {
 		t.Fatalf("%s: gen: %v", name, err)
 	}
@@ -149,7 +149,7 @@ func TestLookupsMatchBruteForceOnGeneratedPartitions(t *testing.T) {
 	}
 }
 
-func bruteOffset(m *gen.Manifest, target int64) (int, *gen.BatchManifest) {
+func bruteOffset(m *kafkagen.Manifest, target int64) (int, *kafkagen.BatchManifest) {
 	floor := -1
 	for i, s := range m.Segments {
 		if s.BaseOffset <= target {
@@ -181,7 +181,7 @@ func bruteTime(recs []manifestRecord, target int64) (manifestRecord, bool) {
 // checkSpecialTimes: earliest is the first segment's base offset, latest
 // the log end offset, max the first record carrying the largest timestamp
 // (Kafka 3.8+), none for a partition without timestamps.
-func checkSpecialTimes(t *testing.T, p *inspect.Partition, m *gen.Manifest, recs []manifestRecord) {
+func checkSpecialTimes(t *testing.T, p *inspect.Partition, m *kafkagen.Manifest, recs []manifestRecord) {
 	t.Helper()
 	e, err := p.LookupTime(inspect.TimestampEarliest, inspect.LookupOptions{})
 	if err != nil || !e.Found || e.Offset != m.Segments[0].BaseOffset {

@@ -230,7 +230,7 @@ func (d *RecordDecoder) setLegacyRecord(offset int64, msg []byte, m *legacyMessa
 	r.Offset = offset
 	r.Timestamp = timestamp
 	r.Key, r.Value = m.key, m.value
-	r.Headers = d.headers[:0]
+	r.HeaderCount, r.headers = 0, nil
 	r.Sequence = -1
 	r.Attributes = m.attributes
 	r.Magic = m.magic

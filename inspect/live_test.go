@@ -12,7 +12,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // Files changing underneath kseg: a segment or index cut by another
@@ -21,10 +21,10 @@ import (
 
 // liveGenerate writes a one-partition data directory and returns the
 // partition directory and its manifest.
-func liveGenerate(t *testing.T, o gen.Options) (string, *gen.Manifest) {
+func liveGenerate(t *testing.T, o kafkagen.Options) (string, *kafkagen.Manifest) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "live-0")
-	m, err := gen.Generate(dir, o)
+	m, err := kafkagen.Generate(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func wantFault(t *testing.T, what string, err error, file string) {
 // fault guard turns it into an error naming the file, and the process
 // lives on to use the other files.
 func TestMappedLogTruncatedUnderneath(t *testing.T) {
-	dir, m := liveGenerate(t, gen.Options{Seed: 41, Batches: 300, IndexIntervalBytes: 1000})
+	dir, m := liveGenerate(t, kafkagen.Options{Seed: 41, Batches: 300, IndexIntervalBytes: 1000})
 	seg := &m.Segments[0]
 	if seg.LogSize < 8*4096 {
 		t.Fatalf("log of %d bytes: too small to span several pages", seg.LogSize)
@@ -147,7 +147,7 @@ func TestMappedLogTruncatedUnderneath(t *testing.T) {
 func TestMappedIndexTruncatedUnderneath(t *testing.T) {
 	// Enough entries to need several pages: the cut makes every slot read a
 	// fault, not a short read.
-	dir, m := liveGenerate(t, gen.Options{Seed: 42, Batches: 2000, RecordsPerBatch: 2, ValueSize: 8, IndexIntervalBytes: gen.IndexEveryBatch})
+	dir, m := liveGenerate(t, kafkagen.Options{Seed: 42, Batches: 2000, RecordsPerBatch: 2, ValueSize: 8, IndexIntervalBytes: kafkagen.IndexEveryBatch})
 	seg := &m.Segments[0]
 	if seg.IndexFileSize < 3*4096 || seg.TimeIndexFileSize < 3*4096 {
 		t.Fatalf("indexes of %d and %d bytes: too small", seg.IndexFileSize, seg.TimeIndexFileSize)
@@ -184,7 +184,7 @@ func TestMappedIndexTruncatedUnderneath(t *testing.T) {
 // dump-log) reports a file that became shorter than when it was opened as
 // ErrFault too, naming the file, instead of a silent short read.
 func TestPreadFileTruncatedUnderneath(t *testing.T) {
-	_, m := liveGenerate(t, gen.Options{Seed: 43, Batches: 100})
+	_, m := liveGenerate(t, kafkagen.Options{Seed: 43, Batches: 100})
 	seg := &m.Segments[0]
 	logPath := m.LogPath(seg)
 	f, err := inspect.OpenPread(logPath)
@@ -214,7 +214,7 @@ func TestPreadFileTruncatedUnderneath(t *testing.T) {
 // that agrees with the manifest or an error naming the file; a SIGBUS that
 // escaped the guard would kill the test binary.
 func TestConcurrentTruncationNeverCrashes(t *testing.T) {
-	dir, m := liveGenerate(t, gen.Options{Seed: 44, Batches: 400, IndexIntervalBytes: 2000})
+	dir, m := liveGenerate(t, kafkagen.Options{Seed: 44, Batches: 400, IndexIntervalBytes: 2000})
 	seg := &m.Segments[0]
 	logPath, idxPath := m.LogPath(seg), m.IndexPath(seg)
 	logBytes, err := os.ReadFile(logPath)
@@ -229,7 +229,7 @@ func TestConcurrentTruncationNeverCrashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byLast := map[int64]gen.BatchManifest{}
+	byLast := map[int64]kafkagen.BatchManifest{}
 	for _, b := range seg.Batches {
 		byLast[b.LastOffset] = b
 	}
@@ -304,7 +304,7 @@ func TestConcurrentTruncationNeverCrashes(t *testing.T) {
 // nothing is invented past it, and a batch caught half written can only
 // show up as a torn tail exactly where that batch starts.
 func TestGrowingLogReadToAConsistentPoint(t *testing.T) {
-	dir, m := liveGenerate(t, gen.Options{Seed: 45, Batches: 600, RecordsPerBatch: 3, IndexIntervalBytes: 1500})
+	dir, m := liveGenerate(t, kafkagen.Options{Seed: 45, Batches: 600, RecordsPerBatch: 3, IndexIntervalBytes: 1500})
 	seg := &m.Segments[0]
 	logPath := m.LogPath(seg)
 	full, err := os.ReadFile(logPath)

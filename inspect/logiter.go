@@ -3,6 +3,7 @@ package inspect
 import (
 	"errors"
 	"io"
+	"math"
 	"strings"
 )
 
@@ -71,10 +72,14 @@ func (d *Damage) Kind() DamageKind {
 type LogIterator struct {
 	salvage bool
 	window  int
+	buf     []byte // the caller's window (IterOptions.Buffer), or nil
 	s       *EntryScanner
 	rs      *Resyncer // salvage only
 	sf      *SegmentFiles
 	name    string
+
+	size      int64 // the file's whole size; only MaxSegmentBytes of it are read
+	limitDone bool  // the bytes past MaxSegmentBytes were reported
 
 	dmg    Damage
 	hasDmg bool
@@ -91,11 +96,14 @@ type IterOptions struct {
 	Salvage bool
 	// Window is the read size (DefaultWindow when <= 0).
 	Window int
+	// Buffer, when not nil, is the window itself (its capacity the read
+	// size): callers that read many small files reuse one buffer.
+	Buffer []byte
 }
 
 // NewLogIterator returns an iterator; Reset points it at a file.
 func NewLogIterator(opts IterOptions) *LogIterator {
-	return &LogIterator{salvage: opts.Salvage, window: opts.Window, resume: -1}
+	return &LogIterator{salvage: opts.Salvage, window: opts.Window, buf: opts.Buffer, resume: -1}
 }
 
 // Reset points it at the .log f of segment sf (named f.Name in errors; sf
@@ -106,8 +114,14 @@ func (it *LogIterator) Reset(f *File, sf *SegmentFiles, from int64) {
 	it.reset(f, f.Name, f.Size(), sf, from)
 }
 
-func (it *LogIterator) reset(r io.ReaderAt, name string, size int64, sf *SegmentFiles, from int64) {
-	if it.s == nil {
+// reset reads at most MaxSegmentBytes of the size bytes of r; what lies
+// past them is reported when the iteration gets there (SegmentTooLarge).
+func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *SegmentFiles, from int64) {
+	it.size = fileSize
+	size := min(fileSize, MaxSegmentBytes)
+	if it.s == nil && it.buf != nil {
+		it.s = newEntryScannerIn(r, name, size, from, it.buf)
+	} else if it.s == nil {
 		it.s = NewEntryScanner(r, name, size, from, it.window)
 	} else {
 		it.s.r, it.s.name, it.s.end = r, name, size
@@ -122,7 +136,7 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, size int64, sf *Segment
 		}
 	}
 	it.sf, it.name = sf, name
-	it.hasDmg, it.resume, it.done, it.err, it.hard = false, -1, false, nil, false
+	it.hasDmg, it.resume, it.done, it.err, it.hard, it.limitDone = false, -1, false, nil, false, false
 }
 
 // Next moves to the next batch or damaged range; false at the end of the
@@ -130,7 +144,7 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, size int64, sf *Segment
 func (it *LogIterator) Next() bool {
 	it.hasDmg = false
 	if it.done {
-		return false
+		return it.pastLimit()
 	}
 	if it.resume >= 0 {
 		it.s.Reset(it.resume)
@@ -142,7 +156,11 @@ func (it *LogIterator) Next() bool {
 	err := it.s.Err()
 	it.done = true
 	if err == nil {
-		return false
+		if !it.salvage {
+			it.err = SegmentTooLarge(it.name, it.size)
+			return false
+		}
+		return it.pastLimit()
 	}
 	if !it.salvage || !isDamage(err) {
 		it.err = err
@@ -165,6 +183,17 @@ func (it *LogIterator) Next() bool {
 	if ok {
 		it.done, it.resume = false, next
 	}
+	return true
+}
+
+// pastLimit yields, once, when salvaging, the bytes past MaxSegmentBytes
+// as one damaged range.
+func (it *LogIterator) pastLimit() bool {
+	if !it.salvage || it.limitDone || it.err != nil || it.size <= MaxSegmentBytes {
+		return false
+	}
+	it.limitDone = true
+	it.setDamage(MaxSegmentBytes, it.size, SegmentTooLarge(it.name, it.size))
 	return true
 }
 
@@ -237,3 +266,19 @@ func (it *LogIterator) Entry() ([]byte, error) {
 // salvage: also past damage), else why it stopped: without salvage the
 // damage (a *CorruptError), or a read error.
 func (it *LogIterator) Err() error { return it.err }
+
+// MaxSegmentBytes is the most bytes of a .log anything reads: no broker
+// writes or opens a larger segment (segment.bytes is an int, and
+// FileRecords keeps sizes and positions as ints), so what lies past it (a
+// sparse file, say) is reported, not scanned.
+const MaxSegmentBytes = math.MaxInt32
+
+// SegmentTooLarge is the error for a log of size bytes past
+// MaxSegmentBytes, nil when it is not.
+func SegmentTooLarge(file string, size int64) error {
+	if size <= MaxSegmentBytes {
+		return nil
+	}
+	return corruptf(file, MaxSegmentBytes, ErrSegmentTooLarge, "the log is %d bytes; no broker opens a segment over %d bytes (segment.bytes is an int, FileRecords positions are 32-bit): the %d bytes past it are not read",
+		size, int64(MaxSegmentBytes), size-MaxSegmentBytes)
+}

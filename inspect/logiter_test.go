@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 type iterEvent struct {
@@ -73,14 +73,14 @@ func TestLogIteratorTilesDamagedLogs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 12))
 	kinds := map[inspect.DamageKind]int{}
 	for n := 0; n < 60; n++ {
-		o := gen.Options{Seed: int64(100 + n), Batches: 12}
+		o := kafkagen.Options{Seed: int64(100 + n), Batches: 12}
 		switch n % 4 {
 		case 1:
 			o.Compression = "gzip"
 		case 2:
 			o.Magic = 1
 		case 3:
-			o.Magic = gen.MagicV0
+			o.Magic = kafkagen.MagicV0
 		}
 		m, _ := rsSegment(t, o)
 		path := m.LogPath(&m.Segments[0])

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // diskTempDir is a temporary directory on a filesystem with a page cache
@@ -48,9 +48,9 @@ func onDisk(dir string) bool {
 func cachePartition(t *testing.T) *inspect.Partition {
 	t.Helper()
 	dir := filepath.Join(diskTempDir(t), "cache-0")
-	o := gen.BenchOptions(5, 1, 8<<20)
+	o := kafkagen.BenchOptions(5, 1, 8<<20)
 	o.PreallocatedIndexBytes = 1 << 20 // indexes of many pages, as a broker preallocates them
-	if _, err := gen.Generate(dir, o); err != nil {
+	if _, err := kafkagen.Generate(dir, o); err != nil {
 		t.Fatal(err)
 	}
 	tg, err := inspect.Resolve(dir)

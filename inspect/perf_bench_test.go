@@ -1,7 +1,7 @@
 package inspect_test
 
 import (
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 
 	"hash/crc32"
 	"io"

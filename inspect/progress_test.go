@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // walkProgress walks p over r with Progress recording its calls, and
@@ -22,7 +22,7 @@ func walkProgress(t *testing.T, p *inspect.Partition, r inspect.LogRange) (calls
 
 func TestWalkProgress(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "big-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 9, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 9, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
 	if err != nil {
 		t.Fatal(err)
 	}

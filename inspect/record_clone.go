@@ -8,13 +8,7 @@ func (r *Record) Clone() Record {
 	c := *r
 	c.Key = cloneBytes(r.Key)
 	c.Value = cloneBytes(r.Value)
-	c.Headers = nil
-	if len(r.Headers) > 0 {
-		c.Headers = make([]Header, len(r.Headers))
-		for i, h := range r.Headers {
-			c.Headers[i] = Header{Key: cloneBytes(h.Key), Value: cloneBytes(h.Value)}
-		}
-	}
+	c.headers = cloneBytes(r.headers) // still encoded: EachHeader walks them
 	return c
 }
 

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +21,13 @@ type Record struct {
 	// Timestamp is the effective timestamp: the batch MaxTimestamp for LogAppendTime,
 	// else base+delta (v2) or the message's own (v1), -1 for v0.
 	Timestamp  int64
-	Key, Value []byte   // nil when null (negative length)
-	Headers    []Header // reused between records; empty for v0/v1
+	Key, Value []byte // nil when null (negative length)
+	// HeaderCount is the number of headers (0 for v0/v1); EachHeader
+	// walks them. They are validated while decoding but never held as a
+	// list: a record of ten million empty headers is 2 bytes per header
+	// on disk and costs nothing more in memory.
+	HeaderCount int
+	headers     []byte // the encoded headers, after the count
 	// Sequence is baseSequence+offsetDelta with wrap-around (v2), -1 when the batch
 	// has no sequence and for v0/v1.
 	Sequence   int32
@@ -45,9 +51,8 @@ type RecordDecoder struct {
 	// (default 64 MiB when zero); over it -> ErrTooLarge.
 	MaxDecompressedBytes int64
 
-	dec     decompressor
-	rec     Record
-	headers []Header
+	dec decompressor
+	rec Record
 }
 
 // Records calls fn for every record of the entry, in order. entry is the complete
@@ -156,8 +161,12 @@ func (d *RecordDecoder) inflate(file string, b *Batch, codec Compression, src []
 	if err == nil {
 		return out, nil
 	}
-	if errors.Is(err, errDecompressLimit) {
-		return nil, corruptf(file, b.Position, ErrTooLarge, "%s payload of %d bytes inflates past %d bytes", codec, len(src), d.limit())
+	var claim *limitClaim
+	switch {
+	case errors.As(err, &claim):
+		return nil, corruptf(file, b.Position, ErrTooLarge, "%s payload of %d bytes declares %d bytes decompressed, over the cap of %d bytes", codec, len(src), claim.claimed, d.limit())
+	case errors.Is(err, errDecompressLimit):
+		return nil, corruptf(file, b.Position, ErrTooLarge, "%s payload of %d bytes inflates past the cap of %d bytes", codec, len(src), d.limit())
 	}
 	return nil, corruptf(file, b.Position, ErrCorruptRecords, "%s payload of %d bytes does not decompress: %v", codec, len(src), err)
 }
@@ -258,7 +267,7 @@ func varintBytes(body []byte, p int) (v []byte, next int, err error) {
 // decodeV2Record decodes one record body (everything after its length varint) into
 // d.rec (broker: DefaultRecord.readFrom). Every field must lie inside the body and
 // the fields must use the body exactly; the header count must be non-negative and
-// no larger than the bytes left, which also bounds the header slice's growth.
+// no larger than the bytes left. Headers are walked, not kept (EachHeader).
 func (d *RecordDecoder) decodeV2Record(body []byte, b *Batch, logAppendTime bool) error {
 	r := &d.rec
 	if len(body) == 0 {
@@ -294,29 +303,16 @@ func (d *RecordDecoder) decodeV2Record(body []byte, b *Batch, logAppendTime bool
 	if int(count) > len(body)-p {
 		return fmt.Errorf("found invalid number of record headers: %d is larger than the remaining size of the record (%d)", count, len(body)-p)
 	}
-	if cap(d.headers) < int(count) {
-		d.headers = make([]Header, count, max(int(count), 2*cap(d.headers)))
-	}
-	hs := d.headers[:count]
-	for h := range hs {
-		kl, n := ReadVarint(body[p:])
-		if n <= 0 {
-			return fmt.Errorf("%w: header %d key size", errRecordStructure, h)
-		}
-		if kl < 0 {
-			return fmt.Errorf("invalid negative header key size %d", kl)
-		}
-		if hs[h].Key, p, err = varintBytes(body, p); err != nil {
-			return fmt.Errorf("header %d key: %w", h, err)
-		}
-		if hs[h].Value, p, err = varintBytes(body, p); err != nil {
-			return fmt.Errorf("header %d value: %w", h, err)
+	start := p
+	for h := 0; h < int(count); h++ {
+		if _, p, err = nextHeader(body, p, h); err != nil {
+			return err
 		}
 	}
 	if p != len(body) {
 		return fmt.Errorf("invalid record size: expected to read %d bytes in record payload, but instead read %d", len(body), p)
 	}
-	r.Headers = hs
+	r.HeaderCount, r.headers = int(count), body[start:p]
 	r.Offset = b.BaseOffset + int64(offsetDelta)
 	if logAppendTime {
 		r.Timestamp = b.MaxTimestamp
@@ -330,6 +326,69 @@ func (d *RecordDecoder) decodeV2Record(body []byte, b *Batch, logAppendTime bool
 	r.Magic = b.Magic
 	r.CRC, r.CRCValid = 0, false
 	return nil
+}
+
+// nextHeader decodes header h at p of a record body (DefaultRecord.readHeaders):
+// a non-negative key length and key, then a value (nil when null).
+func nextHeader(body []byte, p, h int) (Header, int, error) {
+	var hd Header
+	kl, n := ReadVarint(body[p:])
+	if n <= 0 {
+		return hd, p, fmt.Errorf("%w: header %d key size", errRecordStructure, h)
+	}
+	if kl < 0 {
+		return hd, p, fmt.Errorf("invalid negative header key size %d", kl)
+	}
+	var err error
+	if hd.Key, p, err = varintBytes(body, p); err != nil {
+		return hd, p, fmt.Errorf("header %d key: %w", h, err)
+	}
+	if hd.Value, p, err = varintBytes(body, p); err != nil {
+		return hd, p, fmt.Errorf("header %d value: %w", h, err)
+	}
+	return hd, p, nil
+}
+
+// EachHeader calls fn for each header in order, decoding them one at a
+// time from the record's bytes (views, valid while the record is); it
+// returns fn's first error.
+func (r *Record) EachHeader(fn func(Header) error) error {
+	p := 0
+	for h := 0; h < r.HeaderCount; h++ {
+		hd, next, err := nextHeader(r.headers, p, h)
+		if err != nil {
+			return err // validated when decoded: not reached
+		}
+		if err := fn(hd); err != nil {
+			return err
+		}
+		p = next
+	}
+	return nil
+}
+
+// HeadersEqual reports whether r and o hold the same headers in the same
+// order (a null value is not an empty one).
+func (r *Record) HeadersEqual(o *Record) bool {
+	if r.HeaderCount != o.HeaderCount {
+		return false
+	}
+	p, q := 0, 0
+	for h := 0; h < r.HeaderCount; h++ {
+		a, np, err := nextHeader(r.headers, p, h)
+		if err != nil {
+			return false
+		}
+		b, nq, err := nextHeader(o.headers, q, h)
+		if err != nil {
+			return false
+		}
+		if !bytes.Equal(a.Key, b.Key) || (a.Value == nil) != (b.Value == nil) || !bytes.Equal(a.Value, b.Value) {
+			return false
+		}
+		p, q = np, nq
+	}
+	return true
 }
 
 // incrementSequence adds with the producer-sequence wrap-around past MaxInt32 to 0

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // Fuzz targets for every parser of disk bytes in this package, with
@@ -564,13 +564,13 @@ func fzLoadPartitions() ([]fzPartition, error) {
 			return
 		}
 		defer os.RemoveAll(tmp)
-		for i, o := range []gen.Options{
+		for i, o := range []kafkagen.Options{
 			{Seed: 1, Segments: 2, Batches: 12, RecordsPerBatch: 3, ValueSize: 16, IndexIntervalBytes: 150},
-			{Seed: 2, Segments: 2, Batches: 12, RecordsPerBatch: 4, ValueSize: 16, Compression: "lz4", Transactions: true, CompactionGaps: true, IndexIntervalBytes: gen.IndexEveryBatch},
+			{Seed: 2, Segments: 2, Batches: 12, RecordsPerBatch: 4, ValueSize: 16, Compression: "lz4", Transactions: true, CompactionGaps: true, IndexIntervalBytes: kafkagen.IndexEveryBatch},
 			{Seed: 3, Segments: 2, Batches: 10, RecordsPerBatch: 3, ValueSize: 16, Magic: 1, Compression: "gzip", Timestamps: "jumping", IndexIntervalBytes: 100},
-			{Seed: 4, Segments: 1, Batches: 15, RecordsPerBatch: 2, ValueSize: 16, Magic: gen.MagicV0, IndexIntervalBytes: 80, StartOffset: 1000},
+			{Seed: 4, Segments: 1, Batches: 15, RecordsPerBatch: 2, ValueSize: 16, Magic: kafkagen.MagicV0, IndexIntervalBytes: 80, StartOffset: 1000},
 		} {
-			m, err := gen.Generate(filepath.Join(tmp, "p-"+strconv.Itoa(i)), o)
+			m, err := kafkagen.Generate(filepath.Join(tmp, "p-"+strconv.Itoa(i)), o)
 			if err != nil {
 				fzPartErr = err
 				return
@@ -871,7 +871,7 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 	}
 
 	// Time lookups and the log end: no panic, errors name a file.
-	for _, ts := range []int64{TimestampEarliest, TimestampLatest, TimestampMax, 0, gen.DefaultStartTimestamp + target%1000} {
+	for _, ts := range []int64{TimestampEarliest, TimestampLatest, TimestampMax, 0, kafkagen.DefaultStartTimestamp + target%1000} {
 		if _, err := p.LookupTime(ts, LookupOptions{Trace: shape&2 == 2}); err != nil {
 			if !strings.Contains(err.Error(), dir) {
 				t.Fatalf("LookupTime(%d): %v does not name a file of the partition", ts, err)

@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // rsSegment generates a one-segment partition and returns its manifest and
 // the bytes of its .log.
-func rsSegment(t testing.TB, o gen.Options) (*gen.Manifest, []byte) {
+func rsSegment(t testing.TB, o kafkagen.Options) (*kafkagen.Manifest, []byte) {
 	t.Helper()
-	m, err := gen.Generate(filepath.Join(t.TempDir(), "rs-0"), o)
+	m, err := kafkagen.Generate(filepath.Join(t.TempDir(), "rs-0"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,14 +32,14 @@ func rsSegment(t testing.TB, o gen.Options) (*gen.Manifest, []byte) {
 // every magic: from every position, the next valid batch is the first
 // batch starting at or after it (nothing inside a batch passes for one).
 func TestResyncEveryPosition(t *testing.T) {
-	for name, o := range map[string]gen.Options{
+	for name, o := range map[string]kafkagen.Options{
 		"v2":         {Seed: 40, Batches: 12},
 		"v2-gzip":    {Seed: 41, Batches: 8, Compression: "gzip"},
 		"v2-txn":     {Seed: 42, Batches: 15, Transactions: true},
 		"v1":         {Seed: 43, Batches: 12, Magic: 1},
 		"v1-snappy":  {Seed: 44, Batches: 6, Magic: 1, Compression: "snappy"},
-		"v0":         {Seed: 45, Batches: 12, Magic: gen.MagicV0},
-		"v0-lz4-gap": {Seed: 46, Batches: 6, Magic: gen.MagicV0, Compression: "lz4", CompactionGaps: true},
+		"v0":         {Seed: 45, Batches: 12, Magic: kafkagen.MagicV0},
+		"v0-lz4-gap": {Seed: 46, Batches: 6, Magic: kafkagen.MagicV0, Compression: "lz4", CompactionGaps: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m, log := rsSegment(t, o)
@@ -68,7 +68,7 @@ func TestResyncEveryPosition(t *testing.T) {
 }
 
 func TestResyncPastDamage(t *testing.T) {
-	m, log := rsSegment(t, gen.Options{Seed: 40, Batches: 20})
+	m, log := rsSegment(t, kafkagen.Options{Seed: 40, Batches: 20})
 	s := &m.Segments[0]
 	size := int64(len(log))
 	// Garbage in front: the first batch after it.
@@ -108,7 +108,7 @@ func (failingReader) ReadAt(p []byte, off int64) (int, error) { return 0, errors
 // from where a valid batch starts (a header ParseBatch accepts, whose CRC
 // matches), or the end.
 func FuzzResync(f *testing.F) {
-	_, log := rsSegment(f, gen.Options{Seed: 1, Batches: 8, IndexIntervalBytes: 500})
+	_, log := rsSegment(f, kafkagen.Options{Seed: 1, Batches: 8, IndexIntervalBytes: 500})
 	f.Add(log, int64(1))
 	f.Add(append([]byte("garbage before the batches"), log...), int64(0))
 	f.Fuzz(func(t *testing.T, data []byte, from int64) {
@@ -138,7 +138,7 @@ func FuzzResync(f *testing.F) {
 // a bad CRC, every 64 bytes. Without a bound on the CRC work every
 // candidate would cost its claimed megabyte (256 GiB in all).
 func TestResyncPathological(t *testing.T) {
-	_, log := rsSegment(t, gen.Options{Seed: 1, Batches: 2})
+	_, log := rsSegment(t, kafkagen.Options{Seed: 1, Batches: 2})
 	unit := make([]byte, 64)
 	copy(unit, log[:inspect.V2HeaderSize])
 	binary.BigEndian.PutUint32(unit[8:], 1<<20-12) // length: a 1 MiB batch
@@ -168,7 +168,7 @@ func TestResyncPathological(t *testing.T) {
 }
 
 func TestHeaderProblem(t *testing.T) {
-	_, log := rsSegment(t, gen.Options{Seed: 3, Batches: 1, RecordsPerBatch: 4})
+	_, log := rsSegment(t, kafkagen.Options{Seed: 3, Batches: 1, RecordsPerBatch: 4})
 	parse := func(edit func(h []byte)) inspect.Batch {
 		h := slices.Clone(log[:inspect.HeaderReadSize])
 		edit(h)
@@ -202,10 +202,10 @@ func TestHeaderProblem(t *testing.T) {
 
 // rsPartition generates a partition of two segments and returns it with
 // its manifest.
-func rsPartition(t *testing.T, o gen.Options) (*inspect.Partition, *gen.Manifest) {
+func rsPartition(t *testing.T, o kafkagen.Options) (*inspect.Partition, *kafkagen.Manifest) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "salvage-0")
-	m, err := gen.Generate(dir, o)
+	m, err := kafkagen.Generate(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func salvageAll(t *testing.T, p *inspect.Partition, r inspect.LogRange) ([]rsSee
 
 // wantSeen lists the manifest's batches, except those for which skip says
 // so, with their positions shifted by shift(segment, position).
-func wantSeen(m *gen.Manifest, skip func(seg int, b gen.BatchManifest) bool, shift func(seg int, pos int64) int64) []rsSeen {
+func wantSeen(m *kafkagen.Manifest, skip func(seg int, b kafkagen.BatchManifest) bool, shift func(seg int, pos int64) int64) []rsSeen {
 	var out []rsSeen
 	for si, s := range m.Segments {
 		for _, b := range s.Batches {
@@ -267,7 +267,7 @@ func wantSeen(m *gen.Manifest, skip func(seg int, b gen.BatchManifest) bool, shi
 			if shift != nil {
 				pos = shift(si, pos)
 			}
-			out = append(out, rsSeen{gen.SegmentName(s.BaseOffset) + ".log", pos, b.LastOffset, true})
+			out = append(out, rsSeen{kafkagen.SegmentName(s.BaseOffset) + ".log", pos, b.LastOffset, true})
 		}
 	}
 	return out
@@ -286,7 +286,7 @@ type salvaged struct {
 }
 
 func TestWalkSalvage(t *testing.T) {
-	shape := gen.Options{Seed: 8, Segments: 2, Batches: 40}
+	shape := kafkagen.Options{Seed: 8, Segments: 2, Batches: 40}
 	// The batch of segment 0 the cases damage.
 	const k = 17
 
@@ -304,25 +304,25 @@ func TestWalkSalvage(t *testing.T) {
 	cases := []struct {
 		name string
 		// damage edits segment 0's .log (b is batch k, next the one after).
-		damage func(log []byte, b gen.BatchManifest, next gen.BatchManifest) salvaged
+		damage func(log []byte, b kafkagen.BatchManifest, next kafkagen.BatchManifest) salvaged
 	}{
-		{"huge length field", func(log []byte, b, next gen.BatchManifest) salvaged {
+		{"huge length field", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], 0x7ffffff0)
 			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCorruptHeader, kept: false, delta: 0}
 		}},
-		{"length field below 14", func(log []byte, b, next gen.BatchManifest) salvaged {
+		{"length field below 14", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], 3)
 			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCorruptHeader, kept: false, delta: 0}
 		}},
-		{"length field shortened", func(log []byte, b, next gen.BatchManifest) salvaged {
+		{"length field shortened", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], uint32(b.Size-12-20))
 			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCRC, kept: false, delta: 0}
 		}},
-		{"flipped byte in a record", func(log []byte, b, next gen.BatchManifest) salvaged {
+		{"flipped byte in a record", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			log[b.Position+b.Size-3] ^= 0x40
 			return salvaged{out: log, pos: -1, end: -1, kind: nil, kept: true, delta: 0}
 		}},
-		{"garbage between batches", func(log []byte, b, next gen.BatchManifest) salvaged {
+		{"garbage between batches", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			junk := bytes.Repeat([]byte("junk\x00\x00\x01\x02"), 25)
 			out := slices.Concat(log[:b.Position], junk, log[b.Position:])
 			return salvaged{out: out, pos: b.Position, end: b.Position + int64(len(junk)), kind: inspect.ErrCorruptHeader, kept: true, delta: int64(len(junk))}
@@ -340,7 +340,7 @@ func TestWalkSalvage(t *testing.T) {
 			})
 			pos, end, kind, kept, delta := w.pos, w.end, w.kind, w.kept, w.delta
 			seen, damage := salvageAll(t, p, inspect.LogRange{})
-			want := wantSeen(m, func(seg int, x gen.BatchManifest) bool {
+			want := wantSeen(m, func(seg int, x kafkagen.BatchManifest) bool {
 				return seg == 0 && x.Position == b.Position && !kept
 			}, func(seg int, x int64) int64 {
 				if seg == 0 && x >= b.Position {
@@ -350,7 +350,7 @@ func TestWalkSalvage(t *testing.T) {
 			})
 			if kind == nil && kept {
 				for i := range want {
-					if want[i].segment == gen.SegmentName(0)+".log" && want[i].position == b.Position {
+					if want[i].segment == kafkagen.SegmentName(0)+".log" && want[i].position == b.Position {
 						want[i].crcValid = false
 					}
 				}
@@ -393,7 +393,7 @@ func TestWalkSalvage(t *testing.T) {
 		last := s1.Batches[len(s1.Batches)-1]
 		rsEdit(t, m.LogPath(s1), func(log []byte) []byte { return log[:last.Position+last.Size/2] })
 		seen, damage := salvageAll(t, p, inspect.LogRange{})
-		want := wantSeen(m, func(seg int, x gen.BatchManifest) bool { return seg == 1 && x.Position == last.Position }, nil)
+		want := wantSeen(m, func(seg int, x kafkagen.BatchManifest) bool { return seg == 1 && x.Position == last.Position }, nil)
 		if !slices.Equal(seen, want) {
 			t.Errorf("seen %v\nwant %v", seen, want)
 		}
@@ -457,7 +457,7 @@ func TestWalkSalvage(t *testing.T) {
 // starts where it ends) and skips to the next valid batch when its length
 // field is damaged too.
 func TestSkipBadCRC(t *testing.T) {
-	m, log := rsSegment(t, gen.Options{Seed: 47, Batches: 10})
+	m, log := rsSegment(t, kafkagen.Options{Seed: 47, Batches: 10})
 	s := &m.Segments[0]
 	size := int64(len(log))
 	parse := func(data []byte, pos int64) *inspect.Batch {

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // sideFixtures is the directory of real broker data directories, read in
@@ -169,7 +169,7 @@ func TestProducerSnapshotsOfGeneratedPartitions(t *testing.T) {
 	checked, open := 0, 0
 	for seed := int64(1); seed <= 4; seed++ {
 		dir := filepath.Join(t.TempDir(), "txn-0")
-		m, err := gen.Generate(dir, gen.Options{Seed: seed, Transactions: true, Segments: 4, Batches: 40, OmitRecords: true})
+		m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: seed, Transactions: true, Segments: 4, Batches: 40, OmitRecords: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestProducerSnapshotsOfGeneratedPartitions(t *testing.T) {
 		}
 		batches := m.Batches()
 		for i, sf := range snaps {
-			if sf.Offset != m.Snapshots[i] || filepath.Base(sf.Path) != gen.SegmentName(sf.Offset)+".snapshot" {
+			if sf.Offset != m.Snapshots[i] || filepath.Base(sf.Path) != kafkagen.SegmentName(sf.Offset)+".snapshot" {
 				t.Fatalf("snapshot %d: %+v, manifest offset %d", i, sf, m.Snapshots[i])
 			}
 			s, err := inspect.ReadProducerSnapshot(sf.Path)
@@ -206,7 +206,7 @@ func TestProducerSnapshotsOfGeneratedPartitions(t *testing.T) {
 
 // replayProducers is the producer state after every batch ending before
 // offset, sorted by producer id.
-func replayProducers(batches []gen.BatchManifest, offset int64) []inspect.ProducerEntry {
+func replayProducers(batches []kafkagen.BatchManifest, offset int64) []inspect.ProducerEntry {
 	byID := map[int64]*inspect.ProducerEntry{}
 	for _, b := range batches {
 		if b.LastOffset >= offset || b.ProducerID < 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/kseg/kseg/indexfmt"
 )
@@ -93,6 +94,21 @@ type SummaryOptions struct {
 // after the last index entry is about index.interval.bytes long.
 const summaryWindow = 64 << 10
 
+// firstWindow is the read size for a segment's first batch: a producer's
+// default batch.size (16384), so that the first record of most segments
+// comes with one small pread (a larger batch grows the window). The files
+// of a shallow summary are read with pread, not mapped: a listing of
+// thousands of segments paid more for mapping and unmapping each file
+// (a TLB shootdown on every other core per munmap) than for reading the
+// few KiB it needs (docs/performance.md).
+const firstWindow = 16 << 10
+
+// summaryBufs holds the window buffers of shallow summaries (summaryWindow
+// bytes each), reused across segments and goroutines: a window allocated
+// per segment cost more than the reading in a listing of thousands of
+// small segments (fresh pages to fault in and zero, and collections).
+var summaryBufs = sync.Pool{New: func() any { b := make([]byte, summaryWindow); return &b }}
+
 // Summarize summarizes every segment of p in base-offset order. Damage is
 // reported in each summary, not as an error; an error means a file could
 // not be read.
@@ -125,7 +141,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
 	var idx *indexfmt.OffsetIndex
 	if sf.Index != "" {
-		f, err := OpenMapped(sf.Index)
+		f, err := Open(sf.Index, OpenOptions{})
 		if err != nil {
 			return s, err
 		}
@@ -136,7 +152,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		}
 	}
 	if sf.TimeIndex != "" {
-		f, err := OpenMapped(sf.TimeIndex)
+		f, err := Open(sf.TimeIndex, OpenOptions{})
 		if err != nil {
 			return s, err
 		}
@@ -166,7 +182,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	if opts.Deep {
 		f, err = OpenPread(sf.Log) // a long sequential read
 	} else {
-		f, err = OpenMapped(sf.Log) // a few headers
+		f, err = Open(sf.Log, OpenOptions{}) // a few headers
 	}
 	if err != nil {
 		return s, err
@@ -174,7 +190,9 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	defer f.Close()
 	s.LogBytes = f.Size()
 	var dec RecordDecoder
-	if err := s.first(f, &dec); err != nil {
+	bp := summaryBufs.Get().(*[]byte)
+	defer summaryBufs.Put(bp)
+	if err := s.first(f, &dec, (*bp)[:0:firstWindow]); err != nil {
 		return s, err
 	}
 	start := int64(0)
@@ -191,11 +209,12 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			s.IndexAstray = true
 		}
 	}
-	window := summaryWindow
+	var scan tailScan
 	if start == 0 {
-		window = DefaultWindow
+		scan, err = s.scan(f, start, IterOptions{Window: DefaultWindow}, -1, &dec, m, counted)
+	} else {
+		scan, err = s.scan(f, start, IterOptions{Buffer: *bp}, -1, &dec, m, counted)
 	}
-	scan, err := s.scan(f, start, window, -1, &dec, m, counted)
 	if err != nil {
 		return s, err
 	}
@@ -205,7 +224,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		// A scan from the start tells which, and finds the last batch
 		// before the damage. (The broker's readNextOffset would answer
 		// the base offset here.)
-		again, err := s.scan(f, 0, DefaultWindow, start, &dec, m, counted)
+		again, err := s.scan(f, 0, IterOptions{Window: DefaultWindow}, start, &dec, m, counted)
 		if err != nil {
 			return s, err
 		}
@@ -234,8 +253,8 @@ func offsetIndexStats(x *indexfmt.OffsetIndex) (IndexStats, error) {
 }
 
 // first reads the first batch: the first record's offset and timestamp.
-func (s *SegmentSummary) first(f *File, dec *RecordDecoder) error {
-	it := NewLogIterator(IterOptions{Window: summaryWindow})
+func (s *SegmentSummary) first(f *File, dec *RecordDecoder, buf []byte) error {
+	it := NewLogIterator(IterOptions{Buffer: buf})
 	it.Reset(f, &s.Files, 0)
 	if !it.Next() {
 		if err := it.Err(); err != nil && !isDamage(err) {
@@ -289,9 +308,10 @@ type tailScan struct {
 
 // scan reads batch headers from start to the end of the valid entries,
 // noting whether a batch starts at position probe.
-func (s *SegmentSummary) scan(f *File, start int64, window int, probe int64, dec *RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
+// The iterator reads with iopts's window or buffer.
+func (s *SegmentSummary) scan(f *File, start int64, iopts IterOptions, probe int64, dec *RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
 	var t tailScan
-	it := NewLogIterator(IterOptions{Window: window})
+	it := NewLogIterator(iopts)
 	it.Reset(f, &s.Files, start)
 	var last Batch
 	for it.Next() {

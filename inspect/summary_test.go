@@ -8,12 +8,12 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // wantSummary is what a segment's summary must say, from the generator's
 // manifest.
-func wantSummary(m *gen.Manifest, s *gen.SegmentManifest) inspect.SegmentSummary {
+func wantSummary(m *kafkagen.Manifest, s *kafkagen.SegmentManifest) inspect.SegmentSummary {
 	w := inspect.SegmentSummary{LogBytes: s.LogSize, Batches: int64(len(s.Batches)), FirstOffset: -1, LastOffset: -1,
 		NextOffset: s.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
 	for _, b := range s.Batches {
@@ -112,9 +112,9 @@ func summarizeOne(t *testing.T, dir string, deep bool) inspect.SegmentSummary {
 
 // Damage, found where a broker's iterator would stop, with its position.
 func TestSummarizeDamage(t *testing.T) {
-	o := gen.Options{Seed: 4, Batches: 40, ValueSize: 200}
-	newPart := func(t *testing.T) (*gen.Manifest, *gen.SegmentManifest, string) {
-		m, err := gen.Generate(filepath.Join(t.TempDir(), "demo-0"), o)
+	o := kafkagen.Options{Seed: 4, Batches: 40, ValueSize: 200}
+	newPart := func(t *testing.T) (*kafkagen.Manifest, *kafkagen.SegmentManifest, string) {
+		m, err := kafkagen.Generate(filepath.Join(t.TempDir(), "demo-0"), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestSummarizeDamage(t *testing.T) {
 		// Point the last entry into the middle of a batch whose bytes
 		// cannot be a header: the scan from position 0 proves the log fine.
 		last := s.OffsetIndex[s.IndexEntries-1]
-		var target gen.BatchManifest
+		var target kafkagen.BatchManifest
 		for _, b := range s.Batches {
 			if b.Position == int64(last.Position) {
 				target = b
@@ -245,7 +245,7 @@ func TestSummarizeDamage(t *testing.T) {
 
 // Progress of a deep summary counts every byte of every log once.
 func TestSummarizeProgress(t *testing.T) {
-	p, m := generate(t, "progress", gen.Options{Seed: 2, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
+	p, m := generate(t, "progress", kafkagen.Options{Seed: 2, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
 	var total int64
 	for i := range m.Segments {
 		total += m.Segments[i].LogSize

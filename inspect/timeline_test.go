@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // AddTraffic counts each mark's offsets from the previous mark's end (the
@@ -63,7 +63,7 @@ func TestAddTraffic(t *testing.T) {
 // records it covers.
 func TestSegmentTrafficOf(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	if _, err := gen.Generate(dir, gen.Options{Seed: 4, Segments: 3, Batches: 80, ValueSize: 200, CompactionGaps: true, Traffic: "burst"}); err != nil {
+	if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 4, Segments: 3, Batches: 80, ValueSize: 200, CompactionGaps: true, Traffic: "burst"}); err != nil {
 		t.Fatal(err)
 	}
 	target, err := Resolve(dir)

@@ -2,6 +2,7 @@ package rebuild
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,9 @@ import (
 
 // ApplyOptions say how rebuilt files are written.
 type ApplyOptions struct {
+	// StartPartition, when set, is called with each partition's name as
+	// Run starts on it: for a progress display.
+	StartPartition func(name string)
 	Options
 
 	// OutDir, when set, receives the rebuilt files under
@@ -34,6 +38,40 @@ type ApplyOptions struct {
 	// Force writes in place even when the data directory's .lock file is
 	// held (by a running broker).
 	Force bool
+	// Context, when set, stops the run once it is done (Ctrl-C): before
+	// the next partition, segment or file, and while a file's new content
+	// is written (the temporary file is removed). Every file already
+	// replaced is whole; the error wraps context.Cause.
+	Context context.Context
+}
+
+// stopped is the context's cause once it is done, else nil.
+func (o ApplyOptions) stopped() error {
+	if o.Context == nil || o.Context.Err() == nil {
+		return nil
+	}
+	return context.Cause(o.Context)
+}
+
+// cancellable makes src stop at its next write once the run is stopped.
+func (o ApplyOptions) cancellable(src source) source {
+	if o.Context == nil {
+		return src
+	}
+	return func(w io.Writer) error { return src(stopWriter{w, o}) }
+}
+
+// stopWriter fails a write once the run is stopped.
+type stopWriter struct {
+	w io.Writer
+	o ApplyOptions
+}
+
+func (s stopWriter) Write(p []byte) (int, error) {
+	if err := s.o.stopped(); err != nil {
+		return 0, err
+	}
+	return s.w.Write(p)
 }
 
 // Result is what was done for one segment.
@@ -113,6 +151,12 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 	opts.Meter = inspect.NewMeter(opts.Progress, t.LogBytes())
 	var results []Result
 	for _, p := range t.Partitions {
+		if err := opts.stopped(); err != nil {
+			return results, err
+		}
+		if opts.StartPartition != nil {
+			opts.StartPartition(p.Name())
+		}
 		popts := opts.Options
 		popts.CutOverlap = popts.CutOverlap || opts.TruncateLog
 		plans, err := PlanPartition(p, popts)
@@ -227,6 +271,9 @@ func Apply(p *inspect.Partition, plans []SegmentPlan, opts ApplyOptions) ([]Resu
 			r.Changed = r.Changed || f.changed
 		}
 		if !opts.DryRun {
+			if err := opts.stopped(); err != nil {
+				return results, err
+			}
 			written, err := a.execute(opts)
 			r.Written = append(r.Written, written...)
 			if err != nil {
@@ -513,7 +560,10 @@ func (a *segmentActions) execute(opts ApplyOptions) ([]string, error) {
 				backup = !opts.NoBackup
 			}
 		}
-		w, err := replaceFile(f.final, bytesSource(f.data), perm, own, backup)
+		if err := opts.stopped(); err != nil {
+			return written, err
+		}
+		w, err := replaceFile(f.final, opts.cancellable(bytesSource(f.data)), perm, own, backup)
 		written = append(written, w...)
 		if err != nil {
 			return written, err
@@ -521,6 +571,9 @@ func (a *segmentActions) execute(opts ApplyOptions) ([]string, error) {
 	}
 	if !a.cut {
 		return written, nil
+	}
+	if err := opts.stopped(); err != nil {
+		return written, err
 	}
 	if opts.OutDir != "" {
 		w, err := copyCutLog(a, logInfo)

@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // holdLockEnv makes the test binary a stand-in broker: it takes a POSIX
@@ -54,7 +54,7 @@ func holdLock(path string) int {
 // cutCase is a generated partition whose two logs have damaged tails.
 type cutCase struct {
 	dataDir, dir string
-	m            *gen.Manifest
+	m            *kafkagen.Manifest
 	logs         []string // the .log paths
 	orig         [][]byte // their damaged bytes
 	valid        []int64  // where recovery cuts them
@@ -63,7 +63,7 @@ type cutCase struct {
 
 func newCutCase(t *testing.T) *cutCase {
 	t.Helper()
-	dataDir, dir, m := genPartition(t, "cut-0", gen.Options{Seed: 31, Segments: 2, Batches: 50, IndexIntervalBytes: 500})
+	dataDir, dir, m := genPartition(t, "cut-0", kafkagen.Options{Seed: 31, Segments: 2, Batches: 50, IndexIntervalBytes: 500})
 	c := &cutCase{dataDir: dataDir, dir: dir, m: m, mtime: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)}
 	for i := range m.Segments {
 		s := &m.Segments[i]
@@ -211,7 +211,7 @@ func TestApplyCrashSafety(t *testing.T) {
 	for _, s := range replaceSteps {
 		for _, backup := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/backup=%v", s, backup), func(t *testing.T) {
-				_, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 24, Segments: 3, Batches: 60})
+				_, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 24, Segments: 3, Batches: 60})
 				want := damage(t, m)
 				old := map[string][]byte{}
 				for path := range want {
@@ -307,7 +307,7 @@ func TestApplyCutCrashSafety(t *testing.T) {
 }
 
 func TestApplyLock(t *testing.T) {
-	dataDir, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 25, Segments: 3, Batches: 40})
+	dataDir, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 25, Segments: 3, Batches: 40})
 	damage(t, m)
 	lockPath := filepath.Join(dataDir, LockFile)
 	mustWrite(t, lockPath, nil)
@@ -415,7 +415,7 @@ func TestApplyPermissionDenied(t *testing.T) {
 		if os.Geteuid() == 0 {
 			t.Skip("running as root: a read-only directory does not stop writes (the next case covers the error path)")
 		}
-		_, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 26, Segments: 3, Batches: 40})
+		_, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 26, Segments: 3, Batches: 40})
 		damage(t, m)
 		before := snapshot(t, dir)
 		if err := os.Chmod(dir, 0o555); err != nil {
@@ -431,7 +431,7 @@ func TestApplyPermissionDenied(t *testing.T) {
 		}
 	})
 	t.Run("--out under a file", func(t *testing.T) {
-		_, dir, _ := genPartition(t, "orders-0", gen.Options{Seed: 26, Batches: 10})
+		_, dir, _ := genPartition(t, "orders-0", kafkagen.Options{Seed: 26, Batches: 10})
 		file := filepath.Join(t.TempDir(), "file")
 		mustWrite(t, file, []byte("x"))
 		_, err := Run(resolve(t, dir), ApplyOptions{OutDir: filepath.Join(file, "out")})
@@ -443,7 +443,7 @@ func TestApplyPermissionDenied(t *testing.T) {
 
 func TestApplySymlinks(t *testing.T) {
 	t.Run("index file", func(t *testing.T) {
-		_, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 27, Segments: 2, Batches: 40})
+		_, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 27, Segments: 2, Batches: 40})
 		outside := filepath.Join(t.TempDir(), "elsewhere.index")
 		mustWrite(t, outside, []byte("not an index"))
 		idx := m.IndexPath(&m.Segments[1])
@@ -471,7 +471,7 @@ func TestApplySymlinks(t *testing.T) {
 		}
 	})
 	t.Run("partition directory inside a data directory", func(t *testing.T) {
-		_, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 28, Segments: 2, Batches: 40})
+		_, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 28, Segments: 2, Batches: 40})
 		damage2 := m.IndexPath(&m.Segments[1])
 		mustWrite(t, damage2, nil)
 		dataDir := t.TempDir()
@@ -498,7 +498,7 @@ func TestApplySymlinks(t *testing.T) {
 // permission bits, and, when kseg runs as root, its owner (so the broker's
 // user can still open it); a new file takes the .log's.
 func TestApplyKeepsModeAndOwner(t *testing.T) {
-	_, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 29, Segments: 3, Batches: 40})
+	_, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 29, Segments: 3, Batches: 40})
 	damage(t, m)
 	idx := m.IndexPath(&m.Segments[1])      // replaced
 	tidx := m.TimeIndexPath(&m.Segments[1]) // deleted by damage: created anew
@@ -546,7 +546,7 @@ func TestApplyKeepsModeAndOwner(t *testing.T) {
 // second run finishes the job (every later segment set aside whole, the
 // log cut with its tail saved).
 func TestAfterCutInterrupted(t *testing.T) {
-	_, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 32, Segments: 4, Batches: 30})
+	_, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 32, Segments: 4, Batches: 30})
 	s0 := &m.Segments[0]
 	log0 := m.LogPath(s0)
 	orig := mustRead(t, log0)

@@ -13,18 +13,18 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // genPartition writes a generated partition data/<name> and returns the
 // data directory, the partition directory and the manifest.
-func genPartition(t *testing.T, name string, o gen.Options) (dataDir, dir string, m *gen.Manifest) {
+func genPartition(t *testing.T, name string, o kafkagen.Options) (dataDir, dir string, m *kafkagen.Manifest) {
 	t.Helper()
 	dataDir = filepath.Join(t.TempDir(), "data")
 	dir = filepath.Join(dataDir, name)
-	m, err := gen.Generate(dir, o)
+	m, err := kafkagen.Generate(dir, o)
 	if err != nil {
-		t.Fatalf("gen.Generate: %v", err)
+		t.Fatalf("kafkagen.Generate: %v", err)
 	}
 	return dataDir, dir, m
 }
@@ -95,7 +95,7 @@ func exists(path string) bool {
 // might: segment 0 correct, segment 1's .index zero-padded and its
 // .timeindex deleted, segment 2's .timeindex with a wrong byte. It returns
 // the original (correct) bytes of the damaged files.
-func damage(t *testing.T, m *gen.Manifest) map[string][]byte {
+func damage(t *testing.T, m *kafkagen.Manifest) map[string][]byte {
 	t.Helper()
 	s1, s2 := &m.Segments[1], &m.Segments[2]
 	orig := map[string][]byte{
@@ -114,7 +114,7 @@ func damage(t *testing.T, m *gen.Manifest) map[string][]byte {
 }
 
 func TestApplyInPlace(t *testing.T) {
-	dataDir, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 21, Segments: 3, Batches: 80, IndexIntervalBytes: 600})
+	dataDir, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 21, Segments: 3, Batches: 80, IndexIntervalBytes: 600})
 	orig := damage(t, m)
 	padded := mustRead(t, m.IndexPath(&m.Segments[1]))
 	badTime := mustRead(t, m.TimeIndexPath(&m.Segments[2]))
@@ -200,7 +200,7 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func TestApplyNoBackupAndDryRun(t *testing.T) {
-	dataDir, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 22, Segments: 3, Batches: 60})
+	dataDir, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 22, Segments: 3, Batches: 60})
 	orig := damage(t, m)
 	before := snapshot(t, dataDir)
 
@@ -233,7 +233,7 @@ func TestApplyNoBackupAndDryRun(t *testing.T) {
 }
 
 func TestApplyOut(t *testing.T) {
-	dataDir, dir, m := genPartition(t, "orders-0", gen.Options{Seed: 23, Segments: 3, Batches: 60, Transactions: true})
+	dataDir, dir, m := genPartition(t, "orders-0", kafkagen.Options{Seed: 23, Segments: 3, Batches: 60, Transactions: true})
 	orig := damage(t, m)
 	before := snapshot(t, dataDir)
 	out := filepath.Join(t.TempDir(), "out")

@@ -31,7 +31,8 @@ var ErrLocked = errors.New("the data directory is locked by a running broker")
 // cannot tell.
 func CheckLock(dataDir string) error {
 	path := filepath.Join(dataDir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: a FIFO named .lock must not block the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -39,6 +40,9 @@ func CheckLock(dataDir string) error {
 		return fmt.Errorf("%s: cannot tell whether a broker holds it: %w (--force writes anyway)", path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: cannot tell whether a broker holds it: not a regular file (--force writes anyway)", path)
+	}
 	fd := int(f.Fd())
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
 	if err := unix.FcntlFlock(uintptr(fd), getLockCmd, &lk); err != nil {

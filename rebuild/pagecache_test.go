@@ -5,7 +5,7 @@ package rebuild
 import (
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
 
 // TestPlanCacheNeutral: after recovery is planned (every batch of the log

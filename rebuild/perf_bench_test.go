@@ -1,7 +1,7 @@
 package rebuild
 
 import (
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 
 	"os"
 	"path/filepath"
@@ -121,4 +121,19 @@ func BenchmarkRebuildHeap(b *testing.B) {
 		b.ReportMetric(float64(inuse)/(1<<20), "peak-heap-inuse-MiB")
 		b.ReportMetric(float64(alloc)/(1<<20), "peak-heap-alloc-MiB")
 	})
+}
+
+// BenchmarkRebuildBatches rebuilds (in place, nothing to write) one
+// segment of small batches ("small", ~0.4 KiB), of 1 KiB batches ("kib")
+// and of ~9 KiB batches ("seg"), against the single-goroutine per-batch
+// read+CRC-32C limit (gentest.BaselineBatchCRC) measured in the same
+// iterations ("x-batch-limit", wall time).
+func BenchmarkRebuildBatches(b *testing.B) {
+	for _, set := range []string{"small", "kib", "seg"} {
+		dir := gentest.BenchData(b, set)
+		tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
+		b.Run(set, func(b *testing.B) {
+			gentest.VsBatchLimit(b, func() { gentest.Warm(b, dir) }, logs, func() int64 { return rebuildInPlace(b, tg) })
+		})
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // genShapes are generated partitions of every shape gen writes. gen builds
@@ -18,28 +18,28 @@ import (
 // files byte for byte.
 var genShapes = []struct {
 	name string
-	opts gen.Options
+	opts kafkagen.Options
 }{
-	{"v2-none", gen.Options{}},
-	{"v2-gzip", gen.Options{Compression: "gzip"}},
-	{"v2-snappy", gen.Options{Compression: "snappy"}},
-	{"v2-snappy-raw", gen.Options{Compression: "snappy-raw"}},
-	{"v2-lz4", gen.Options{Compression: "lz4"}},
-	{"v2-zstd", gen.Options{Compression: "zstd"}},
-	{"random-timestamps", gen.Options{Timestamps: "random"}},
-	{"jumping-timestamps", gen.Options{Timestamps: "jumping", Compression: "lz4"}},
-	{"equal-timestamps", gen.Options{Timestamps: "equal"}},
-	{"log-append-time", gen.Options{LogAppendTime: 0.5, Timestamps: "random"}},
-	{"compaction-gaps", gen.Options{CompactionGaps: true, Segments: 3}},
-	{"transactions", gen.Options{Transactions: true, Segments: 4, Batches: 120}},
-	{"transactions-gzip-random", gen.Options{Transactions: true, Segments: 3, Compression: "gzip", Timestamps: "random"}},
-	{"several-segments", gen.Options{Segments: 5, Batches: 40, StartOffset: 1 << 33}},
-	{"empty-active-segment", gen.Options{Segments: 2, Batches: 30, EmptyActiveSegment: true}},
-	{"v1-none", gen.Options{Magic: 1}},
-	{"v1-gzip-gaps", gen.Options{Magic: 1, Compression: "gzip", CompactionGaps: true, Segments: 2}},
-	{"v1-log-append-time", gen.Options{Magic: 1, Compression: "lz4", LogAppendTime: 1}},
-	{"v0-none", gen.Options{Magic: gen.MagicV0}},
-	{"v0-snappy", gen.Options{Magic: gen.MagicV0, Compression: "snappy", Segments: 2}},
+	{"v2-none", kafkagen.Options{}},
+	{"v2-gzip", kafkagen.Options{Compression: "gzip"}},
+	{"v2-snappy", kafkagen.Options{Compression: "snappy"}},
+	{"v2-snappy-raw", kafkagen.Options{Compression: "snappy-raw"}},
+	{"v2-lz4", kafkagen.Options{Compression: "lz4"}},
+	{"v2-zstd", kafkagen.Options{Compression: "zstd"}},
+	{"random-timestamps", kafkagen.Options{Timestamps: "random"}},
+	{"jumping-timestamps", kafkagen.Options{Timestamps: "jumping", Compression: "lz4"}},
+	{"equal-timestamps", kafkagen.Options{Timestamps: "equal"}},
+	{"log-append-time", kafkagen.Options{LogAppendTime: 0.5, Timestamps: "random"}},
+	{"compaction-gaps", kafkagen.Options{CompactionGaps: true, Segments: 3}},
+	{"transactions", kafkagen.Options{Transactions: true, Segments: 4, Batches: 120}},
+	{"transactions-gzip-random", kafkagen.Options{Transactions: true, Segments: 3, Compression: "gzip", Timestamps: "random"}},
+	{"several-segments", kafkagen.Options{Segments: 5, Batches: 40, StartOffset: 1 << 33}},
+	{"empty-active-segment", kafkagen.Options{Segments: 2, Batches: 30, EmptyActiveSegment: true}},
+	{"v1-none", kafkagen.Options{Magic: 1}},
+	{"v1-gzip-gaps", kafkagen.Options{Magic: 1, Compression: "gzip", CompactionGaps: true, Segments: 2}},
+	{"v1-log-append-time", kafkagen.Options{Magic: 1, Compression: "lz4", LogAppendTime: 1}},
+	{"v0-none", kafkagen.Options{Magic: kafkagen.MagicV0}},
+	{"v0-snappy", kafkagen.Options{Magic: kafkagen.MagicV0, Compression: "snappy", Segments: 2}},
 }
 
 // intervals are index.interval.bytes values: every batch, the smallest
@@ -48,7 +48,7 @@ var intervals = []struct {
 	gen  int
 	plan int64
 }{
-	{gen.IndexEveryBatch, IndexEveryBatch},
+	{kafkagen.IndexEveryBatch, IndexEveryBatch},
 	{1, 1},
 	{4096, 0}, // the plan's zero value is the default
 	{1 << 30, 1 << 30},
@@ -62,9 +62,9 @@ func TestPlanMatchesGeneratedIndexes(t *testing.T) {
 				o.Seed = int64(len(shape.name))*1000 + int64(iv.gen)
 				o.IndexIntervalBytes = iv.gen
 				dir := filepath.Join(t.TempDir(), "demo-0")
-				m, err := gen.Generate(dir, o)
+				m, err := kafkagen.Generate(dir, o)
 				if err != nil {
-					t.Fatalf("gen.Generate: %v", err)
+					t.Fatalf("kafkagen.Generate: %v", err)
 				}
 				p, err := inspect.ReadPartition(dir)
 				if err != nil {
@@ -91,7 +91,7 @@ func TestPlanMatchesGeneratedIndexes(t *testing.T) {
 	}
 }
 
-func checkPlanAgainstManifest(t *testing.T, m *gen.Manifest, pl *SegmentPlan, sm *gen.SegmentManifest) {
+func checkPlanAgainstManifest(t *testing.T, m *kafkagen.Manifest, pl *SegmentPlan, sm *kafkagen.SegmentManifest) {
 	t.Helper()
 	name := pl.Segment.Name()
 	if pl.Segment.BaseOffset != sm.BaseOffset {
@@ -125,7 +125,7 @@ func TestPlanTransactionsCoverAborts(t *testing.T) {
 	spanning, total := 0, 0
 	for seed := int64(1); seed <= 6; seed++ {
 		dir := filepath.Join(t.TempDir(), "txn-0")
-		m, err := gen.Generate(dir, gen.Options{Seed: seed, Transactions: true, Segments: 4, Batches: 60, IndexIntervalBytes: 512})
+		m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: seed, Transactions: true, Segments: 4, Batches: 60, IndexIntervalBytes: 512})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestPlanTransactionsCoverAborts(t *testing.T) {
 // keeps the real entries and adds that entry.
 func TestPlanPreallocatedActiveSegment(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 3, Segments: 2, Batches: 80, IndexIntervalBytes: 700, PreallocatedIndexBytes: 1 << 16})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Segments: 2, Batches: 80, IndexIntervalBytes: 700, PreallocatedIndexBytes: 1 << 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 func TestProgress(t *testing.T) {
 	data := t.TempDir()
 	var total int64
 	for i, name := range []string{"big-0", "big-1"} {
-		m, err := gen.Generate(filepath.Join(data, name), gen.Options{Seed: int64(i + 1), Segments: 2, Batches: 80, RecordsPerBatch: 3, ValueSize: 20000})
+		m, err := kafkagen.Generate(filepath.Join(data, name), kafkagen.Options{Seed: int64(i + 1), Segments: 2, Batches: 80, RecordsPerBatch: 3, ValueSize: 20000})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // txnOracle derives every segment's aborted-transaction entries from the
@@ -18,7 +18,7 @@ import (
 // offset M for an open transaction gets (P, start, M, LSO) in the segment
 // holding M, where LSO is the earliest start of another producer's open
 // transaction, or M + 1.
-func txnOracle(m *gen.Manifest) [][]indexfmt.AbortedTxn {
+func txnOracle(m *kafkagen.Manifest) [][]indexfmt.AbortedTxn {
 	open := map[int64]int64{} // producer -> first offset of its open transaction
 	out := make([][]indexfmt.AbortedTxn, len(m.Segments))
 	for si := range m.Segments {
@@ -59,7 +59,7 @@ func txnOracle(m *gen.Manifest) [][]indexfmt.AbortedTxn {
 // segments.
 func TestTxnIndexRebuildShapes(t *testing.T) {
 	var commits, aborts, lsoBelow, interleaved, spanning int
-	for i, o := range []gen.Options{
+	for i, o := range []kafkagen.Options{
 		{Segments: 4, Batches: 50, Transactions: true},
 		{Segments: 3, Batches: 60, Transactions: true, Compression: "gzip", CompactionGaps: true},
 		{Segments: 5, Batches: 25, Transactions: true, Compression: "zstd", LogAppendTime: 0.3},
@@ -68,7 +68,7 @@ func TestTxnIndexRebuildShapes(t *testing.T) {
 		for seed := int64(1); seed <= 3; seed++ {
 			o.Seed = seed + int64(10*i)
 			dir := filepath.Join(t.TempDir(), "txn-0")
-			m, err := gen.Generate(dir, o)
+			m, err := kafkagen.Generate(dir, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestTxnIndexRebuildShapes(t *testing.T) {
 // when its segment has no abort, as the broker's reset does.
 func TestTxnIndexRebuildInPlace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "txn-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 77, Segments: 5, Batches: 40, Transactions: true})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 77, Segments: 5, Batches: 40, Transactions: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // BenchmarkVerify checks a generated partition of two 64 MiB segments
 // (uncompressed v2, 1 KiB values) with one and two jobs.
 func BenchmarkVerify(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "bench-0")
-	m, err := gen.Generate(dir, gen.BenchOptions(1, 2, 64<<20))
+	m, err := kafkagen.Generate(dir, kafkagen.BenchOptions(1, 2, 64<<20))
 	if err != nil {
 		b.Fatal(err)
 	}

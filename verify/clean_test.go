@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/rebuild"
-	"github.com/kseg/kseg/rebuild/gen"
 )
 
 // shapes are generated partitions of every kind gen can write. Each is a
@@ -21,39 +21,39 @@ import (
 // find nothing (with the same index.interval.bytes).
 var shapes = []struct {
 	name string
-	o    gen.Options
+	o    kafkagen.Options
 }{
-	{"v2 none", gen.Options{Seed: 1, Segments: 3, Batches: 80}},
-	{"v2 gzip", gen.Options{Seed: 2, Segments: 2, Batches: 60, Compression: "gzip"}},
-	{"v2 snappy", gen.Options{Seed: 3, Segments: 2, Batches: 60, Compression: "snappy"}},
-	{"v2 snappy-raw", gen.Options{Seed: 4, Batches: 60, Compression: "snappy-raw"}},
-	{"v2 lz4", gen.Options{Seed: 5, Batches: 60, Compression: "lz4"}},
-	{"v2 zstd", gen.Options{Seed: 6, Batches: 60, Compression: "zstd"}},
-	{"v1 none", gen.Options{Seed: 7, Segments: 2, Batches: 120, Magic: 1}},
-	{"v1 gzip", gen.Options{Seed: 8, Batches: 60, Magic: 1, Compression: "gzip"}},
-	{"v1 lz4 log append time", gen.Options{Seed: 9, Batches: 60, Magic: 1, Compression: "lz4", LogAppendTime: 0.5}},
-	{"v0 none", gen.Options{Seed: 10, Segments: 2, Batches: 150, Magic: gen.MagicV0}},
-	{"v0 snappy", gen.Options{Seed: 11, Batches: 60, Magic: gen.MagicV0, Compression: "snappy"}},
-	{"v0 gzip compacted", gen.Options{Seed: 12, Batches: 60, Magic: gen.MagicV0, Compression: "gzip", CompactionGaps: true}},
-	{"v2 compacted", gen.Options{Seed: 13, Segments: 3, Batches: 80, CompactionGaps: true}},
-	{"v2 transactions", gen.Options{Seed: 14, Segments: 3, Batches: 150, Transactions: true}},
-	{"v2 transactions lz4 compacted", gen.Options{Seed: 15, Segments: 2, Batches: 150, Transactions: true, Compression: "lz4", CompactionGaps: true}},
-	{"timestamps jumping", gen.Options{Seed: 16, Segments: 2, Batches: 100, Timestamps: "jumping"}},
-	{"timestamps random", gen.Options{Seed: 17, Segments: 2, Batches: 100, Timestamps: "random"}},
-	{"timestamps equal", gen.Options{Seed: 18, Batches: 100, Timestamps: "equal"}},
-	{"log append time", gen.Options{Seed: 19, Batches: 100, LogAppendTime: 0.5, Timestamps: "random"}},
-	{"index every batch", gen.Options{Seed: 20, Segments: 2, Batches: 100, IndexIntervalBytes: gen.IndexEveryBatch}},
-	{"index interval 1000", gen.Options{Seed: 21, Batches: 100, IndexIntervalBytes: 1000}},
-	{"empty active segment", gen.Options{Seed: 22, Segments: 2, Batches: 50, EmptyActiveSegment: true}},
-	{"high start offset", gen.Options{Seed: 23, Segments: 2, Batches: 50, StartOffset: 1 << 40}},
-	{"big values", gen.Options{Seed: 24, Batches: 30, ValueSize: 200000, RecordsPerBatch: 3}},
-	{"one batch", gen.Options{Seed: 25, Batches: 1}},
+	{"v2 none", kafkagen.Options{Seed: 1, Segments: 3, Batches: 80}},
+	{"v2 gzip", kafkagen.Options{Seed: 2, Segments: 2, Batches: 60, Compression: "gzip"}},
+	{"v2 snappy", kafkagen.Options{Seed: 3, Segments: 2, Batches: 60, Compression: "snappy"}},
+	{"v2 snappy-raw", kafkagen.Options{Seed: 4, Batches: 60, Compression: "snappy-raw"}},
+	{"v2 lz4", kafkagen.Options{Seed: 5, Batches: 60, Compression: "lz4"}},
+	{"v2 zstd", kafkagen.Options{Seed: 6, Batches: 60, Compression: "zstd"}},
+	{"v1 none", kafkagen.Options{Seed: 7, Segments: 2, Batches: 120, Magic: 1}},
+	{"v1 gzip", kafkagen.Options{Seed: 8, Batches: 60, Magic: 1, Compression: "gzip"}},
+	{"v1 lz4 log append time", kafkagen.Options{Seed: 9, Batches: 60, Magic: 1, Compression: "lz4", LogAppendTime: 0.5}},
+	{"v0 none", kafkagen.Options{Seed: 10, Segments: 2, Batches: 150, Magic: kafkagen.MagicV0}},
+	{"v0 snappy", kafkagen.Options{Seed: 11, Batches: 60, Magic: kafkagen.MagicV0, Compression: "snappy"}},
+	{"v0 gzip compacted", kafkagen.Options{Seed: 12, Batches: 60, Magic: kafkagen.MagicV0, Compression: "gzip", CompactionGaps: true}},
+	{"v2 compacted", kafkagen.Options{Seed: 13, Segments: 3, Batches: 80, CompactionGaps: true}},
+	{"v2 transactions", kafkagen.Options{Seed: 14, Segments: 3, Batches: 150, Transactions: true}},
+	{"v2 transactions lz4 compacted", kafkagen.Options{Seed: 15, Segments: 2, Batches: 150, Transactions: true, Compression: "lz4", CompactionGaps: true}},
+	{"timestamps jumping", kafkagen.Options{Seed: 16, Segments: 2, Batches: 100, Timestamps: "jumping"}},
+	{"timestamps random", kafkagen.Options{Seed: 17, Segments: 2, Batches: 100, Timestamps: "random"}},
+	{"timestamps equal", kafkagen.Options{Seed: 18, Batches: 100, Timestamps: "equal"}},
+	{"log append time", kafkagen.Options{Seed: 19, Batches: 100, LogAppendTime: 0.5, Timestamps: "random"}},
+	{"index every batch", kafkagen.Options{Seed: 20, Segments: 2, Batches: 100, IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+	{"index interval 1000", kafkagen.Options{Seed: 21, Batches: 100, IndexIntervalBytes: 1000}},
+	{"empty active segment", kafkagen.Options{Seed: 22, Segments: 2, Batches: 50, EmptyActiveSegment: true}},
+	{"high start offset", kafkagen.Options{Seed: 23, Segments: 2, Batches: 50, StartOffset: 1 << 40}},
+	{"big values", kafkagen.Options{Seed: 24, Batches: 30, ValueSize: 200000, RecordsPerBatch: 3}},
+	{"one batch", kafkagen.Options{Seed: 25, Batches: 1}},
 }
 
 // verifyInterval is the Options.IndexIntervalBytes matching a shape.
-func verifyInterval(o gen.Options) int {
+func verifyInterval(o kafkagen.Options) int {
 	switch o.IndexIntervalBytes {
-	case gen.IndexEveryBatch:
+	case kafkagen.IndexEveryBatch:
 		return IndexEveryBatch
 	default:
 		return o.IndexIntervalBytes
@@ -90,7 +90,7 @@ func TestCleanShapes(t *testing.T) {
 func TestPreallocatedActiveSegment(t *testing.T) {
 	for _, size := range []int64{4096, 10485760} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			m := generate(t, gen.Options{Seed: 30, Segments: 2, Batches: 100, PreallocatedIndexBytes: size})
+			m := generate(t, kafkagen.Options{Seed: 30, Segments: 2, Batches: 100, PreallocatedIndexBytes: size})
 			s, _, idx, tidx := segFiles(m, 1)
 			got, _ := verifyPath(t, m.Dir, Options{})
 			expect(t, got, want{IndexPadding, base(idx), int64(s.IndexEntries) * 8}, want{TimeIndexPadding, base(tidx), int64(s.TimeIndexEntries) * 12})
@@ -337,7 +337,7 @@ func TestRandomDamage(t *testing.T) {
 // larger allocates about as often.
 func TestAllocationsFlat(t *testing.T) {
 	allocs := func(batches int) float64 {
-		m := generate(t, gen.Options{Seed: 50, Batches: batches, IndexIntervalBytes: gen.IndexEveryBatch})
+		m := generate(t, kafkagen.Options{Seed: 50, Batches: batches, IndexIntervalBytes: kafkagen.IndexEveryBatch})
 		tg, err := inspect.Resolve(m.Dir)
 		if err != nil {
 			t.Fatal(err)

@@ -40,6 +40,9 @@ const (
 	// LogRecords (error): a batch's records do not decode, or disagree
 	// with its header (count, offset deltas).
 	LogRecords = "log.records"
+	// LogSize (error): a .log over 2147483647 bytes, which no broker opens
+	// (inspect.MaxSegmentBytes); the bytes past that are not read.
+	LogSize = "log.size"
 
 	// IndexSize, TimeIndexSize (error): file size not a multiple of the
 	// entry size.
@@ -107,6 +110,7 @@ const (
 var severityOf = map[string]string{
 	LogCRC: SeverityError, LogCorruptHeader: SeverityError, LogTruncated: SeverityError,
 	LogOffsetOrder: SeverityError, LogOffsetRange: SeverityError, LogRecords: SeverityError,
+	LogSize:   SeverityError,
 	IndexSize: SeverityError, TimeIndexSize: SeverityError,
 	IndexOrder: SeverityError, TimeIndexOrder: SeverityError,
 	IndexPosition: SeverityError, IndexMismatch: SeverityError, TimeIndexMismatch: SeverityError,
@@ -141,7 +145,7 @@ func Checks() []string {
 		IndexMismatch, TimeIndexMismatch, IndexPadding, TimeIndexPadding,
 		IndexMissing, TimeIndexMissing, IndexStale, TimeIndexStale, TimeIndexClosingEntry,
 		TxnIndexSize, TxnIndexVersion, TxnIndexOrder, TxnIndexRange,
-		SegmentOverlap, SegmentLeftover,
+		SegmentOverlap, SegmentLeftover, LogSize,
 	}
 }
 

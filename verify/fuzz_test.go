@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // seedSegment returns the files of a small generated segment, for seeding
 // the fuzz corpora. Fuzz workers run the setup of a fuzz function again for
 // every batch of inputs, so the bytes are generated once per process.
-func seedSegment(f *testing.F, o gen.Options) (log, idx, tidx []byte) {
+func seedSegment(f *testing.F, o kafkagen.Options) (log, idx, tidx []byte) {
 	f.Helper()
 	seedMu.Lock()
 	defer seedMu.Unlock()
@@ -25,7 +25,7 @@ func seedSegment(f *testing.F, o gen.Options) (log, idx, tidx []byte) {
 		f.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	m, err := gen.Generate(filepath.Join(tmp, "seed-0"), o)
+	m, err := kafkagen.Generate(filepath.Join(tmp, "seed-0"), o)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -48,9 +48,9 @@ var (
 // FuzzVerifySegment: a segment of arbitrary bytes is checked without an
 // error or a panic, and every finding is well formed.
 func FuzzVerifySegment(f *testing.F) {
-	for _, o := range []gen.Options{
+	for _, o := range []kafkagen.Options{
 		{Seed: 1, Batches: 8, IndexIntervalBytes: 500},
-		{Seed: 2, Batches: 6, Magic: 1, Compression: "gzip", IndexIntervalBytes: gen.IndexEveryBatch},
+		{Seed: 2, Batches: 6, Magic: 1, Compression: "gzip", IndexIntervalBytes: kafkagen.IndexEveryBatch},
 		{Seed: 3, Batches: 20, Transactions: true, IndexIntervalBytes: 300},
 	} {
 		log, idx, tidx := seedSegment(f, o)

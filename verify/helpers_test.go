@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // realFixtures is where the project keeps real broker data, relative to
@@ -20,16 +20,16 @@ var realFixtures = filepath.Join("..", "..", "shared", "fixtures", "real")
 
 // generate writes a partition named demo-0 under a fresh temporary
 // directory and returns its manifest.
-func generate(t *testing.T, o gen.Options) *gen.Manifest {
+func generate(t *testing.T, o kafkagen.Options) *kafkagen.Manifest {
 	t.Helper()
 	return generateAt(t, filepath.Join(t.TempDir(), "demo-0"), o)
 }
 
-func generateAt(t *testing.T, dir string, o gen.Options) *gen.Manifest {
+func generateAt(t *testing.T, dir string, o kafkagen.Options) *kafkagen.Manifest {
 	t.Helper()
-	m, err := gen.Generate(dir, o)
+	m, err := kafkagen.Generate(dir, o)
 	if err != nil {
-		t.Fatalf("gen.Generate: %v", err)
+		t.Fatalf("kafkagen.Generate: %v", err)
 	}
 	return m
 }
@@ -166,7 +166,7 @@ func fileSize(t *testing.T, path string) int64 {
 }
 
 // fixCRC recomputes the CRC of the v2 batch at pos after an edit.
-func fixCRC(t *testing.T, path string, b gen.BatchManifest) {
+func fixCRC(t *testing.T, path string, b kafkagen.BatchManifest) {
 	t.Helper()
 	edit(t, path, func(data []byte) []byte {
 		entry := data[b.Position : b.Position+b.Size]
@@ -177,7 +177,7 @@ func fixCRC(t *testing.T, path string, b gen.BatchManifest) {
 
 // indexed reports whether an index entry of the segment names an offset of
 // batch b or points at it.
-func indexed(s *gen.SegmentManifest, b gen.BatchManifest) bool {
+func indexed(s *kafkagen.SegmentManifest, b kafkagen.BatchManifest) bool {
 	for _, e := range s.OffsetIndex {
 		if int64(e.Position) == b.Position || (e.Offset >= b.BaseOffset && e.Offset <= b.LastOffset) {
 			return true
@@ -192,7 +192,7 @@ func indexed(s *gen.SegmentManifest, b gen.BatchManifest) bool {
 }
 
 // batchAt returns the index of the batch starting at pos.
-func batchAt(t *testing.T, s *gen.SegmentManifest, pos int64) int {
+func batchAt(t *testing.T, s *kafkagen.SegmentManifest, pos int64) int {
 	t.Helper()
 	for i, b := range s.Batches {
 		if b.Position == pos {

@@ -17,6 +17,8 @@ type window struct {
 	buf  []byte // buf[:n] holds the file bytes [at, at+n)
 	at   int64
 	n    int64
+
+	ahead *aheadState // checksums on another goroutine (crcahead.go); nil: none
 }
 
 func newWindow(r io.ReaderAt, name string, size int64, buf []byte) *window {
@@ -30,24 +32,40 @@ func (w *window) bytes(pos, n int64) ([]byte, error) {
 		off := pos - w.at
 		return w.buf[off : off+n], nil
 	}
+	if w.ahead != nil {
+		return w.bytesAhead(pos, n)
+	}
+	if err := w.read(pos, n); err != nil {
+		return nil, err
+	}
+	return w.buf[pos-w.at : pos-w.at+n], nil
+}
+
+// read refills buf with a window holding [pos, pos+n).
+func (w *window) read(pos, n int64) error {
 	start := inspect.ReadStart(pos, n, int64(len(w.buf)))
 	want := min(int64(len(w.buf)), w.size-start)
 	if want < pos-start+n {
-		return nil, fmt.Errorf("%s: internal error: read of %d bytes at %d with %d left", w.name, n, pos, want)
+		return fmt.Errorf("%s: internal error: read of %d bytes at %d with %d left", w.name, n, pos, want)
 	}
 	k, err := w.r.ReadAt(w.buf[:want], start)
 	if int64(k) < want {
 		w.n = 0
-		return nil, readError(w.name, pos, err)
+		return readError(w.name, pos, err)
 	}
 	w.at, w.n = start, want
-	return w.buf[pos-start : pos-start+n], nil
+	return nil
 }
 
 // crc computes the checksum of the entry [pos, pos+size) as the header's
 // CRC field should hold it (CRC-32C from byte 21 for v2, CRC-32 from byte
 // 16 for v0/v1), streaming through the window when the entry is larger.
 func (w *window) crc(magic int8, pos, size int64) (uint32, error) {
+	if w.ahead != nil {
+		if c, ok := w.ahead.crc(magic, pos, size); ok {
+			return c, nil
+		}
+	}
 	var c uint32
 	for at, end := pos+inspect.CRCStart(magic), pos+size; at < end; {
 		n := min(int64(len(w.buf)), end-at)

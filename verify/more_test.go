@@ -8,15 +8,15 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // Two segments whose offsets overlap: the second one's files come from a
 // partition generated to start 40 offsets before the first one ends.
 func TestOverlappingSegments(t *testing.T) {
-	a := generate(t, gen.Options{Seed: 3, Batches: 100})
+	a := generate(t, kafkagen.Options{Seed: 3, Batches: 100})
 	start := a.Segments[0].NextOffset - 40
-	b := generateAt(t, filepath.Join(t.TempDir(), "other-0"), gen.Options{Seed: 4, Batches: 50, StartOffset: start})
+	b := generateAt(t, filepath.Join(t.TempDir(), "other-0"), kafkagen.Options{Seed: 4, Batches: 50, StartOffset: start})
 	sb := &b.Segments[0]
 	for _, p := range []string{b.LogPath(sb), b.IndexPath(sb), b.TimeIndexPath(sb)} {
 		writeFile(t, filepath.Join(a.Dir, filepath.Base(p)), readFile(t, p))
@@ -36,7 +36,7 @@ func TestOverlappingSegments(t *testing.T) {
 func TestTwoDamagedBatches(t *testing.T) {
 	m := generate(t, baseShape)
 	s, log, _, _ := segFiles(m, 0)
-	var picked []gen.BatchManifest
+	var picked []kafkagen.BatchManifest
 	for k := 10; k < len(s.Batches)-1 && len(picked) < 2; k++ {
 		if !indexed(s, s.Batches[k]) && (len(picked) == 0 || s.Batches[k].Position > picked[0].Position+3000) {
 			picked = append(picked, s.Batches[k])
@@ -72,9 +72,9 @@ func TestCRCThenTorn(t *testing.T) {
 func TestRecordCountDeep(t *testing.T) {
 	for _, codec := range []string{"none", "gzip", "lz4"} {
 		t.Run(codec, func(t *testing.T) {
-			m := generate(t, gen.Options{Seed: 9, Batches: 40, Compression: codec, RecordsPerBatch: 8})
+			m := generate(t, kafkagen.Options{Seed: 9, Batches: 40, Compression: codec, RecordsPerBatch: 8})
 			s, log, _, _ := segFiles(m, 0)
-			var b gen.BatchManifest
+			var b kafkagen.BatchManifest
 			for _, c := range s.Batches[1:] {
 				if c.RecordCount > 1 && !indexed(s, c) {
 					b = c
@@ -99,9 +99,9 @@ func TestRecordCountDeep(t *testing.T) {
 
 // transactional returns a generated partition with aborted transactions
 // and a segment holding at least two of them.
-func transactional(t *testing.T) (*gen.Manifest, *gen.SegmentManifest) {
+func transactional(t *testing.T) (*kafkagen.Manifest, *kafkagen.SegmentManifest) {
 	t.Helper()
-	m := generate(t, gen.Options{Seed: 21, Segments: 2, Batches: 300, Transactions: true})
+	m := generate(t, kafkagen.Options{Seed: 21, Segments: 2, Batches: 300, Transactions: true})
 	for i := range m.Segments {
 		if len(m.Segments[i].AbortedTxns) >= 2 {
 			return m, &m.Segments[i]
@@ -114,34 +114,34 @@ func transactional(t *testing.T) (*gen.Manifest, *gen.SegmentManifest) {
 func TestTxnIndex(t *testing.T) {
 	cases := []struct {
 		name   string
-		damage func(t *testing.T, m *gen.Manifest, s *gen.SegmentManifest, path string) []want
+		damage func(t *testing.T, m *kafkagen.Manifest, s *kafkagen.SegmentManifest, path string) []want
 	}{
-		{"clean", func(t *testing.T, m *gen.Manifest, s *gen.SegmentManifest, path string) []want { return nil }},
-		{"version byte", func(t *testing.T, m *gen.Manifest, s *gen.SegmentManifest, path string) []want {
+		{"clean", func(t *testing.T, m *kafkagen.Manifest, s *kafkagen.SegmentManifest, path string) []want { return nil }},
+		{"version byte", func(t *testing.T, m *kafkagen.Manifest, s *kafkagen.SegmentManifest, path string) []want {
 			edit(t, path, func(b []byte) []byte { b[34] = 1; return b })
 			return []want{{TxnIndexVersion, base(path), 34}}
 		}},
-		{"low version byte is read as 0", func(t *testing.T, m *gen.Manifest, s *gen.SegmentManifest, path string) []want {
+		{"low version byte is read as 0", func(t *testing.T, m *kafkagen.Manifest, s *kafkagen.SegmentManifest, path string) []want {
 			edit(t, path, func(b []byte) []byte { b[35] = 1; return b })
 			return nil
 		}},
-		{"unsorted", func(t *testing.T, m *gen.Manifest, s *gen.SegmentManifest, path string) []want {
+		{"unsorted", func(t *testing.T, m *kafkagen.Manifest, s *kafkagen.SegmentManifest, path string) []want {
 			swapSlots(t, path, indexfmt.TxnEntrySize, 0, 1)
 			return []want{{TxnIndexOrder, base(path), 34}}
 		}},
-		{"stray bytes", func(t *testing.T, m *gen.Manifest, s *gen.SegmentManifest, path string) []want {
+		{"stray bytes", func(t *testing.T, m *kafkagen.Manifest, s *kafkagen.SegmentManifest, path string) []want {
 			n := fileSize(t, path)
 			appendBytes(t, path, []byte{0, 0, 0, 0, 0, 0, 7})
 			return []want{{TxnIndexSize, base(path), n}}
 		}},
-		{"last offset below the base", func(t *testing.T, m *gen.Manifest, s *gen.SegmentManifest, path string) []want {
+		{"last offset below the base", func(t *testing.T, m *kafkagen.Manifest, s *kafkagen.SegmentManifest, path string) []want {
 			putU64(t, path, 18, uint64(s.BaseOffset-1))
 			if s.BaseOffset == 0 {
 				putU64(t, path, 10, 0xffffffffffffff00) // first offset too, so only the range is wrong
 			}
 			return []want{{TxnIndexRange, base(path), 0}}
 		}},
-		{"last offset beyond the segment", func(t *testing.T, m *gen.Manifest, s *gen.SegmentManifest, path string) []want {
+		{"last offset beyond the segment", func(t *testing.T, m *kafkagen.Manifest, s *kafkagen.SegmentManifest, path string) []want {
 			n := len(s.AbortedTxns)
 			putU64(t, path, int64(n-1)*34+18, uint64(s.NextOffset+5))
 			return []want{{TxnIndexRange, base(path), int64(n-1) * 34}}
@@ -163,7 +163,7 @@ func TestTxnIndex(t *testing.T) {
 func TestCorruptControlRecord(t *testing.T) {
 	m, s := transactional(t)
 	log := m.LogPath(s)
-	var b gen.BatchManifest
+	var b kafkagen.BatchManifest
 	for _, c := range s.Batches {
 		if c.Control {
 			b = c
@@ -187,7 +187,7 @@ func TestCorruptControlRecord(t *testing.T) {
 // An index written with another index.interval.bytes is valid but not what
 // recovery with the default writes: warnings only, naming the interval.
 func TestStaleInterval(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 2, Segments: 2, Batches: 100, IndexIntervalBytes: 1000})
+	m := generate(t, kafkagen.Options{Seed: 2, Segments: 2, Batches: 100, IndexIntervalBytes: 1000})
 	got, _ := verifyPath(t, m.Dir, Options{IndexIntervalBytes: 1000})
 	expect(t, got)
 	got, _ = verifyPath(t, m.Dir, Options{})
@@ -210,7 +210,7 @@ func TestStaleInterval(t *testing.T) {
 // write them: both are harmless to lookups, so only *.stale, whose message
 // says which meaning the file follows.
 func TestOlderWritersAreStaleNotErrors(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 8, Batches: 200, RecordsPerBatch: 6})
+	m := generate(t, kafkagen.Options{Seed: 8, Batches: 200, RecordsPerBatch: 6})
 	s, _, idx, tidx := segFiles(m, 0)
 	e := s.OffsetIndex[3]
 	k := batchAt(t, s, int64(e.Position))
@@ -268,7 +268,7 @@ func TestMissingFinalTimeIndexEntry(t *testing.T) {
 // Findings past the limit per file and check are counted in one closing
 // finding.
 func TestFindingLimit(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 1, Batches: 300, IndexIntervalBytes: gen.IndexEveryBatch})
+	m := generate(t, kafkagen.Options{Seed: 1, Batches: 300, IndexIntervalBytes: kafkagen.IndexEveryBatch})
 	s, _, idx, _ := segFiles(m, 0)
 	edit(t, idx, func(b []byte) []byte {
 		for i := range s.OffsetIndex {

@@ -253,7 +253,7 @@ func (o *offsetIndexCheck) rescan(e indexfmt.OffsetEntry, slot int) {
 	}
 	cp := o.cps[i]
 	maxLast, maxLastPos := cp.maxLast, cp.maxLastPos
-	sc := inspect.NewScanner(o.c.w.r, o.c.logName, o.logSize, cp.pos)
+	sc := inspect.NewScanner(o.c.w.reader(), o.c.logName, o.logSize, cp.pos)
 	prev, prevEnd := int64(-1), int64(-1)
 	for sc.Next() {
 		b := sc.Batch()

@@ -5,7 +5,7 @@ package verify
 import (
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
 
 // TestVerifyCacheNeutral: after verify (log, indexes, recovery emulation),

@@ -1,7 +1,7 @@
 package verify
 
 import (
-	"github.com/kseg/kseg/rebuild/gen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 
 	"hash/crc32"
 	"io"
@@ -226,4 +226,55 @@ func crcWith(b *testing.B, path string, buf []byte) {
 			return
 		}
 	}
+}
+
+// BenchmarkVerifyBatches verifies one segment of small batches ("small",
+// ~0.4 KiB), of 1 KiB batches ("kib", ~1.1 KiB) and of ~9 KiB batches
+// ("seg") as `kseg verify` does by default (-j the number of cores),
+// against the single-goroutine per-batch read+CRC-32C limit measured in
+// the same iterations.
+func BenchmarkVerifyBatches(b *testing.B) {
+	for _, set := range []string{"small", "kib", "seg"} {
+		dir := gentest.BenchData(b, set)
+		tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
+		b.Run(set, func(b *testing.B) {
+			gentest.VsBatchLimit(b, func() { warmDirs(b, logs) }, logs, func() int64 { return verifyClean(b, tg, Options{}) })
+		})
+	}
+}
+
+// BenchmarkVerifyDataDir verifies the data dir of many partitions of three
+// 1 MiB segments ("datadir") with -j 1 and with the default -j, against
+// the per-batch limit (one goroutine) in the same iterations:
+// "j1-x-batch-limit" is -j 1's share of the limit, "speedup" the default
+// -j over -j 1.
+func BenchmarkVerifyDataDir(b *testing.B) {
+	dir := gentest.BenchData(b, "datadir")
+	tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
+	b.Run("j1-vs-default", func(b *testing.B) {
+		var base, d1, dj time.Duration
+		var bytes int64
+		for b.Loop() {
+			b.StopTimer()
+			gentest.Warm(b, dir)
+			b.StartTimer()
+			t0 := time.Now()
+			for _, l := range logs {
+				gentest.BaselineBatchCRC(b, l)
+			}
+			t1 := time.Now()
+			bytes = verifyClean(b, tg, Options{Jobs: 1})
+			t2 := time.Now()
+			verifyClean(b, tg, Options{})
+			dj += time.Since(t2)
+			d1 += t2.Sub(t1)
+			base += t1.Sub(t0)
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "batch-limit-MB/s")
+		b.ReportMetric(float64(bytes)*n/d1.Seconds()/1e6, "j1-MB/s")
+		b.ReportMetric(float64(bytes)*n/dj.Seconds()/1e6, "jdefault-MB/s")
+		b.ReportMetric(base.Seconds()/d1.Seconds(), "j1-x-batch-limit")
+		b.ReportMetric(d1.Seconds()/dj.Seconds(), "speedup")
+	})
 }

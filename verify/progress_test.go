@@ -2,12 +2,14 @@ package verify
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
+	"sort"
 	"sync/atomic"
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 type progressCall struct{ done, total int64 }
@@ -54,7 +56,7 @@ func checkProgress(t *testing.T, calls []progressCall, total int64) {
 	}
 }
 
-func logBytes(t *testing.T, m *gen.Manifest) int64 {
+func logBytes(t *testing.T, m *kafkagen.Manifest) int64 {
 	var n int64
 	for i := range m.Segments {
 		n += fileSize(t, m.LogPath(&m.Segments[i]))
@@ -63,7 +65,7 @@ func logBytes(t *testing.T, m *gen.Manifest) int64 {
 }
 
 func TestProgress(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 5, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
+	m := generate(t, kafkagen.Options{Seed: 5, Segments: 3, Batches: 120, RecordsPerBatch: 3, ValueSize: 20000})
 	total := logBytes(t, m)
 	if total < 3*inspect.MeterChunk {
 		t.Fatalf("the partition is only %d bytes; the test needs several chunks", total)
@@ -84,7 +86,7 @@ func TestProgress(t *testing.T) {
 
 // A torn tail is part of the work done: the last call still says done.
 func TestProgressDamaged(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 5, Segments: 2, Batches: 40, ValueSize: 2000})
+	m := generate(t, kafkagen.Options{Seed: 5, Segments: 2, Batches: 40, ValueSize: 2000})
 	log := m.LogPath(&m.Segments[1])
 	truncateFile(t, log, fileSize(t, log)-100)
 	var calls []progressCall
@@ -103,7 +105,7 @@ func TestProgressDamaged(t *testing.T) {
 
 // A run that cannot finish does not claim to be done.
 func TestProgressFailedRun(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 5, Batches: 10})
+	m := generate(t, kafkagen.Options{Seed: 5, Batches: 10})
 	tg, err := inspect.Resolve(m.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +120,27 @@ func TestProgressFailedRun(t *testing.T) {
 	for _, c := range calls {
 		if c.done == c.total {
 			t.Errorf("call (%d, %d) after a failed run", c.done, c.total)
+		}
+	}
+}
+
+// StartPartition names every partition once, as its first segment starts;
+// with one worker in the order the target lists them.
+func TestStartPartition(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for i, name := range []string{"a-0", "a-1", "b-0"} {
+		generateAt(t, filepath.Join(dir, name), kafkagen.Options{Seed: int64(10 + i), Segments: 2, Batches: 20})
+		want = append(want, name)
+	}
+	for _, jobs := range []int{1, 3} {
+		var got []string
+		verifyPath(t, dir, Options{Jobs: jobs, StartPartition: func(name string) { got = append(got, name) }})
+		if jobs > 1 {
+			sort.Strings(got)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("jobs %d: StartPartition named %q, want %q", jobs, got, want)
 		}
 	}
 }

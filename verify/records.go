@@ -28,6 +28,9 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 		return -1, nil
 	}
 	if b.Size > maxDeepEntry {
+		// Not silence: a batch left unjudged must not read as healthy.
+		c.logFinding(LogRecords, b.Position, ptr(b.LastOffset), "batch %s: records not checked: the batch is %d bytes, over the %d bytes kseg decodes (a broker refuses batches over message.max.bytes, 1 MiB by default)",
+			offsetsText(b), b.Size, int64(maxDeepEntry))
 		return -1, nil
 	}
 	var entry []byte
@@ -42,7 +45,7 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 			bufs.big = make([]byte, b.Size)
 		}
 		entry = bufs.big[:b.Size]
-		if k, err := c.w.r.ReadAt(entry, b.Position); int64(k) < b.Size {
+		if k, err := c.w.reader().ReadAt(entry, b.Position); int64(k) < b.Size {
 			return -1, readError(c.logName, b.Position, err)
 		}
 	}
@@ -78,7 +81,10 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 	})
 	switch {
 	case errors.Is(err, inspect.ErrTooLarge):
-		return -1, nil // not judged: the decompression cap is ours, not the broker's
+		// Reported, not skipped: the payload claims (or inflates to)
+		// more than kseg's cap, so its records were not judged.
+		c.logFinding(LogRecords, b.Position, ptr(b.LastOffset), "batch %s: records not checked: %s", offsetsText(b), detail(err))
+		return -1, nil
 	case err != nil && !errors.Is(err, errStopRecords):
 		if !errors.Is(err, inspect.ErrCorruptRecords) && !errors.Is(err, inspect.ErrCorruptHeader) && !errors.Is(err, inspect.ErrTorn) {
 			return -1, err

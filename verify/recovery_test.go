@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 func rpPlan(t *testing.T, path string) RecoveryPlan {
@@ -29,7 +29,7 @@ func rpPlan(t *testing.T, path string) RecoveryPlan {
 
 // rpWant lists the segments (by index in the manifest) and reasons a plan
 // must hold, and checks the byte total against the .log sizes.
-func rpWant(t *testing.T, name string, p RecoveryPlan, m *gen.Manifest, idx []int, reasons []string) {
+func rpWant(t *testing.T, name string, p RecoveryPlan, m *kafkagen.Manifest, idx []int, reasons []string) {
 	t.Helper()
 	var bytes int64
 	ok := len(p.Segments) == len(idx) && p.SegmentCount == len(idx)
@@ -39,7 +39,7 @@ func rpWant(t *testing.T, name string, p RecoveryPlan, m *gen.Manifest, idx []in
 		}
 		s := p.Segments[k]
 		ok = s.BaseOffset == m.Segments[i].BaseOffset && s.Bytes == m.Segments[i].LogSize && s.Reason == reasons[k] &&
-			s.Segment == gen.SegmentName(s.BaseOffset)+".log"
+			s.Segment == kafkagen.SegmentName(s.BaseOffset)+".log"
 		bytes += m.Segments[i].LogSize
 	}
 	if !ok || p.Bytes != bytes || p.LogEndOffset != m.LogEndOffset {
@@ -49,7 +49,7 @@ func rpWant(t *testing.T, name string, p RecoveryPlan, m *gen.Manifest, idx []in
 }
 
 func TestPlanRecovery(t *testing.T) {
-	data, dir, m := sfDataDir(t, gen.Options{Seed: 41, Segments: 4, Batches: 30})
+	data, dir, m := sfDataDir(t, kafkagen.Options{Seed: 41, Segments: 4, Batches: 30})
 	rp := func(off int64) {
 		sfWrite(t, filepath.Join(data, inspect.RecoveryPointCheckpointFile),
 			inspect.AppendOffsetCheckpoint(nil, []inspect.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: off}}))

@@ -56,8 +56,18 @@ type Options struct {
 	// (from any goroutine), and last with done == total when the run
 	// completes. Nil costs nothing.
 	Progress func(done, total int64)
+	// StartPartition, when set, is called with a partition's name as the
+	// first of its segments starts being checked (from a worker
+	// goroutine, one call at a time): for a progress display.
+	StartPartition func(name string)
 
 	meter *inspect.Meter // Run's, from Progress
+	// crcAhead: 0 lets Run decide whether large logs take their checksums
+	// from a helper goroutine (crcahead.go), < 0 never, > 0 always (tests).
+	crcAhead int
+	// spareCores: fewer segments than GOMAXPROCS are checked at once, so
+	// a helper goroutine per worker has a core.
+	spareCores bool
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
 	// ABORT markers in the log (sidefiles.go).
@@ -114,7 +124,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		active, recovered, kept := segmentStates(p, dd)
 		for si := range p.Segments {
 			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir, done: make(chan struct{}),
-				active: active[si], recovered: recovered[si], kept: kept}
+				active: active[si], recovered: recovered[si], kept: kept, first: si == 0}
 			if si+1 < len(p.Segments) && !p.Only {
 				j.hasNext, j.next = true, p.Segments[si+1]
 			}
@@ -143,17 +153,34 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		close(work)
 	}()
 	var wg sync.WaitGroup
-	for range min(o.Jobs, max(len(jobs), 1)) {
+	var named sync.Mutex // StartPartition one call at a time
+	workers := min(o.Jobs, max(len(jobs), 1))
+	// A side-file job is short: the cores are spare when fewer segments
+	// than cores are checked at once.
+	segments := 0
+	for _, j := range jobs {
+		if !j.side {
+			segments++
+		}
+	}
+	o.spareCores = min(workers, segments) < runtime.GOMAXPROCS(0)
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			bufs := &buffers{win: make([]byte, o.Window), scan: make([]byte, scanBuffer), rs: inspect.NewResyncer(emptyReader{}, "", 0)}
+			defer bufs.close()
 			for j := range work {
 				switch {
 				case stop.Load():
 				case j.side:
 					j.res = side.run(t.Partitions[j.part])
 				default:
+					if j.first && o.StartPartition != nil {
+						named.Lock()
+						o.StartPartition(t.Partitions[j.part].Name())
+						named.Unlock()
+					}
 					j.res = runJob(&o, j, bufs)
 					if j.res != nil {
 						o.meter.Done(&j.reported, j.res.bytes)
@@ -296,6 +323,7 @@ type segmentJob struct {
 	// directory was not shut down cleanly).
 	active, recovered bool
 	kept              string // why the next start does not recover it
+	first             bool   // the partition's first segment
 
 	// Filled by the worker.
 	nextFirst    int64 // first offset of the next segment (its base when unknown)
@@ -331,6 +359,15 @@ type buffers struct {
 	oidx [2]indexfmt.OffsetIndex
 	tidx [2]indexfmt.TimeIndex
 	cps  []checkpoint
+
+	ahead *crcAhead // the checksum helper, started for the first large log
+}
+
+// close ends the worker's checksum helper, if it started one.
+func (b *buffers) close() {
+	if b.ahead != nil {
+		b.ahead.close()
+	}
 }
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
@@ -360,6 +397,9 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	res := &segmentResult{}
 	var closers []io.Closer
 	defer func() {
+		if c.w != nil && c.w.ahead != nil {
+			c.w.ahead.quiesce() // the helper may be reading the log ahead
+		}
 		for _, f := range closers {
 			f.Close()
 		}
@@ -376,9 +416,20 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			return res
 		}
 		closers = append(closers, f)
-		c.logName, c.logSize = sf.Log, f.Size()
-		c.w = newWindow(f, sf.Log, f.Size(), b.win)
-		c.rs.Reset(f, sf.Log, f.Size())
+		// Never past what a broker could open (a sparse 100 GiB file is
+		// one finding, not a scan of 100 GiB of zeros).
+		c.logName, c.logSize = sf.Log, min(f.Size(), inspect.MaxSegmentBytes)
+		if err := inspect.SegmentTooLarge(sf.Log, f.Size()); err != nil {
+			c.logFinding(LogSize, inspect.MaxSegmentBytes, nil, "%s", detail(err))
+		}
+		c.w = newWindow(f, sf.Log, c.logSize, b.win)
+		if o.crcAheadFor(c.logSize) {
+			if b.ahead == nil {
+				b.ahead = newCRCAhead(o.Window)
+			}
+			c.w.useAhead(b.ahead)
+		}
+		c.rs.Reset(c.w.reader(), sf.Log, c.logSize)
 		res.bytes = f.Size()
 	} else {
 		c.logName = c.segFile(inspect.LogSuffix)

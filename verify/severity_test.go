@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // warningJustified names, for every check that can be a warning, what a
@@ -84,7 +84,7 @@ func TestSeverityFollowsRecovery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := t.TempDir()
-			m := generateAt(t, filepath.Join(data, "demo-0"), gen.Options{Seed: 5, Segments: 3, Batches: 40})
+			m := generateAt(t, filepath.Join(data, "demo-0"), kafkagen.Options{Seed: 5, Segments: 3, Batches: 40})
 			if tc.point >= 0 {
 				writeRecoveryPoint(t, data, min(tc.point, m.Segments[2].BaseOffset))
 			}
@@ -119,7 +119,7 @@ func TestSeverityFollowsRecovery(t *testing.T) {
 // running broker: info whatever the recovery point says.
 func TestActiveSegmentClosingEntryIsInfo(t *testing.T) {
 	data := t.TempDir()
-	m := generateAt(t, filepath.Join(data, "demo-0"), gen.Options{Seed: 6, Segments: 2, Batches: 30, PreallocatedIndexBytes: 4096})
+	m := generateAt(t, filepath.Join(data, "demo-0"), kafkagen.Options{Seed: 6, Segments: 2, Batches: 30, PreallocatedIndexBytes: 4096})
 	writeRecoveryPoint(t, data, m.Segments[1].BaseOffset)
 	got, sum := verifyPath(t, m.Dir, Options{})
 	if sum.Warnings != 0 || sum.Errors != 0 {
@@ -142,15 +142,15 @@ func TestActiveSegmentClosingEntryIsInfo(t *testing.T) {
 // whatever its shape, with or without a recovery point checkpoint at the
 // log end.
 func TestGeneratedHealthyHasNoWarnings(t *testing.T) {
-	shapes := []gen.Options{
+	shapes := []kafkagen.Options{
 		{Seed: 1, Segments: 3, Batches: 30},
 		{Seed: 2, Segments: 2, Batches: 30, IndexIntervalBytes: 300},
-		{Seed: 3, Segments: 2, Batches: 30, IndexIntervalBytes: gen.IndexEveryBatch, Compression: "zstd", Transactions: true},
+		{Seed: 3, Segments: 2, Batches: 30, IndexIntervalBytes: kafkagen.IndexEveryBatch, Compression: "zstd", Transactions: true},
 		{Seed: 4, Segments: 2, Batches: 30, PreallocatedIndexBytes: 4096},
 		{Seed: 5, Segments: 2, Batches: 30, PreallocatedIndexBytes: 4096, EmptyActiveSegment: true},
 		{Seed: 6, Segments: 2, Batches: 30, CompactionGaps: true, Compression: "lz4"},
 		{Seed: 7, Segments: 2, Batches: 30, Magic: 1, Compression: "gzip", Timestamps: "jumping"},
-		{Seed: 8, Segments: 2, Batches: 30, Magic: gen.MagicV0, Compression: "snappy"},
+		{Seed: 8, Segments: 2, Batches: 30, Magic: kafkagen.MagicV0, Compression: "snappy"},
 		{Seed: 9, Segments: 3, Batches: 20, LeaderEpochBumps: true, LogAppendTime: 0.5},
 		{Seed: 10, Segments: 2, Batches: 30, Timestamps: "random", IndexIntervalBytes: 1000},
 	}

@@ -292,7 +292,7 @@ func (s *sideChecker) checkpointFindings(p *inspect.Partition, side *inspect.Par
 	if fd != nil {
 		out = append(out, *fd)
 	} else if side.LeaderEpochs.OK() {
-		out = append(out, leaderEpochFindings(p, side.LeaderEpochs.Path, side.LeaderEpochs.Value, e)...)
+		out = append(out, leaderEpochFindings(p, side.LeaderEpochs.Path, side.LeaderEpochs.Value, e, s.opts.MaxFindingsPerCheck)...)
 	}
 	fd, err = formatFinding(&side.PartitionMetadata, "the broker cannot read the partition's topic id and fails to load it")
 	if err != nil {
@@ -311,40 +311,38 @@ func (s *sideChecker) checkpointFindings(p *inspect.Partition, side *inspect.Par
 // at the log end is an epoch that has not written yet), a last batch
 // written in an epoch the cache lacks. A negative value makes the load
 // fail: checkpoint.format.
-func leaderEpochFindings(p *inspect.Partition, path string, c *inspect.LeaderEpochCheckpoint, e logEnds) []Finding {
-	var out []Finding
+//
+// At most max findings are listed, then one says how many more there were
+// (the sink's rule for every file).
+func leaderEpochFindings(p *inspect.Partition, path string, c *inspect.LeaderEpochCheckpoint, e logEnds, max int) []Finding {
+	snk := newSink(max)
 	add := func(off int64, format string, args ...any) {
-		out = append(out, sideFinding(LeaderEpochRange, path, nil, nil, ptr(off), format, args...))
+		snk.add(sideFinding(LeaderEpochRange, path, nil, nil, ptr(off), format, args...))
 	}
-	cache, err := c.Cache()
-	if err != nil {
+	if err := c.LoadErr(); err != nil {
 		return []Finding{sideFinding(CheckpointFormat, path, nil, nil, nil,
 			"%v: the broker's leader epoch cache refuses it (IllegalArgumentException) and the partition does not load", err)}
 	}
-	kept := map[inspect.EpochEntry]bool{}
-	for _, x := range cache {
-		kept[x] = true
-	}
-	for i, x := range c.Entries {
+	c.Kept(func(i int, x inspect.EpochEntry, kept bool) bool {
 		switch {
-		case !kept[x]:
+		case !kept:
 			add(x.StartOffset, "entry %d: epoch %d from offset %d is dropped by the broker's cache: epochs and start offsets must both increase (a later entry conflicts with it, or it repeats an epoch)",
 				i, x.Epoch, x.StartOffset)
 		case x.StartOffset > e.end:
 			add(x.StartOffset, "entry %d: epoch %d starts at offset %d, beyond the log end offset %d: the log lost the epoch's records; the broker truncates the entry at load",
 				i, x.Epoch, x.StartOffset, e.end)
 		}
-		delete(kept, x) // a duplicate line is dropped once kept
-	}
-	if e.lastEpoch >= 0 && (len(cache) == 0 || e.lastEpoch > cache[len(cache)-1].Epoch) {
+		return true
+	})
+	if last, ok := c.Latest(); e.lastEpoch >= 0 && (!ok || e.lastEpoch > last.Epoch) {
 		latest := "none"
-		if len(cache) > 0 {
-			latest = fmt.Sprint(cache[len(cache)-1].Epoch)
+		if ok {
+			latest = fmt.Sprint(last.Epoch)
 		}
 		add(e.end-1, "%s: the last batch was written in leader epoch %d, newer than the checkpoint's latest epoch (%s): the broker answers OffsetsForLeaderEpoch without it unless recovery re-adds it",
 			p.Name(), e.lastEpoch, latest)
 	}
-	return out
+	return snk.findings()
 }
 
 // snapshotFindings decodes every producer snapshot and checks where its

@@ -11,16 +11,16 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // sfDataDir generates a partition <data>/orders-0 and the data directory's
 // checkpoint files as a broker leaves them after a clean shutdown.
-func sfDataDir(t *testing.T, o gen.Options) (data, dir string, m *gen.Manifest) {
+func sfDataDir(t *testing.T, o kafkagen.Options) (data, dir string, m *kafkagen.Manifest) {
 	t.Helper()
 	data = t.TempDir()
 	dir = filepath.Join(data, "orders-0")
-	m, err := gen.Generate(dir, o)
+	m, err := kafkagen.Generate(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +90,13 @@ func sfExpect(t *testing.T, name string, got []Finding, check, file string, pos 
 	}
 }
 
-var sfShape = gen.Options{Seed: 31, Segments: 3, Batches: 60, Transactions: true, LeaderEpoch: 2, LeaderEpochBumps: true, IndexIntervalBytes: 1024}
+var sfShape = kafkagen.Options{Seed: 31, Segments: 3, Batches: 60, Transactions: true, LeaderEpoch: 2, LeaderEpochBumps: true, IndexIntervalBytes: 1024}
 
 // TestSideFilesClean: generated partitions in a data directory as a clean
 // broker leaves them have no side-file findings, and the shapes hold
 // aborted transactions, so txnindex.mismatch had something to compare.
 func TestSideFilesClean(t *testing.T) {
-	for i, o := range []gen.Options{sfShape,
+	for i, o := range []kafkagen.Options{sfShape,
 		{Seed: 32, Segments: 2, Batches: 50, Transactions: true, Compression: "zstd", CompactionGaps: true},
 		{Seed: 33, Segments: 2, Batches: 30, EmptyActiveSegment: true},
 		{Seed: 34, Segments: 2, Batches: 30, Transactions: true, PreallocatedIndexBytes: 4096},
@@ -124,7 +124,7 @@ func TestSnapshotFindings(t *testing.T) {
 		os.RemoveAll(data)
 		data, dir, m = sfDataDir(t, sfShape)
 	}
-	snap := func(off int64) string { return filepath.Join(dir, gen.SegmentName(off)+".snapshot") }
+	snap := func(off int64) string { return filepath.Join(dir, kafkagen.SegmentName(off)+".snapshot") }
 
 	// CRC: one byte of an entry flipped.
 	b := sfRead(t, snap(m.Snapshots[0]))
@@ -361,7 +361,7 @@ func TestTxnIndexMismatchStartState(t *testing.T) {
 		}
 	}
 	os.Remove(m.TxnIndexPath(&m.Segments[si]))
-	base := filepath.Join(dir, gen.SegmentName(m.Segments[0].BaseOffset)+".snapshot")
+	base := filepath.Join(dir, kafkagen.SegmentName(m.Segments[0].BaseOffset)+".snapshot")
 	if _, err := os.Stat(base); err == nil {
 		t.Fatal("the generator wrote a snapshot at the first segment's base")
 	}
@@ -416,7 +416,7 @@ func TestSideFileChecksDocumented(t *testing.T) {
 // fail or panic, and every side finding is well formed.
 func TestSideFilesRandomDamage(t *testing.T) {
 	for seed := uint64(0); seed < 12; seed++ {
-		data, dir, m := sfDataDir(t, gen.Options{Seed: int64(seed), Segments: 2, Batches: 20, Transactions: true})
+		data, dir, m := sfDataDir(t, kafkagen.Options{Seed: int64(seed), Segments: 2, Batches: 20, Transactions: true})
 		files, _ := filepath.Glob(filepath.Join(dir, "*.snapshot"))
 		files = append(files, filepath.Join(dir, inspect.LeaderEpochCheckpointFile), filepath.Join(dir, inspect.PartitionMetadataFile),
 			filepath.Join(data, inspect.RecoveryPointCheckpointFile), filepath.Join(data, inspect.MetaPropertiesFile), m.TxnIndexPath(&m.Segments[0]))
@@ -457,7 +457,7 @@ func TestSideFindingsOrderAcrossJobs(t *testing.T) {
 		o := sfShape
 		o.Seed = int64(40 + p)
 		dir := filepath.Join(data, fmt.Sprintf("orders-%d", p))
-		m, err := gen.Generate(dir, o)
+		m, err := kafkagen.Generate(dir, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -465,11 +465,11 @@ func TestSideFindingsOrderAcrossJobs(t *testing.T) {
 		// A segment finding (the first segment's time index gone), a
 		// leftover after the last segment, and a side-file finding (a
 		// snapshot's CRC).
-		if err := os.Remove(filepath.Join(dir, gen.SegmentName(m.Segments[0].BaseOffset)+inspect.TimeIndexSuffix)); err != nil {
+		if err := os.Remove(filepath.Join(dir, kafkagen.SegmentName(m.Segments[0].BaseOffset)+inspect.TimeIndexSuffix)); err != nil {
 			t.Fatal(err)
 		}
-		sfWrite(t, filepath.Join(dir, gen.SegmentName(m.LogEndOffset+1000)+inspect.IndexSuffix), nil)
-		snap := filepath.Join(dir, gen.SegmentName(m.Snapshots[0])+".snapshot")
+		sfWrite(t, filepath.Join(dir, kafkagen.SegmentName(m.LogEndOffset+1000)+inspect.IndexSuffix), nil)
+		snap := filepath.Join(dir, kafkagen.SegmentName(m.Snapshots[0])+".snapshot")
 		b := sfRead(t, snap)
 		b[len(b)-1] ^= 1
 		sfWrite(t, snap, b)

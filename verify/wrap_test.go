@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestLastOffsetWrapsPastInt64: a v2 batch whose base offset plus last
@@ -13,7 +13,7 @@ import (
 // computes in the same wrapping arithmetic as the broker and can find
 // nothing wrong; it is a log.offset-range error at that batch.
 func TestLastOffsetWrapsPastInt64(t *testing.T) {
-	m := generate(t, gen.Options{Seed: 91, Batches: 6, StartOffset: math.MaxInt64 - 1000, IndexIntervalBytes: 1 << 30})
+	m := generate(t, kafkagen.Options{Seed: 91, Batches: 6, StartOffset: math.MaxInt64 - 1000, IndexIntervalBytes: 1 << 30})
 	s := &m.Segments[0]
 	b := s.Batches[len(s.Batches)-1]
 	path := m.LogPath(s)
@@ -22,5 +22,5 @@ func TestLastOffsetWrapsPastInt64(t *testing.T) {
 	putU32(t, path, b.Position+23, 2000) // lastOffsetDelta
 	fixCRC(t, path, b)
 	got, _ := verifyPath(t, m.Dir, Options{Jobs: 1, IndexIntervalBytes: 1 << 30})
-	expect(t, got, want{LogOffsetRange, gen.SegmentName(s.BaseOffset) + ".log", b.Position})
+	expect(t, got, want{LogOffsetRange, kafkagen.SegmentName(s.BaseOffset) + ".log", b.Position})
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/find"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestSearchTreatsABadCRCAsDamage: a byte of a record flipped inside a
@@ -22,7 +22,7 @@ import (
 // file and byte position.
 func TestSearchTreatsABadCRCAsDamage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 3, Segments: 3, Batches: 10, RecordsPerBatch: 4, ValueSize: 30})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Segments: 3, Batches: 10, RecordsPerBatch: 4, ValueSize: 30})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,21 +67,22 @@ func (f *Filter) Match(r *inspect.Record) bool {
 	for i := range f.Headers {
 		h := &f.Headers[i]
 		found := false
-		for _, x := range r.Headers {
-			if string(x.Key) != h.Name {
-				continue
-			}
-			if !h.HasValue || (x.Value == nil) == (h.Value == nil) && bytes.Equal(x.Value, h.Value) {
+		_ = r.EachHeader(func(x inspect.Header) error {
+			if string(x.Key) == h.Name && (!h.HasValue || (x.Value == nil) == (h.Value == nil) && bytes.Equal(x.Value, h.Value)) {
 				found = true
-				break
+				return errFound
 			}
-		}
+			return nil
+		})
 		if !found {
 			return false
 		}
 	}
 	return true
 }
+
+// errFound stops a walk over a record's headers at the first match.
+var errFound = errors.New("found")
 
 // Options tune a search.
 type Options struct {

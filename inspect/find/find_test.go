@@ -12,7 +12,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/find"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // shapes are the partitions of the generated data directory: every magic,
@@ -20,24 +20,24 @@ import (
 // transactions, several segments, dense and sparse indexes.
 var shapes = []struct {
 	dir string
-	o   gen.Options
+	o   kafkagen.Options
 }{
-	{"orders-0", gen.Options{}},
-	{"orders-1", gen.Options{Compression: "gzip", Timestamps: "jumping"}},
-	{"orders-2", gen.Options{Compression: "lz4", LogAppendTime: 0.5, IndexIntervalBytes: gen.IndexEveryBatch}},
-	{"orders-10", gen.Options{Compression: "zstd", Timestamps: "random"}},
-	{"audit-0", gen.Options{CompactionGaps: true, Timestamps: "random", IndexIntervalBytes: gen.IndexEveryBatch}},
-	{"audit-1", gen.Options{Transactions: true, Timestamps: "jumping", Compression: "snappy"}},
-	{"legacy-0", gen.Options{Magic: 1, Compression: "gzip", LogAppendTime: 0.3}},
-	{"legacy-1", gen.Options{Magic: 1, CompactionGaps: true, Timestamps: "random", IndexIntervalBytes: 1 << 30}},
-	{"old-0", gen.Options{Magic: gen.MagicV0, Compression: "snappy"}},
-	{"start-0", gen.Options{StartOffset: 1 << 40, Timestamps: "equal", EmptyActiveSegment: true}},
+	{"orders-0", kafkagen.Options{}},
+	{"orders-1", kafkagen.Options{Compression: "gzip", Timestamps: "jumping"}},
+	{"orders-2", kafkagen.Options{Compression: "lz4", LogAppendTime: 0.5, IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+	{"orders-10", kafkagen.Options{Compression: "zstd", Timestamps: "random"}},
+	{"audit-0", kafkagen.Options{CompactionGaps: true, Timestamps: "random", IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+	{"audit-1", kafkagen.Options{Transactions: true, Timestamps: "jumping", Compression: "snappy"}},
+	{"legacy-0", kafkagen.Options{Magic: 1, Compression: "gzip", LogAppendTime: 0.3}},
+	{"legacy-1", kafkagen.Options{Magic: 1, CompactionGaps: true, Timestamps: "random", IndexIntervalBytes: 1 << 30}},
+	{"old-0", kafkagen.Options{Magic: kafkagen.MagicV0, Compression: "snappy"}},
+	{"start-0", kafkagen.Options{StartOffset: 1 << 40, Timestamps: "equal", EmptyActiveSegment: true}},
 }
 
 type oracleRecord struct {
 	dir   string
-	batch *gen.BatchManifest
-	rec   gen.RecordManifest
+	batch *kafkagen.BatchManifest
+	rec   kafkagen.RecordManifest
 }
 
 // generateDataDir writes the shapes into one data directory and returns
@@ -45,7 +45,7 @@ type oracleRecord struct {
 func generateDataDir(t testing.TB) ([]*inspect.Partition, []oracleRecord) {
 	t.Helper()
 	root := t.TempDir()
-	manifests := map[string]*gen.Manifest{}
+	manifests := map[string]*kafkagen.Manifest{}
 	for i, s := range shapes {
 		o := s.o
 		o.Seed = int64(i + 1)
@@ -53,7 +53,7 @@ func generateDataDir(t testing.TB) ([]*inspect.Partition, []oracleRecord) {
 		o.Batches = 30
 		o.RecordsPerBatch = 6
 		o.ValueSize = 80
-		m, err := gen.Generate(filepath.Join(root, s.dir), o)
+		m, err := kafkagen.Generate(filepath.Join(root, s.dir), o)
 		if err != nil {
 			t.Fatalf("%s: %v", s.dir, err)
 		}
@@ -150,7 +150,7 @@ func search(t *testing.T, parts []*inspect.Partition, opts find.Options) ([]stri
 			return nil
 		}
 		m := e.Match
-		got = append(got, line(m.Partition.Name(), m.Batch.Position, m.BatchBaseOffset, m.Record.Offset, m.Record.Timestamp, m.Record.Key, m.Record.Value, len(m.Record.Headers)))
+		got = append(got, line(m.Partition.Name(), m.Batch.Position, m.BatchBaseOffset, m.Record.Offset, m.Record.Timestamp, m.Record.Key, m.Record.Value, m.Record.HeaderCount))
 		return nil
 	})
 	if err != nil {
@@ -170,7 +170,7 @@ func p64(v int64) *int64 { return &v }
 func TestSearchMatchesBruteForce(t *testing.T) {
 	parts, all := generateDataDir(t)
 	rng := rand.New(rand.NewPCG(7, 15))
-	pick := func() gen.RecordManifest { return all[rng.IntN(len(all))].rec }
+	pick := func() kafkagen.RecordManifest { return all[rng.IntN(len(all))].rec }
 	filters := []find.Filter{
 		{Key: []byte("key-042")},
 		{Key: []byte("no-such-key")},
@@ -297,7 +297,7 @@ func describe(f find.Filter) string {
 // segments are; with it only the damaged batch is lost.
 func TestSearchGoesOnPastDamage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	m, err := gen.Generate(dir, gen.Options{Seed: 3, Segments: 3, Batches: 10, RecordsPerBatch: 4, ValueSize: 30})
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 3, Segments: 3, Batches: 10, RecordsPerBatch: 4, ValueSize: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestSearchProgress(t *testing.T) {
 // would be refused, so the segment is walked whole).
 func TestSearchBelowTheLogStartOffset(t *testing.T) {
 	root := t.TempDir()
-	m, err := gen.Generate(filepath.Join(root, "orders-0"), gen.Options{Seed: 9, Segments: 3, Batches: 10, RecordsPerBatch: 3})
+	m, err := kafkagen.Generate(filepath.Join(root, "orders-0"), kafkagen.Options{Seed: 9, Segments: 3, Batches: 10, RecordsPerBatch: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

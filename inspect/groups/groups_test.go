@@ -9,7 +9,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/groups"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // logBuilder writes a __consumer_offsets log batch by batch, numbering
@@ -22,25 +22,25 @@ type logBuilder struct {
 func (l *logBuilder) ts() int64 { return 1000 + l.next }
 
 func (l *logBuilder) batch(pid int64, txn bool, recs ...[2][]byte) {
-	b := gen.Batch{BaseOffset: l.next, LeaderEpoch: 3, ProducerID: pid, Transactional: txn}
+	b := kafkagen.Batch{BaseOffset: l.next, LeaderEpoch: 3, ProducerID: pid, Transactional: txn}
 	for i, r := range recs {
-		b.Records = append(b.Records, gen.Record{OffsetDelta: int32(i), Timestamp: l.ts() + int64(i), Key: r[0], Value: r[1]})
+		b.Records = append(b.Records, kafkagen.Record{OffsetDelta: int32(i), Timestamp: l.ts() + int64(i), Key: r[0], Value: r[1]})
 	}
-	l.buf = gen.AppendBatch(l.buf, b)
+	l.buf = kafkagen.AppendBatch(l.buf, b)
 	l.next += int64(len(recs))
 }
 
 func (l *logBuilder) marker(pid int64, commit bool) {
-	l.buf = gen.AppendEndTxnMarker(l.buf, l.next, 3, pid, 0, commit, 1, l.ts())
+	l.buf = kafkagen.AppendEndTxnMarker(l.buf, l.next, 3, pid, 0, commit, 1, l.ts())
 	l.next++
 }
 
 func commit(group, topic string, p int32, version int16, offset int64, epoch int32, meta string) [2][]byte {
-	return [2][]byte{gen.OffsetCommitKey(group, topic, p), gen.OffsetCommitValue(version, offset, epoch, meta, 5000+offset, 9000)}
+	return [2][]byte{kafkagen.OffsetCommitKey(group, topic, p), kafkagen.OffsetCommitValue(version, offset, epoch, meta, 5000+offset, 9000)}
 }
 
 func tombstone(group, topic string, p int32) [2][]byte {
-	return [2][]byte{gen.OffsetCommitKey(group, topic, p), nil}
+	return [2][]byte{kafkagen.OffsetCommitKey(group, topic, p), nil}
 }
 
 func writePartition(t *testing.T, dir string, segments ...*logBuilder) *inspect.Partition {
@@ -87,9 +87,9 @@ func TestLoadReplaysLikeTheCoordinator(t *testing.T) {
 		commit("g1", "orders", 2, 2, 12, -1, "v2"), // 2
 	)
 	s1.batch(-1, false,
-		[2][]byte{gen.GroupMetadataKey("g1"), []byte{0, 3, 0, 0}},         // 3: no offsets (value not even decodable)
-		[2][]byte{gen.ConsumerGroupMetadataKey("g2"), []byte{0, 0, 0, 1}}, // 4: KIP-848: no offsets
-		commit("g1", "orders", 0, 3, 20, 7, "v3"),                         // 5: replaces offset 10
+		[2][]byte{kafkagen.GroupMetadataKey("g1"), []byte{0, 3, 0, 0}},         // 3: no offsets (value not even decodable)
+		[2][]byte{kafkagen.ConsumerGroupMetadataKey("g2"), []byte{0, 0, 0, 1}}, // 4: KIP-848: no offsets
+		commit("g1", "orders", 0, 3, 20, 7, "v3"),                              // 5: replaces offset 10
 	)
 	s1.batch(7, true, commit("g1", "orders", 1, 3, 100, 7, "txn7")) // 6: pending under 7
 	s1.batch(8, true, commit("g1", "orders", 2, 3, 200, 7, "txn8")) // 7: pending under 8
@@ -173,7 +173,7 @@ func TestLoadReportsDamage(t *testing.T) {
 // __consumer_offsets ones, and none for an absent one.
 func TestLogEndOffset(t *testing.T) {
 	root := t.TempDir()
-	m, err := gen.Generate(filepath.Join(root, "orders-3"), gen.Options{Seed: 1, Segments: 2, Batches: 5})
+	m, err := kafkagen.Generate(filepath.Join(root, "orders-3"), kafkagen.Options{Seed: 1, Segments: 2, Batches: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestLogEndOffset(t *testing.T) {
 // applies the producer's pending commits unless a later record set the
 // key, an ABORT drops them.
 func TestLoadMatchesReplayOfGeneratedPartitions(t *testing.T) {
-	for i, o := range []gen.Options{
+	for i, o := range []kafkagen.Options{
 		{Transactions: true},
 		{Transactions: true, Compression: "lz4", Segments: 3, CompactionGaps: true},
 		{Compression: "gzip", Segments: 2, Timestamps: "random"},
@@ -206,7 +206,7 @@ func TestLoadMatchesReplayOfGeneratedPartitions(t *testing.T) {
 		o.Batches = 40
 		o.RecordsPerBatch = 5
 		dir := filepath.Join(t.TempDir(), "__consumer_offsets-3")
-		m, err := gen.Generate(dir, o)
+		m, err := kafkagen.Generate(dir, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +265,7 @@ func TestLoadMatchesReplayOfGeneratedPartitions(t *testing.T) {
 			}
 			got := map[string]int64{}
 			for _, o := range st.Offsets() {
-				got[string(gen.OffsetCommitKey(o.Group, o.Topic, o.Partition))] = o.SourceOffset
+				got[string(kafkagen.OffsetCommitKey(o.Group, o.Topic, o.Partition))] = o.SourceOffset
 				if o.Offset != o.SourceOffset {
 					t.Errorf("%d: committed offset %d from record %d: the generator commits the record's offset", i, o.Offset, o.SourceOffset)
 				}
@@ -285,14 +285,14 @@ func TestLoadMatchesReplayOfGeneratedPartitions(t *testing.T) {
 // later version 1 commit replaces it and a tombstone removes it.
 func TestKeyVersionZero(t *testing.T) {
 	keyV0 := func(group, topic string, p int32) []byte {
-		k := append([]byte{0, 0}, gen.OffsetCommitKey(group, topic, p)[2:]...)
+		k := append([]byte{0, 0}, kafkagen.OffsetCommitKey(group, topic, p)[2:]...)
 		return k
 	}
 	var s logBuilder
 	s.batch(-1, false,
-		[2][]byte{keyV0("old", "t", 0), gen.OffsetCommitValue(0, 5, -1, "zero", 7000, 0)},
-		[2][]byte{keyV0("old", "t", 1), gen.OffsetCommitValue(0, 6, -1, "", 7001, 0)},
-		[2][]byte{keyV0("old", "t", 2), gen.OffsetCommitValue(0, 7, -1, "", 7002, 0)},
+		[2][]byte{keyV0("old", "t", 0), kafkagen.OffsetCommitValue(0, 5, -1, "zero", 7000, 0)},
+		[2][]byte{keyV0("old", "t", 1), kafkagen.OffsetCommitValue(0, 6, -1, "", 7001, 0)},
+		[2][]byte{keyV0("old", "t", 2), kafkagen.OffsetCommitValue(0, 7, -1, "", 7002, 0)},
 	)
 	s.batch(-1, false, commit("old", "t", 1, 3, 8, 1, "v1 key"), tombstone("old", "t", 2))
 	p := writePartition(t, filepath.Join(t.TempDir(), "__consumer_offsets-1"), &s)

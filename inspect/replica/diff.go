@@ -236,15 +236,7 @@ func (d *Divergence) count(diff Difference) {
 // is not an empty one). Batch framing, compression and leader epochs may
 // differ between replicas.
 func sameRecord(a, b *inspect.Record) bool {
-	if a.Timestamp != b.Timestamp || !sameBytes(a.Key, b.Key) || !sameBytes(a.Value, b.Value) || len(a.Headers) != len(b.Headers) {
-		return false
-	}
-	for i := range a.Headers {
-		if !bytes.Equal(a.Headers[i].Key, b.Headers[i].Key) || !sameBytes(a.Headers[i].Value, b.Headers[i].Value) {
-			return false
-		}
-	}
-	return true
+	return a.Timestamp == b.Timestamp && sameBytes(a.Key, b.Key) && sameBytes(a.Value, b.Value) && a.HeadersEqual(b)
 }
 
 func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }

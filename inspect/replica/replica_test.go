@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/replica"
-	"github.com/kseg/kseg/rebuild/gen"
 )
 
 // rec is one record of a replica's history: its offset, the leader epoch
@@ -65,7 +65,7 @@ func writeReplica(t *testing.T, dir string, hist []rec, l layout) *replica.Repli
 		for j < len(hist) && j-i < n && hist[j].epoch == hist[i].epoch {
 			j++
 		}
-		b := gen.Batch{BaseOffset: hist[i].offset, LeaderEpoch: hist[i].epoch, ProducerID: -1}
+		b := kafkagen.Batch{BaseOffset: hist[i].offset, LeaderEpoch: hist[i].epoch, ProducerID: -1}
 		if l.noEpochs {
 			b.LeaderEpoch = -1
 		}
@@ -73,7 +73,7 @@ func writeReplica(t *testing.T, dir string, hist []rec, l layout) *replica.Repli
 			if l.removed[r.offset] {
 				continue
 			}
-			b.Records = append(b.Records, gen.Record{OffsetDelta: int32(r.offset - b.BaseOffset), Timestamp: 1000 + r.offset,
+			b.Records = append(b.Records, kafkagen.Record{OffsetDelta: int32(r.offset - b.BaseOffset), Timestamp: 1000 + r.offset,
 				Key: []byte(fmt.Sprintf("k%d", r.offset%7)), Value: []byte(r.content)})
 		}
 		i = j
@@ -85,7 +85,7 @@ func writeReplica(t *testing.T, dir string, hist []rec, l layout) *replica.Repli
 			bases = append(bases, b.BaseOffset)
 		}
 		batches++
-		segs[len(segs)-1] = gen.AppendBatch(segs[len(segs)-1], b)
+		segs[len(segs)-1] = kafkagen.AppendBatch(segs[len(segs)-1], b)
 	}
 	for k, s := range segs {
 		if err := os.WriteFile(filepath.Join(dir, inspect.SegmentName(bases[k])+".log"), s, 0o644); err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 func jsonEqual(t *testing.T, what string, got []byte, want string) {
@@ -91,7 +91,7 @@ func TestDecodeWireFormat(t *testing.T) {
 	d := NewDecoder(reg, nil, nil)
 	money := map[string]any{"com.shop.Money": map[string]any{"cents": int64(5), "currency": "EUR"}}
 	event := `{"id":"e1","at":"123","inner":{"n":5,"deep":{"ok":true}},"tags":["a","b"],"origin":{"host":"h","port":9092},"when":"2023-11-14T22:13:20Z"}`
-	avroKey := gen.WireFormat(idOrderKey, nil, mustAvro(t, `"string"`, "order-42"))
+	avroKey := kafkagen.WireFormat(idOrderKey, nil, mustAvro(t, `"string"`, "order-42"))
 	cases := []struct {
 		name       string
 		key, value []byte
@@ -102,50 +102,50 @@ func TestDecodeWireFormat(t *testing.T) {
 		err        string // substring of Error, "" none
 	}{
 		{name: "avro key and v1 value", key: avroKey,
-			value:     gen.WireFormat(idOrderV1, nil, mustAvro(t, orderV1Schema, map[string]any{"id": int64(7), "amount": 12.25})),
+			value:     kafkagen.WireFormat(idOrderV1, nil, mustAvro(t, orderV1Schema, map[string]any{"id": int64(7), "amount": 12.25})),
 			keySchema: "1 AVRO orders-key 1", wantKey: `"order-42"`, valSchema: "2 AVRO orders-value 1", wantValue: `{"id":7,"amount":12.25}`},
-		{name: "union null", value: gen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(nil), moneySchema)),
+		{name: "union null", value: kafkagen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(nil), moneySchema)),
 			valSchema: "3 AVRO orders-value 2", wantValue: orderJSON("null")},
-		{name: "union string", value: gen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(map[string]any{"string": "hi"}), moneySchema)),
+		{name: "union string", value: kafkagen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(map[string]any{"string": "hi"}), moneySchema)),
 			valSchema: "3 AVRO orders-value 2", wantValue: orderJSON(`{"string":"hi"}`)},
-		{name: "union int", value: gen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(map[string]any{"int": 7}), moneySchema)),
+		{name: "union int", value: kafkagen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(map[string]any{"int": 7}), moneySchema)),
 			valSchema: "3 AVRO orders-value 2", wantValue: orderJSON(`{"int":7}`)},
-		{name: "union referenced record", value: gen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(money), moneySchema)),
+		{name: "union referenced record", value: kafkagen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(money), moneySchema)),
 			valSchema: "3 AVRO orders-value 2", wantValue: orderJSON(`{"com.shop.Money":{"cents":5,"currency":"EUR"}}`)},
-		{name: "union array", value: gen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(map[string]any{"array": []int64{1, -2}}), moneySchema)),
+		{name: "union array", value: kafkagen.WireFormat(idOrderV2, nil, mustAvro(t, orderV2Schema, order(map[string]any{"array": []int64{1, -2}}), moneySchema)),
 			valSchema: "3 AVRO orders-value 2", wantValue: orderJSON(`{"array":[1,-2]}`)},
-		{name: "protobuf index [1]", value: gen.WireFormat(idEvents, []int{1}, mustProto(t, "shop.Event", event)),
+		{name: "protobuf index [1]", value: kafkagen.WireFormat(idEvents, []int{1}, mustProto(t, "shop.Event", event)),
 			valSchema: "5 PROTOBUF events-copy 3", wantValue: event},
-		{name: "protobuf nested [1,0]", value: gen.WireFormat(idEvents, []int{1, 0}, mustProto(t, "shop.Event.Inner", `{"n":5,"deep":{"ok":true}}`)),
+		{name: "protobuf nested [1,0]", value: kafkagen.WireFormat(idEvents, []int{1, 0}, mustProto(t, "shop.Event.Inner", `{"n":5,"deep":{"ok":true}}`)),
 			valSchema: "5 PROTOBUF events-copy 3", wantValue: `{"n":5,"deep":{"ok":true}}`},
-		{name: "protobuf nested [1,0,0]", value: gen.WireFormat(idEvents, []int{1, 0, 0}, mustProto(t, "shop.Event.Inner.Deep", `{"ok":true}`)),
+		{name: "protobuf nested [1,0,0]", value: kafkagen.WireFormat(idEvents, []int{1, 0, 0}, mustProto(t, "shop.Event.Inner.Deep", `{"ok":true}`)),
 			valSchema: "5 PROTOBUF events-copy 3", wantValue: `{"ok":true}`},
-		{name: "protobuf [0] as one byte", key: gen.WireFormat(idEvents, []int{0}, mustProto(t, "shop.Envelope", `{"source":"s"}`)),
+		{name: "protobuf [0] as one byte", key: kafkagen.WireFormat(idEvents, []int{0}, mustProto(t, "shop.Envelope", `{"source":"s"}`)),
 			keySchema: "5 PROTOBUF events-copy 3", wantKey: `{"source":"s"}`},
-		{name: "protobuf [0] as a list", key: gen.WireFormat(idEvents, []int{0, 0}[:1:1], nil)[:5],
+		{name: "protobuf [0] as a list", key: kafkagen.WireFormat(idEvents, []int{0, 0}[:1:1], nil)[:5],
 			keySchema: "", err: "message-index list"},
-		{name: "json schema", value: gen.WireFormat(idClicks, nil, []byte(`{"page": "/x" }`)),
+		{name: "json schema", value: kafkagen.WireFormat(idClicks, nil, []byte(`{"page": "/x" }`)),
 			valSchema: "7 JSON clicks-value 1", wantValue: `{"page":"/x"}`},
-		{name: "soft-deleted schema decodes", value: gen.WireFormat(idSoftGone, nil, mustAvro(t, `"long"`, int64(-3))),
+		{name: "soft-deleted schema decodes", value: kafkagen.WireFormat(idSoftGone, nil, mustAvro(t, `"long"`, int64(-3))),
 			valSchema: "8 AVRO old-value 1", wantValue: `-3`},
-		{name: "replaced subject version", value: gen.WireFormat(idReplacing, nil, mustAvro(t, `"string"`, "x")),
+		{name: "replaced subject version", value: kafkagen.WireFormat(idReplacing, nil, mustAvro(t, `"string"`, "x")),
 			valSchema: "12 AVRO re-value 1", wantValue: `"x"`},
 		{name: "plain key and value stay", key: []byte("k"), value: []byte(`{"a":1}`)},
 		{name: "null key and value", key: nil, value: nil},
-		{name: "unknown id", key: avroKey, value: gen.WireFormat(99, nil, []byte{2}),
+		{name: "unknown id", key: avroKey, value: kafkagen.WireFormat(99, nil, []byte{2}),
 			keySchema: "1 AVRO orders-key 1", wantKey: `"order-42"`, err: "value: schema id 99: unknown"},
-		{name: "deleted by a null value", value: gen.WireFormat(idHardGone, nil, []byte{2}), err: "schema id 9: unknown"},
-		{name: "replaced id", value: gen.WireFormat(idReplaced, nil, []byte{2}), err: "schema id 11: unknown"},
-		{name: "schema does not parse", value: gen.WireFormat(idBadSchema, nil, []byte{2}), err: "schema id 10 (AVRO bad-value version 1): schema does not parse"},
-		{name: "proto schema does not parse", value: gen.WireFormat(idEventsJSON, []int{0}, nil), err: "schema id 13 (PROTOBUF events-json version 1): schema does not parse"},
-		{name: "truncated avro", value: gen.WireFormat(idOrderV1, nil, []byte{0x0e, 1, 2}), err: "schema id 2 (AVRO orders-value version 1): payload does not match the schema: at byte 1: payload ends inside a value"},
-		{name: "trailing bytes", value: gen.WireFormat(idOrderKey, nil, []byte{2, 'a', 'b'}), err: "1 bytes left after the value"},
-		{name: "enum index", value: gen.WireFormat(idOrderV2, nil, []byte{2, 9}), err: "enum com.shop.Status: symbol index -5 of 3"},
-		{name: "string past the end", value: gen.WireFormat(idOrderKey, nil, []byte{0xfe, 0xff, 0xff, 0xff, 0x0f}), err: "past the end of the payload"},
-		{name: "protobuf index out of range", value: gen.WireFormat(idEvents, []int{1, 4}, nil), err: "message index 4: shop.Event has 1 nested messages"},
-		{name: "protobuf bad payload", value: gen.WireFormat(idEvents, []int{1}, []byte{0x0a, 0x50}), err: "payload does not match message shop.Event"},
-		{name: "json not json", value: gen.WireFormat(idClicks, nil, []byte(`{"page":`)), err: "schema id 7 (JSON clicks-value version 1): payload is not a JSON document"},
-		{name: "key and value errors", key: gen.WireFormat(98, nil, nil), value: gen.WireFormat(99, nil, nil), err: "key: schema id 98: unknown (11 schemas in"},
+		{name: "deleted by a null value", value: kafkagen.WireFormat(idHardGone, nil, []byte{2}), err: "schema id 9: unknown"},
+		{name: "replaced id", value: kafkagen.WireFormat(idReplaced, nil, []byte{2}), err: "schema id 11: unknown"},
+		{name: "schema does not parse", value: kafkagen.WireFormat(idBadSchema, nil, []byte{2}), err: "schema id 10 (AVRO bad-value version 1): schema does not parse"},
+		{name: "proto schema does not parse", value: kafkagen.WireFormat(idEventsJSON, []int{0}, nil), err: "schema id 13 (PROTOBUF events-json version 1): schema does not parse"},
+		{name: "truncated avro", value: kafkagen.WireFormat(idOrderV1, nil, []byte{0x0e, 1, 2}), err: "schema id 2 (AVRO orders-value version 1): payload does not match the schema: at byte 1: payload ends inside a value"},
+		{name: "trailing bytes", value: kafkagen.WireFormat(idOrderKey, nil, []byte{2, 'a', 'b'}), err: "1 bytes left after the value"},
+		{name: "enum index", value: kafkagen.WireFormat(idOrderV2, nil, []byte{2, 9}), err: "enum com.shop.Status: symbol index -5 of 3"},
+		{name: "string past the end", value: kafkagen.WireFormat(idOrderKey, nil, []byte{0xfe, 0xff, 0xff, 0xff, 0x0f}), err: "past the end of the payload"},
+		{name: "protobuf index out of range", value: kafkagen.WireFormat(idEvents, []int{1, 4}, nil), err: "message index 4: shop.Event has 1 nested messages"},
+		{name: "protobuf bad payload", value: kafkagen.WireFormat(idEvents, []int{1}, []byte{0x0a, 0x50}), err: "payload does not match message shop.Event"},
+		{name: "json not json", value: kafkagen.WireFormat(idClicks, nil, []byte(`{"page":`)), err: "schema id 7 (JSON clicks-value version 1): payload is not a JSON document"},
+		{name: "key and value errors", key: kafkagen.WireFormat(98, nil, nil), value: kafkagen.WireFormat(99, nil, nil), err: "key: schema id 98: unknown (11 schemas in"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -200,7 +200,7 @@ func TestAvroJSONEncodingBytes(t *testing.T) {
 		"s": "tab\t\u2028 ✓", "e": map[string]any{}})
 	reg := newRegistry("t")
 	reg.byID[1] = &Schema{ID: 1, SchemaType: Avro, Schema: s}
-	got := NewDecoder(reg, nil, nil).Decode(nil, gen.WireFormat(1, nil, payload))
+	got := NewDecoder(reg, nil, nil).Decode(nil, kafkagen.WireFormat(1, nil, payload))
 	want := `{"b":"A\u0000é\"","f":"ÿ\n` + "\u0080" + `","x":0.1,"d":1e-7,"s":"tab\t\u2028 ✓","e":{}}`
 	if string(got.Value) != want || got.Error != "" {
 		t.Errorf("got %s (%s)\nwant %s", got.Value, got.Error, want)
@@ -215,9 +215,9 @@ func TestDecodersShareARegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	values := [][]byte{
-		gen.WireFormat(idOrderV1, nil, mustAvro(t, orderV1Schema, map[string]any{"id": int64(7), "amount": 1.5})),
-		gen.WireFormat(idEvents, []int{1, 0}, mustProto(t, "shop.Event.Inner", `{"n":5}`)),
-		gen.WireFormat(idClicks, nil, []byte(`{"page":"/x"}`)),
+		kafkagen.WireFormat(idOrderV1, nil, mustAvro(t, orderV1Schema, map[string]any{"id": int64(7), "amount": 1.5})),
+		kafkagen.WireFormat(idEvents, []int{1, 0}, mustProto(t, "shop.Event.Inner", `{"n":5}`)),
+		kafkagen.WireFormat(idClicks, nil, []byte(`{"page":"/x"}`)),
 	}
 	want := []string{`{"id":7,"amount":1.5}`, `{"n":5}`, `{"page":"/x"}`}
 	done := make(chan error)
@@ -255,11 +255,11 @@ func TestRecursiveSchema(t *testing.T) {
 		}
 		return append(b[:len(b)-1], 0) // the last next is null
 	}
-	got := d.Decode(nil, gen.WireFormat(1, nil, list(3)))
+	got := d.Decode(nil, kafkagen.WireFormat(1, nil, list(3)))
 	if want := `{"v":0,"next":{"list.Node":{"v":1,"next":{"list.Node":{"v":2,"next":null}}}}}`; string(got.Value) != want {
 		t.Errorf("got %s %q\nwant %s", got.Value, got.Error, want)
 	}
-	got = d.Decode(nil, gen.WireFormat(1, nil, list(10000)))
+	got = d.Decode(nil, kafkagen.WireFormat(1, nil, list(10000)))
 	if got.Value != nil || !strings.Contains(got.Error, "values nest deeper than 256") {
 		t.Errorf("10000 levels: %.80s %q", got.Value, got.Error)
 	}
@@ -270,7 +270,7 @@ func TestRecursiveSchema(t *testing.T) {
 func TestProto2MissingRequired(t *testing.T) {
 	reg := newRegistry("t")
 	reg.byID[1] = &Schema{ID: 1, SchemaType: Protobuf, Schema: `syntax = "proto2"; message R { required int32 a = 1; optional string b = 2; }`}
-	got := NewDecoder(reg, nil, nil).Decode(nil, gen.WireFormat(1, []int{0}, []byte{0x12, 1, 'x'}))
+	got := NewDecoder(reg, nil, nil).Decode(nil, kafkagen.WireFormat(1, []int{0}, []byte{0x12, 1, 'x'}))
 	if string(got.Value) != `{"b":"x"}` || got.Error != "" {
 		t.Errorf("got %s %q", got.Value, got.Error)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestDemoValuesAgree: the generator writes the same orders (same seed) in
@@ -17,7 +17,7 @@ import (
 // and each order's id is its offset.
 func TestDemoValuesAgree(t *testing.T) {
 	data := t.TempDir()
-	if _, err := gen.Generate(filepath.Join(data, TopicPartitionDir), gen.Options{Topic: Topic, Records: gen.DemoSchemaRecords()}); err != nil {
+	if _, err := kafkagen.Generate(filepath.Join(data, TopicPartitionDir), kafkagen.Options{Topic: Topic, Records: kafkagen.DemoSchemaRecords()}); err != nil {
 		t.Fatal(err)
 	}
 	reg, err := Find(data)
@@ -32,9 +32,9 @@ func TestDemoValuesAgree(t *testing.T) {
 		Note     any     `json:"note"`
 	}
 	orders := map[string][]order{}
-	for _, format := range []string{gen.ValueAvro, gen.ValueProtobuf, gen.ValueJSON} {
+	for _, format := range []string{kafkagen.ValueAvro, kafkagen.ValueProtobuf, kafkagen.ValueJSON} {
 		dir := filepath.Join(data, "orders-"+format+"-0")
-		if _, err := gen.Generate(dir, gen.Options{Seed: 5, Segments: 2, Batches: 20, Compression: "snappy", ValueFormat: format}); err != nil {
+		if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 5, Segments: 2, Batches: 20, Compression: "snappy", ValueFormat: format}); err != nil {
 			t.Fatal(err)
 		}
 		p, err := inspect.ReadPartition(dir)
@@ -80,21 +80,21 @@ func TestDemoValuesAgree(t *testing.T) {
 			t.Fatalf("%s: %v", format, err)
 		}
 	}
-	if len(orders[gen.ValueAvro]) < 100 {
-		t.Fatalf("%d orders", len(orders[gen.ValueAvro]))
+	if len(orders[kafkagen.ValueAvro]) < 100 {
+		t.Fatalf("%d orders", len(orders[kafkagen.ValueAvro]))
 	}
-	for _, f := range []string{gen.ValueProtobuf, gen.ValueJSON} {
-		if !reflect.DeepEqual(orders[f], orders[gen.ValueAvro]) {
+	for _, f := range []string{kafkagen.ValueProtobuf, kafkagen.ValueJSON} {
+		if !reflect.DeepEqual(orders[f], orders[kafkagen.ValueAvro]) {
 			t.Errorf("%s orders differ from avro's", f)
 		}
 	}
 	notes := 0
-	for _, o := range orders[gen.ValueAvro] {
+	for _, o := range orders[kafkagen.ValueAvro] {
 		if o.Note != nil {
 			notes++
 		}
 	}
-	if notes == 0 || notes == len(orders[gen.ValueAvro]) {
-		t.Errorf("%d notes of %d orders: want some", notes, len(orders[gen.ValueAvro]))
+	if notes == 0 || notes == len(orders[kafkagen.ValueAvro]) {
+		t.Errorf("%d notes of %d orders: want some", notes, len(orders[kafkagen.ValueAvro]))
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // The schemas of the test registry. Payloads are encoded by other code
@@ -78,32 +78,32 @@ const (
 
 // registryRecords is the _schemas topic of the test registry, with the
 // records a registry writes besides schemas (CONFIG, NOOP) in between.
-func registryRecords() []gen.KeyValue {
-	recs := []gen.KeyValue{
+func registryRecords() []kafkagen.KeyValue {
+	recs := []kafkagen.KeyValue{
 		{Key: []byte(`{"keytype":"NOOP","magic":0}`), Value: nil},
 		{Key: []byte(`{"keytype":"CONFIG","subject":null,"magic":0}`), Value: []byte(`{"compatibilityLevel":"BACKWARD"}`)},
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "orders-key", Version: 1, ID: idOrderKey, Schema: `"string"`}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "orders-value", Version: 1, ID: idOrderV1, Schema: orderV1Schema}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "money", Version: 1, ID: idMoney, Schema: moneySchema}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "orders-value", Version: 2, ID: idOrderV2, Schema: orderV2Schema,
-			References: []gen.SchemaRef{{Name: "com.shop.Money", Subject: "money", Version: 1}}}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "common.proto", Version: 1, ID: idCommon, SchemaType: "PROTOBUF", Schema: commonProto}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "events-value", Version: 1, ID: idEvents, SchemaType: "PROTOBUF", Schema: eventsProto,
-			References: []gen.SchemaRef{{Name: "common.proto", Subject: "common.proto", Version: -1}}}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "clicks-value", Version: 1, ID: idClicks, SchemaType: "JSON", Schema: clickSchema}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "old-value", Version: 1, ID: idSoftGone, Schema: `"long"`}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "old-value", Version: 1, ID: idSoftGone, Schema: `"long"`, Deleted: true}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "gone-value", Version: 1, ID: idHardGone, Schema: `"long"`}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "orders-key", Version: 1, ID: idOrderKey, Schema: `"string"`}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "orders-value", Version: 1, ID: idOrderV1, Schema: orderV1Schema}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "money", Version: 1, ID: idMoney, Schema: moneySchema}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "orders-value", Version: 2, ID: idOrderV2, Schema: orderV2Schema,
+			References: []kafkagen.SchemaRef{{Name: "com.shop.Money", Subject: "money", Version: 1}}}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "common.proto", Version: 1, ID: idCommon, SchemaType: "PROTOBUF", Schema: commonProto}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "events-value", Version: 1, ID: idEvents, SchemaType: "PROTOBUF", Schema: eventsProto,
+			References: []kafkagen.SchemaRef{{Name: "common.proto", Subject: "common.proto", Version: -1}}}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "clicks-value", Version: 1, ID: idClicks, SchemaType: "JSON", Schema: clickSchema}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "old-value", Version: 1, ID: idSoftGone, Schema: `"long"`}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "old-value", Version: 1, ID: idSoftGone, Schema: `"long"`, Deleted: true}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "gone-value", Version: 1, ID: idHardGone, Schema: `"long"`}),
 		{Key: []byte(`{"keytype":"DELETE_SUBJECT","subject":"gone-value","magic":0}`), Value: []byte(`{"subject":"gone-value","version":1}`)},
-		{Key: gen.SchemaKey("gone-value", 1), Value: nil},
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "bad-value", Version: 1, ID: idBadSchema, Schema: `{"type":"record","name":"X","fields":[{"name":"a","type":"nope"}]}`}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "re-value", Version: 1, ID: idReplaced, Schema: `"int"`}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "re-value", Version: 1, ID: idReplacing, Schema: `"string"`}),
+		{Key: kafkagen.SchemaKey("gone-value", 1), Value: nil},
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "bad-value", Version: 1, ID: idBadSchema, Schema: `{"type":"record","name":"X","fields":[{"name":"a","type":"nope"}]}`}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "re-value", Version: 1, ID: idReplaced, Schema: `"int"`}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "re-value", Version: 1, ID: idReplacing, Schema: `"string"`}),
 		// The same schema text under another subject shares the id; the id
 		// names the first subject.
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "events-copy", Version: 3, ID: idEvents, SchemaType: "PROTOBUF", Schema: eventsProto,
-			References: []gen.SchemaRef{{Name: "common.proto", Subject: "common.proto", Version: 1}}}),
-		gen.SchemaRecord(gen.RegisteredSchema{Subject: "events-json", Version: 1, ID: idEventsJSON, SchemaType: "PROTOBUF",
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "events-copy", Version: 3, ID: idEvents, SchemaType: "PROTOBUF", Schema: eventsProto,
+			References: []kafkagen.SchemaRef{{Name: "common.proto", Subject: "common.proto", Version: 1}}}),
+		kafkagen.SchemaRecord(kafkagen.RegisteredSchema{Subject: "events-json", Version: 1, ID: idEventsJSON, SchemaType: "PROTOBUF",
 			Schema: `syntax = "proto3"; message Broken { string s = 1 }`}),
 	}
 	return recs
@@ -114,7 +114,7 @@ func registryRecords() []gen.KeyValue {
 func writeRegistry(t testing.TB) string {
 	t.Helper()
 	data := t.TempDir()
-	if _, err := gen.Generate(filepath.Join(data, TopicPartitionDir), gen.Options{Seed: 1, Topic: Topic, Segments: 3,
+	if _, err := kafkagen.Generate(filepath.Join(data, TopicPartitionDir), kafkagen.Options{Seed: 1, Topic: Topic, Segments: 3,
 		RecordsPerBatch: 3, Compression: "lz4", Records: registryRecords()}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // FuzzDecode feeds mangled keys and values to a decoder with the test
@@ -15,14 +15,14 @@ import (
 func FuzzDecode(f *testing.F) {
 	event := `{"id":"e1","at":"123","inner":{"n":5,"deep":{"ok":true}},"tags":["a","b"],"origin":{"host":"h","port":9092}}`
 	seeds := [][]byte{
-		gen.WireFormat(idOrderKey, nil, mustAvro(f, `"string"`, "order-42")),
-		gen.WireFormat(idOrderV2, nil, mustAvro(f, orderV2Schema, order(map[string]any{"array": []int64{1, -2}}), moneySchema)),
-		gen.WireFormat(idOrderV2, nil, mustAvro(f, orderV2Schema, order(nil), moneySchema)),
-		gen.WireFormat(idEvents, []int{1}, mustProto(f, "shop.Event", event)),
-		gen.WireFormat(idEvents, []int{1, 0, 0}, mustProto(f, "shop.Event.Inner.Deep", `{"ok":true}`)),
-		gen.WireFormat(idClicks, nil, []byte(`{"page":"/x"}`)),
-		gen.WireFormat(idNulls, nil, []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}),
-		gen.WireFormat(idOrderV2, nil, []byte{0x54, 2, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}),
+		kafkagen.WireFormat(idOrderKey, nil, mustAvro(f, `"string"`, "order-42")),
+		kafkagen.WireFormat(idOrderV2, nil, mustAvro(f, orderV2Schema, order(map[string]any{"array": []int64{1, -2}}), moneySchema)),
+		kafkagen.WireFormat(idOrderV2, nil, mustAvro(f, orderV2Schema, order(nil), moneySchema)),
+		kafkagen.WireFormat(idEvents, []int{1}, mustProto(f, "shop.Event", event)),
+		kafkagen.WireFormat(idEvents, []int{1, 0, 0}, mustProto(f, "shop.Event.Inner.Deep", `{"ok":true}`)),
+		kafkagen.WireFormat(idClicks, nil, []byte(`{"page":"/x"}`)),
+		kafkagen.WireFormat(idNulls, nil, []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}),
+		kafkagen.WireFormat(idOrderV2, nil, []byte{0x54, 2, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}),
 		{0, 0, 0, 0},
 		nil,
 	}
@@ -74,16 +74,16 @@ func TestZeroSizeItemsAreBounded(t *testing.T) {
 	reg := newRegistry("t")
 	reg.byID[idNulls] = &Schema{ID: idNulls, SchemaType: Avro, Schema: nullsSchema}
 	d := NewDecoder(reg, nil, nil)
-	got := d.Decode(nil, gen.WireFormat(idNulls, nil, []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}))
+	got := d.Decode(nil, kafkagen.WireFormat(idNulls, nil, []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}))
 	if !strings.Contains(got.Error, "expands to more than") || got.Value != nil {
 		t.Errorf("got %.100s, error %q", got.Value, got.Error)
 	}
-	got = d.Decode(nil, gen.WireFormat(idNulls, nil, []byte{6, 0}))
+	got = d.Decode(nil, kafkagen.WireFormat(idNulls, nil, []byte{6, 0}))
 	if string(got.Value) != "[null,null,null]" || got.Error != "" {
 		t.Errorf("three nulls: %s %q", got.Value, got.Error)
 	}
 	// A negative block count is followed by the block's size in bytes.
-	got = d.Decode(nil, gen.WireFormat(idNulls, nil, []byte{3, 0, 0}))
+	got = d.Decode(nil, kafkagen.WireFormat(idNulls, nil, []byte{3, 0, 0}))
 	if string(got.Value) != "[null,null]" || got.Error != "" {
 		t.Errorf("block of -2 with a size: %s %q", got.Value, got.Error)
 	}

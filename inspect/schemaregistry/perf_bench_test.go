@@ -3,7 +3,7 @@ package schemaregistry
 import (
 	"testing"
 
-	"github.com/kseg/kseg/rebuild/gen"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // Decoding speed per schema type, on the test registry's schemas: an Avro
@@ -33,15 +33,15 @@ func benchDecode(b *testing.B, key, value []byte) {
 
 func BenchmarkDecodeAvro(b *testing.B) {
 	money := map[string]any{"com.shop.Money": map[string]any{"cents": int64(1250), "currency": "EUR"}}
-	benchDecode(b, gen.WireFormat(idOrderKey, nil, mustAvro(b, `"string"`, "order-000042")),
-		gen.WireFormat(idOrderV2, nil, mustAvro(b, orderV2Schema, order(money), moneySchema)))
+	benchDecode(b, kafkagen.WireFormat(idOrderKey, nil, mustAvro(b, `"string"`, "order-000042")),
+		kafkagen.WireFormat(idOrderV2, nil, mustAvro(b, orderV2Schema, order(money), moneySchema)))
 }
 
 func BenchmarkDecodeProtobuf(b *testing.B) {
 	event := `{"id":"e1","at":"123","inner":{"n":5,"deep":{"ok":true}},"tags":["a","b"],"origin":{"host":"h","port":9092},"when":"2023-11-14T22:13:20Z"}`
-	benchDecode(b, nil, gen.WireFormat(idEvents, []int{1}, mustProto(b, "shop.Event", event)))
+	benchDecode(b, nil, kafkagen.WireFormat(idEvents, []int{1}, mustProto(b, "shop.Event", event)))
 }
 
 func BenchmarkDecodeJSONSchema(b *testing.B) {
-	benchDecode(b, nil, gen.WireFormat(idClicks, nil, []byte(`{"page":"/products/42","referrer":"https://example.com/","ms":1700000000123,"tags":["a","b"]}`)))
+	benchDecode(b, nil, kafkagen.WireFormat(idClicks, nil, []byte(`{"page":"/products/42","referrer":"https://example.com/","ms":1700000000123,"tags":["a","b"]}`)))
 }

@@ -283,7 +283,8 @@ func readFiles(dir string) (*Registry, error) {
 const maxSchemaFileBytes = 16 << 20
 
 func readSchemaFile(path string) (string, error) {
-	f, err := os.Open(path)
+	// inspect.OpenFile: a FIFO is refused, not waited on.
+	f, err := inspect.OpenFile(path)
 	if err != nil {
 		return "", err
 	}
@@ -291,9 +292,6 @@ func readSchemaFile(path string) (string, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s: not a regular file", path)
 	}
 	if st.Size() > maxSchemaFileBytes {
 		return "", fmt.Errorf("%s: %d bytes, over the %d a schema may have", path, st.Size(), maxSchemaFileBytes)

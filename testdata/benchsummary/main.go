@@ -124,6 +124,19 @@ func main() {
 		{"verify -j 2 speedup over -j 1 (64 partitions of 3 x 2 MiB)", "VerifyJobs/parts-j1-vs-j2", "speedup", "%.2fx", atLeast(1.8), ">= 1.80x"},
 		{"  cores busy during -j 2 (CPU time / wall time)", "VerifyJobs/parts-j1-vs-j2", "j2-cores", "%.2f", nil, ""},
 		{"  the machine's own limit: read+CRC32C by 2 goroutines over 1", "VerifyJobs/parts-j1-vs-j2", "limit-speedup", "%.2fx", nil, ""},
+		{"verify, ~0.4 KiB batches / per-batch read+CRC limit", "VerifyBatches/small", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
+		{"verify, ~1.1 KiB batches / per-batch limit", "VerifyBatches/kib", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
+		{"verify, ~9 KiB batches / per-batch limit", "VerifyBatches/seg", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
+		{"  per-batch limit, ~0.4 KiB batches", "VerifyBatches/small", "batch-limit-MB/s", "%.0f MB/s", nil, ""},
+		{"  verify throughput, ~0.4 KiB batches", "VerifyBatches/small", "MB/s", "%.0f MB/s", nil, ""},
+		{"rebuild, ~0.4 KiB batches / per-batch limit", "RebuildBatches/small", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
+		{"rebuild, ~1.1 KiB batches / per-batch limit", "RebuildBatches/kib", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
+		{"rebuild, ~9 KiB batches / per-batch limit", "RebuildBatches/seg", "x-batch-limit", "%.2f", atLeast(1.0), ">= 1.00"},
+		{"verify -j 1, data dir of partitions of 3 x 1 MiB / per-batch limit", "VerifyDataDir/j1-vs-default", "j1-x-batch-limit", "%.2f", atLeast(0.9), ">= 0.90"},
+		{"verify default -j over -j 1, same data dir", "VerifyDataDir/j1-vs-default", "speedup", "%.2fx", atLeast(1.8), ">= 1.80x"},
+		{"kseg ls of that data dir / minimal listing", "ListDataDir/ls", "x-listing", "%.2fx", below(1.5), "<= 1.5x"},
+		{"  kseg ls per segment", "ListDataDir/ls", "us/segment", "%.0f us", nil, ""},
+		{"  minimal listing per segment", "ListDataDir/ls", "listing-us/segment", "%.0f us", nil, ""},
 		{"verify peak Go heap (HeapInuse)", "VerifyHeap/part4", "peak-heap-inuse-MiB", "%.1f MiB", below(64), "< 64 MiB"},
 		{"rebuild peak Go heap (HeapInuse)", "RebuildHeap/part4", "peak-heap-inuse-MiB", "%.1f MiB", below(64), "< 64 MiB"},
 		{"  of a partition of", "VerifyHeap/part4", "partition-MiB", "%.0f MiB", nil, ""},
@@ -139,12 +152,12 @@ func main() {
 		rows = append(rows, row{"read+CRC32C via " + r, "ReadLog/" + r, "MB/s", "%.0f MB/s", nil, ""})
 	}
 	fmt.Printf("kseg performance summary: median of the runs, %d cores (runtime.NumCPU)\n\n", runtime.NumCPU())
-	fmt.Printf("%-52s %20s %6s  %-12s %s\n", "figure", "measured", "runs", "goal", "")
+	fmt.Printf("%-64s %20s %6s  %-12s %s\n", "figure", "measured", "runs", "goal", "")
 	failed := 0
 	for _, r := range rows {
 		v, n, ok := s.median(r.bench, r.unit)
 		if !ok {
-			fmt.Printf("%-52s %20s %6s  %-12s %s\n", r.what, "(not run)", "", r.goalText, "")
+			fmt.Printf("%-64s %20s %6s  %-12s %s\n", r.what, "(not run)", "", r.goalText, "")
 			continue
 		}
 		verdict := ""
@@ -154,7 +167,7 @@ func main() {
 				verdict, failed = "MISSED", failed+1
 			}
 		}
-		fmt.Printf("%-52s %20s %6d  %-12s %s\n", r.what, fmt.Sprintf(r.format, v), n, r.goalText, verdict)
+		fmt.Printf("%-64s %20s %6d  %-12s %s\n", r.what, fmt.Sprintf(r.format, v), n, r.goalText, verdict)
 	}
 	if failed > 0 {
 		fmt.Printf("\n%d figure(s) missed their goal on this run (see docs/performance.md for the recorded figures and what they depend on)\n", failed)
