@@ -491,10 +491,8 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		}
 		b.tidx[1].Reset(f, f.Size(), base)
 		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: b.tidx[1].Entry, have: c.tidx.n}
-	} else if hasLog {
-		c.add(TimeIndexMissing, c.segFile(inspect.TimeIndexSuffix), nil, nil,
-			"no time index: a broker creates an empty one at load and does not rebuild it (unless the segment is recovered), so the segment's largest timestamp falls back to the .log's modification time (time retention, timestamp lookups)")
 	}
+	missingTime := sf.TimeIndex == "" && hasLog
 
 	if hasLog {
 		if err := c.checkLog(); err != nil {
@@ -502,6 +500,20 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			return res
 		}
 		c.track.finish(c)
+	}
+	if missingTime {
+		// Without a time index a broker takes the segment's largest
+		// timestamp from the .log's modification time
+		// (LogSegment.largestTimestamp). A log whose batches carry no
+		// timestamp (magic 0, or every one -1) gets the same answer from
+		// an index: that changes nothing, so it is only info.
+		msg := "no time index: a broker creates an empty one at load and does not rebuild it (unless the segment is recovered), so the segment's largest timestamp falls back to the .log's modification time (time retention, timestamp lookups)"
+		sev := SeverityWarning
+		if !c.emu.broken && !c.logDamaged && c.emu.maxTs() < 0 {
+			sev = SeverityInfo
+			msg = "no time index, and no batch of the log carries a timestamp (magic 0, or every timestamp -1): a broker takes the segment's largest timestamp from the .log's modification time either way"
+		}
+		c.addAs(sev, TimeIndexMissing, c.segFile(inspect.TimeIndexSuffix), nil, nil, "%s", msg)
 	}
 	if c.oidx != nil {
 		c.oidx.finish()

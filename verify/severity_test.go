@@ -171,7 +171,8 @@ func TestGeneratedHealthyHasNoWarnings(t *testing.T) {
 
 // On data written by real brokers, no index that a broker uses as it is
 // gets a warning: *.stale findings are info; missing index files stay
-// warnings (the broker rebuilds them at load).
+// warnings (the broker rebuilds them at load), except a missing
+// .timeindex beside a log that carries no timestamp (info).
 func TestRealFixturesNoStaleWarnings(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join(realFixtures, "*"))
 	if len(dirs) == 0 {
@@ -192,7 +193,10 @@ func TestRealFixturesNoStaleWarnings(t *testing.T) {
 				}
 			case IndexMissing, TimeIndexMissing:
 				missing++
-				if f.Severity != SeverityWarning {
+				// A missing .timeindex beside a log without timestamps
+				// (magic 0, or empty) changes nothing: info.
+				noTimestamps := f.Check == TimeIndexMissing && strings.Contains(f.Message, "no batch of the log carries a timestamp")
+				if noTimestamps != (f.Severity == SeverityInfo) || f.Severity == SeverityError {
 					t.Errorf("%s: %s is a %s", f.File, f.Check, f.Severity)
 				}
 			default:
@@ -204,5 +208,33 @@ func TestRealFixturesNoStaleWarnings(t *testing.T) {
 	}
 	if stale == 0 || missing == 0 {
 		t.Errorf("%d stale and %d missing-index findings on the real fixtures; both kinds are there", stale, missing)
+	}
+}
+
+// A missing .timeindex is a warning when the log carries timestamps (the
+// broker falls back to the .log's modification time instead of them), and
+// info when it carries none (magic 0: the same answer either way).
+func TestTimeIndexMissingFollowsTimestamps(t *testing.T) {
+	for _, tc := range []struct {
+		magic int8
+		want  string
+	}{{kafkagen.MagicV0, SeverityInfo}, {1, SeverityWarning}, {2, SeverityWarning}} {
+		m := generate(t, kafkagen.Options{Seed: 3, Segments: 1, Batches: 20, Magic: tc.magic})
+		if err := os.Remove(m.TimeIndexPath(&m.Segments[0])); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := verifyPath(t, m.Dir, Options{})
+		n := 0
+		for _, f := range got {
+			if f.Check == TimeIndexMissing {
+				n++
+				if f.Severity != tc.want {
+					t.Errorf("magic %d: timeindex.missing is %s, want %s: %s", tc.magic, f.Severity, tc.want, f.Message)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("magic %d: %d timeindex.missing findings, want 1", tc.magic, n)
+		}
 	}
 }
