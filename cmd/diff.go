@@ -115,7 +115,7 @@ type divergenceJSON struct {
 	ComparedTo                int64       `json:"compared_to"`
 	FirstDifferenceOffset     *int64      `json:"first_difference_offset"`
 	TruncationOffset          *int64      `json:"truncation_offset"`
-	LeftRecordsPastTruncation int64       `json:"left_records_past_truncation"`
+	LeftRecordsPastTruncation *int64      `json:"left_records_past_truncation"` // null when truncation_offset is
 	LeftEpochs                string      `json:"left_epochs"`
 	RightEpochs               string      `json:"right_epochs"`
 	TruncationRounds          []roundJSON `json:"truncation_rounds"`
@@ -198,7 +198,7 @@ var divergenceColumns = []column[*divergenceJSON]{
 	intColumn("compared_to", func(d *divergenceJSON) int64 { return d.ComparedTo }),
 	textColumn("first_difference_offset", func(d *divergenceJSON) string { return nullableInt(d.FirstDifferenceOffset) }),
 	textColumn("truncation_offset", func(d *divergenceJSON) string { return nullableInt(d.TruncationOffset) }),
-	intColumn("left_records_past_truncation", func(d *divergenceJSON) int64 { return d.LeftRecordsPastTruncation }),
+	nullableIntColumn("left_records_past_truncation", func(d *divergenceJSON) *int64 { return d.LeftRecordsPastTruncation }),
 	textColumn("left_epochs", func(d *divergenceJSON) string { return d.LeftEpochs }),
 	textColumn("right_epochs", func(d *divergenceJSON) string { return d.RightEpochs }),
 	textColumn("truncation_rounds", func(d *divergenceJSON) string {
@@ -279,7 +279,7 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 	}
 	out := &divergenceJSON{Kind: "divergence", LeftLogEndOffset: d.LeftLogEndOffset, RightLogEndOffset: d.RightLogEndOffset,
 		ComparedFrom: d.ComparedFrom, ComparedTo: d.ComparedTo, FirstDifferenceOffset: d.FirstDifference,
-		TruncationOffset: d.Truncation, LeftRecordsPastTruncation: d.LeftRecordsPastTruncation,
+		TruncationOffset: d.Truncation, LeftRecordsPastTruncation: pastTruncation(d),
 		LeftEpochs: left.EpochSource, RightEpochs: right.EpochSource, TruncationRounds: []roundJSON{},
 		OnlyLeft: d.OnlyLeft, OnlyRight: d.OnlyRight, Conflicts: d.Conflicts, RemovedByCompaction: d.RemovedByCompaction}
 	for _, r := range d.Rounds {
@@ -300,4 +300,13 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 		return errNegative("the replicas differ")
 	}
 	return nil
+}
+
+// pastTruncation is how many of LEFT's records a follower discards, null
+// when the protocol gives no truncation offset.
+func pastTruncation(d *replica.Divergence) *int64 {
+	if d.Truncation == nil {
+		return nil
+	}
+	return ptr(d.LeftRecordsPastTruncation)
 }

@@ -52,7 +52,7 @@ read from its batch headers instead, and the summary says so
 
 Buckets are contiguous, aligned on multiples of their width, and cover the
 first to the last timestamp; --bucket sets the width (a Go duration: 30s,
-5m, 1h), else about 60 buckets over the span, rounded up to a whole second,
+5m, 1h), else about 60 buckets over the span, rounded to a whole second,
 minute or hour. Summed over all buckets, records equal each partition's
 offset span (log end offset minus its first segment's base offset,
 compaction gaps included) and bytes its log size; --from-time and
@@ -148,26 +148,20 @@ type timelineSeries struct {
 	buckets []inspect.TimelineBucket
 }
 
-// bucketWidths are the widths autoBucket chooses from: whole seconds,
-// minutes or hours that divide the next unit, then whole days.
-var bucketWidths = []time.Duration{
-	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
-	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
-	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
-}
-
 // autoBucket is the width (ms) of about timelineBuckets buckets over span
-// ms: the narrowest of bucketWidths that makes at most that many, or
-// whole days past them.
+// ms (the contract's default): span / timelineBuckets rounded to the
+// nearest whole second below a minute, whole minute below an hour, else
+// whole hour; never less than a second.
 func autoBucket(span int64) int64 {
-	w := max(span/timelineBuckets, 1)
-	for _, b := range bucketWidths {
-		if ms := b.Milliseconds(); ms >= w {
-			return ms
-		}
+	w := float64(span) / timelineBuckets
+	unit := time.Second.Milliseconds()
+	switch {
+	case w >= float64(time.Hour.Milliseconds()):
+		unit = time.Hour.Milliseconds()
+	case w >= float64(time.Minute.Milliseconds()):
+		unit = time.Minute.Milliseconds()
 	}
-	day := (24 * time.Hour).Milliseconds()
-	return (w + day - 1) / day * day
+	return max(int64(math.Round(w/float64(unit))), 1) * unit
 }
 
 func runTimeline(ios *IOStreams, opts timelineOptions) error {
@@ -246,7 +240,7 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 	for _, pt := range parts {
 		s := &total
 		if opts.perPartition {
-			series = append(series, timelineSeries{name: pt.p.Dir, buckets: inspect.NewBuckets(from, to, bucket)})
+			series = append(series, timelineSeries{name: pt.p.Name(), buckets: inspect.NewBuckets(from, to, bucket)})
 			s = &series[len(series)-1]
 		}
 		r, b, ur, _ := inspect.AddTraffic(s.buckets, bucket, pt.segs)

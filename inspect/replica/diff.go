@@ -105,9 +105,10 @@ type Difference struct {
 	// Left and Right are the records (nil on the side that lacks it).
 	Left, Right *Record
 	// RemovedByCompaction: the side lacking the record has the offset
-	// inside its log (at or above the compared start, below its log end
-	// offset), so the record was there and the cleaner removed it. Not a
-	// difference between the replicas.
+	// inside the offset range of one of its batches (a v2 batch keeps its
+	// base and last offsets when the cleaner removes records from it), so
+	// the record was there and the cleaner removed it. Not a difference
+	// between the replicas. A whole batch missing is a difference.
 	RemovedByCompaction bool
 }
 
@@ -187,11 +188,11 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 			a, b = lc.next(), rc.next()
 		case a != nil && (b == nil || a.Record.Offset < b.Record.Offset):
 			if a.Record.Offset >= d.ComparedFrom {
-				diff = Difference{Kind: OnlyLeft, Offset: a.Record.Offset, Left: a, RemovedByCompaction: a.Record.Offset < right.LogEndOffset}
+				diff = Difference{Kind: OnlyLeft, Offset: a.Record.Offset, Left: a, RemovedByCompaction: rc.covers(a.Record.Offset)}
 			}
 			a = lc.next()
 		default:
-			diff = Difference{Kind: OnlyRight, Offset: b.Record.Offset, Right: b, RemovedByCompaction: b.Record.Offset >= d.ComparedFrom && b.Record.Offset < left.LogEndOffset}
+			diff = Difference{Kind: OnlyRight, Offset: b.Record.Offset, Right: b, RemovedByCompaction: b.Record.Offset >= d.ComparedFrom && lc.covers(b.Record.Offset)}
 			b = rc.next()
 		}
 		if diff.Kind == "" {
@@ -249,11 +250,14 @@ func isDamage(err error) bool {
 // cursor reads one replica's records from an offset on, in offset order,
 // in a goroutine (Partition.Walk and RecordDecoder), a batch at a time.
 type cursor struct {
-	ch   chan []*Record
+	ch   chan batchRecords
 	quit chan struct{}
 	buf  []*Record
 	err  error
 	errc chan error
+	// ranges are the offset ranges of the batches read to reach the
+	// current record, its own included: [first, last] each.
+	ranges [][2]int64
 	// counted is how many records at or after countFrom were handed out.
 	countFrom, counted int64
 }
@@ -266,22 +270,26 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 	if from >= logStart {
 		rng.FromOffset = &from
 	}
-	c := &cursor{ch: make(chan []*Record, 4), quit: make(chan struct{}), errc: make(chan error, 1)}
+	c := &cursor{ch: make(chan batchRecords, 4), quit: make(chan struct{}), errc: make(chan error, 1)}
 	go func() {
 		defer close(c.ch)
 		var dec inspect.RecordDecoder
 		err := p.Walk(rng, func(w inspect.WalkBatch) error {
-			var recs []*Record
+			br := batchRecords{first: w.Batch.LastOffset, last: w.Batch.LastOffset}
+			if w.Batch.Magic >= 2 {
+				br.first = w.Batch.BaseOffset // kept by the cleaner (MemoryRecords.filterTo)
+			}
 			b := *w.Batch
 			err := dec.Records(w.Segment.Log, w.Entry, w.Batch, func(r *inspect.Record) error {
+				br.first = min(br.first, r.Offset)
 				if r.Offset >= from {
-					recs = append(recs, &Record{Segment: w.Segment, Batch: b, Record: r.Clone()})
+					br.recs = append(br.recs, &Record{Segment: w.Segment, Batch: b, Record: r.Clone()})
 				}
 				return nil
 			})
-			if len(recs) > 0 {
+			if br.last >= from {
 				select {
-				case c.ch <- recs:
+				case c.ch <- br:
 				case <-c.quit:
 					return errStopped
 				}
@@ -298,11 +306,37 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 
 var errStopped = errors.New("stopped")
 
+// batchRecords is one batch as a cursor reads it: its offset range (a v2
+// batch's base and last offsets, which compaction keeps; a legacy
+// wrapper's first and last inner offsets) and its records from the
+// cursor's start on (none when compaction emptied it).
+type batchRecords struct {
+	first, last int64
+	recs        []*Record
+}
+
+// covers reports whether offset o lies inside the range of a batch the
+// cursor read since its previous record, its current record's included:
+// a record missing there is a gap compaction left inside a batch.
+func (c *cursor) covers(o int64) bool {
+	for _, r := range c.ranges {
+		if r[0] <= o && o <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
 // next returns the next record, or nil at the end (c.err then says why
 // the stream ended early, if it did).
 func (c *cursor) next() *Record {
+	// Keep the previous record's batch: an offset after that record may
+	// still be inside its range.
+	if n := len(c.ranges); n > 0 {
+		c.ranges = append(c.ranges[:0], c.ranges[n-1])
+	}
 	for len(c.buf) == 0 {
-		recs, ok := <-c.ch
+		br, ok := <-c.ch
 		if !ok {
 			if c.errc != nil {
 				c.err = <-c.errc
@@ -310,7 +344,8 @@ func (c *cursor) next() *Record {
 			}
 			return nil
 		}
-		c.buf = recs
+		c.buf = br.recs
+		c.ranges = append(c.ranges, [2]int64{br.first, br.last})
 	}
 	r := c.buf[0]
 	c.buf = c.buf[1:]

@@ -240,12 +240,15 @@ func TestReplicaPairs(t *testing.T) {
 			div:   "leo 40/50 compared [0,40) first 15 truncate 15 rounds 3->(2,30)=25;1->(1,15)=15 past 25 agree false epochs batches/batches",
 		},
 		{
-			// The cleaner ran on right only: records inside batches and a
-			// whole batch removed. Not differences.
+			// The cleaner ran on right only: records inside batches
+			// removed (not differences) and a whole batch dropped.
 			name: "compaction on one side", left: common, right: common, ll: small,
 			rl:    layout{batchSizes: []int{7, 5}, rollEvery: 2, removed: map[int64]bool{1: true, 2: true, 7: true, 8: true, 9: true, 10: true, 11: true, 33: true}},
-			diffs: "only_left(compaction) 1..2, only_left(compaction) 7..11, only_left(compaction) 33..33",
-			div:   "leo 40/40 compared [0,40) first null truncate 40 rounds 2->(2,40)=40 past 0 agree true epochs checkpoint/checkpoint",
+			// Gaps inside a batch's offset range on the right are
+			// compaction; a whole batch missing (7..11) is a difference
+			// (the contract: only a gap inside a batch's range there).
+			diffs: "only_left(compaction) 1..2, only_left 7..11, only_left(compaction) 33..33",
+			div:   "leo 40/40 compared [0,40) first 7 truncate 40 rounds 2->(2,40)=40 past 0 agree false epochs checkpoint/checkpoint",
 		},
 		{
 			name: "no epochs on either side", left: common[:35], right: common,
