@@ -38,7 +38,7 @@ build:
 # -count=1: the suite reads fixtures outside the module, which the test
 # cache cannot see change. On 2 cores the race build costs a few minutes.
 test:
-	$(GO) test $(RACE) -count=1 ./...
+	$(GO) test $(RACE) -count=1 -timeout=30m ./...
 
 # A partition of 3 segments x 200 lz4 batches in a temporary directory (a
 # batch every 10 s, with half an hour of silence after two thirds), the

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -135,6 +136,14 @@ func (rs *Resyncer) Next(from int64) (pos int64, ok bool, err error) {
 		last := n - need // candidates whose 17 header bytes are in p
 		budget += ResyncBudgetPerByte * (last + 1)
 		for i := int64(0); i <= last; i++ {
+			if p[i+8]|p[i+9]|p[i+10]|p[i+11] == 0 {
+				// A zero length field: so is every candidate's up to the
+				// next non-zero byte (a zero-filled tail or a sparse hole
+				// is skipped at memory speed, not byte by byte).
+				k := int64(firstNonZero(p, int(i+8)))
+				i = max(i, k-11) - 1
+				continue
+			}
 			if quickReject(p[i:], at+i, rs.size) {
 				continue
 			}
@@ -150,6 +159,22 @@ func (rs *Resyncer) Next(from int64) (pos int64, ok bool, err error) {
 		at += last + 1
 	}
 	return rs.size, false, nil
+}
+
+// zeroBlock is compared against to skip zero bytes a block at a time.
+var zeroBlock [512]byte
+
+// firstNonZero is the index of the first non-zero byte of p at or after
+// from, or len(p).
+func firstNonZero(p []byte, from int) int {
+	i := from
+	for i+len(zeroBlock) <= len(p) && bytes.Equal(p[i:i+len(zeroBlock)], zeroBlock[:]) {
+		i += len(zeroBlock)
+	}
+	for i < len(p) && p[i] == 0 {
+		i++
+	}
+	return i
 }
 
 // quickReject is the cheap part of the candidate test Next applies at

@@ -502,3 +502,21 @@ func TestSkipBadCRC(t *testing.T) {
 		t.Errorf("length damaged, nothing after: %d %v, want -1", next, err)
 	}
 }
+
+// TestResyncOverZeros: zero runs of every length and alignment (a
+// preallocated tail, a sparse hole) before a batch are skipped a block at
+// a time, and the batch after them is found at its exact position, from
+// every start inside the zeros.
+func TestResyncOverZeros(t *testing.T) {
+	_, log := rsSegment(t, kafkagen.Options{Seed: 47, Batches: 3})
+	for _, zeros := range []int{1, 11, 12, 13, 511, 512, 513, 1000, inspect.ResyncWindow - 5, inspect.ResyncWindow + 700} {
+		data := append(make([]byte, zeros), log...)
+		rs := inspect.NewResyncer(bytes.NewReader(data), "x.log", int64(len(data)))
+		for _, from := range []int64{0, 1, int64(zeros) / 2, int64(zeros) - 1, int64(zeros)} {
+			pos, ok, err := rs.Next(from)
+			if err != nil || !ok || pos != int64(zeros) {
+				t.Fatalf("%d zeros, from %d: %d %v %v, want %d", zeros, from, pos, ok, err, zeros)
+			}
+		}
+	}
+}
