@@ -388,6 +388,14 @@ func (q quiescingReader) ReadAt(p []byte, off int64) (int, error) {
 // the workers already keep every core busy.
 const crcAheadMinBytes = 8 << 20
 
+// crcAheadByDefault turns the helper on for Run's own choice (Options
+// without crcAhead). It is off: on a quiet 2-core machine the helper made
+// verify slower on one 256 MiB segment of ~0.32 KiB and of ~9 KiB batches
+// (wall time 0.87x and 0.68x of the check without it, medians of 5) and
+// faster only on ~1.1 KiB batches (1.27x); see docs/performance.md, run J.
+// Tests still force it on (crcAhead > 0) to keep it matching the walk.
+const crcAheadByDefault = false
+
 // crcAheadFor reports whether the log check of a .log of size bytes takes
 // its checksums from a helper goroutine.
 func (o *Options) crcAheadFor(size int64) bool {
@@ -397,5 +405,5 @@ func (o *Options) crcAheadFor(size int64) bool {
 	case o.crcAhead > 0:
 		return true
 	}
-	return o.spareCores && size >= crcAheadMinBytes
+	return crcAheadByDefault && o.spareCores && size >= crcAheadMinBytes
 }
