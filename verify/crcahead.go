@@ -389,11 +389,12 @@ func (q quiescingReader) ReadAt(p []byte, off int64) (int, error) {
 const crcAheadMinBytes = 8 << 20
 
 // crcAheadByDefault turns the helper on for Run's own choice (Options
-// without crcAhead). It is off: on a quiet 2-core machine the helper made
-// verify slower on one 256 MiB segment of ~0.32 KiB and of ~9 KiB batches
-// (wall time 0.87x and 0.68x of the check without it, medians of 5) and
-// faster only on ~1.1 KiB batches (1.27x); see docs/performance.md, run J.
-// Tests still force it on (crcAhead > 0) to keep it matching the walk.
+// without crcAhead). It is off: on 2 cores, over one 256 MiB segment, the
+// helper made verify slower on ~9 KiB batches in all five series measured
+// (0.66-0.78x the speed of the check without it) and on ~0.32 KiB batches
+// in four of five; where it was faster it gained 3-27%, for 19-58% more
+// CPU time (docs/performance.md, run J). Tests still force it on
+// (crcAhead > 0) to keep it matching the walk.
 const crcAheadByDefault = false
 
 // crcAheadFor reports whether the log check of a .log of size bytes takes
