@@ -388,6 +388,15 @@ func (q quiescingReader) ReadAt(p []byte, off int64) (int, error) {
 // the workers already keep every core busy.
 const crcAheadMinBytes = 8 << 20
 
+// crcAheadByDefault turns the helper on for Run's own choice (Options
+// without crcAhead). It is off: on 2 cores, over one 256 MiB segment, the
+// helper made verify slower on ~9 KiB batches in all five series measured
+// (0.66-0.78x the speed of the check without it) and on ~0.32 KiB batches
+// in four of five; where it was faster it gained 3-27%, for 19-58% more
+// CPU time (docs/performance.md, run J). Tests still force it on
+// (crcAhead > 0) to keep it matching the walk.
+const crcAheadByDefault = false
+
 // crcAheadFor reports whether the log check of a .log of size bytes takes
 // its checksums from a helper goroutine.
 func (o *Options) crcAheadFor(size int64) bool {
@@ -397,5 +406,5 @@ func (o *Options) crcAheadFor(size int64) bool {
 	case o.crcAhead > 0:
 		return true
 	}
-	return o.spareCores && size >= crcAheadMinBytes
+	return crcAheadByDefault && o.spareCores && size >= crcAheadMinBytes
 }

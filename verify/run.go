@@ -63,7 +63,8 @@ type Options struct {
 
 	meter *inspect.Meter // Run's, from Progress
 	// crcAhead: 0 lets Run decide whether large logs take their checksums
-	// from a helper goroutine (crcahead.go), < 0 never, > 0 always (tests).
+	// from a helper goroutine (crcahead.go; never while crcAheadByDefault
+	// is off), < 0 never, > 0 always (tests).
 	crcAhead int
 	// spareCores: fewer segments than GOMAXPROCS are checked at once, so
 	// a helper goroutine per worker has a core.
