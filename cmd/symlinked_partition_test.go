@@ -25,9 +25,12 @@ func TestRebuildDataDirWithSymlinkedPartition(t *testing.T) {
 		t.Fatalf("ls: exit %d, want both partitions listed:\n%s", code, out)
 	}
 	before := hashTree(t, root)
-	_, stderr, code := runKseg(t, nil, "rebuild", data)
-	if code != exitFailed || !strings.Contains(stderr, "symbolic link") {
-		t.Errorf("rebuild: exit %d, stderr %q; want 2 and a refusal naming the symbolic link", code, stderr)
+	// The dry run says what the run does: it refuses too.
+	for _, args := range [][]string{{"rebuild", data}, {"rebuild", "--dry-run", data}} {
+		_, stderr, code := runKseg(t, nil, args...)
+		if code != exitFailed || !strings.Contains(stderr, "symbolic link") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and a refusal naming the symbolic link", args, code, stderr)
+		}
 	}
 	assertTreeUnchanged(t, root, before)
 }

@@ -136,10 +136,10 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 		}
 	}
-	if t.Kind == "data_dir" && opts.OutDir == "" && !opts.DryRun {
+	if t.Kind == "data_dir" && opts.OutDir == "" {
 		// Writing through a symlinked partition directory would write
 		// outside the data directory named; refused before anything is
-		// written.
+		// written, and by a dry run too (it says what the run would do).
 		for _, p := range t.Partitions {
 			if fi, err := os.Lstat(p.Dir); err != nil {
 				return nil, err
