@@ -243,7 +243,7 @@ func TestReplicaPairs(t *testing.T) {
 			// The cleaner ran on right only: records inside batches
 			// removed (not differences) and a whole batch dropped.
 			name: "compaction on one side", left: common, right: common, ll: small,
-			rl:    layout{batchSizes: []int{7, 5}, rollEvery: 2, removed: map[int64]bool{1: true, 2: true, 7: true, 8: true, 9: true, 10: true, 11: true, 33: true}},
+			rl: layout{batchSizes: []int{7, 5}, rollEvery: 2, removed: map[int64]bool{1: true, 2: true, 7: true, 8: true, 9: true, 10: true, 11: true, 33: true}},
 			// Gaps inside a batch's offset range on the right are
 			// compaction; a whole batch missing (7..11) is a difference
 			// (the contract: only a gap inside a batch's range there).
