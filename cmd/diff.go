@@ -67,10 +67,8 @@ a log).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.left, opts.right = args[0], args[1]
-			switch opts.encoding {
-			case "auto", "utf8", "hex", "base64":
-			default:
-				return usageErrorf("--encoding must be auto, utf8, hex or base64, not %q", opts.encoding)
+			if err := checkEncoding(opts.encoding); err != nil {
+				return err
 			}
 			if maxLines < 0 {
 				return usageErrorf("--max must be >= 0, not %d", maxLines)
@@ -83,7 +81,7 @@ a log).`,
 	f.BoolVar(&opts.records, "records", false, "also list every record that differs (only_left, only_right, conflict)")
 	f.Int64Var(&maxLines, "max", 0, "with --records: at most this many record lines (0: no limit)")
 	f.BoolVar(&opts.force, "force", false, "compare even when the directories name different partitions")
-	f.StringVar(&opts.encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
+	addEncodingFlag(f, &opts.encoding)
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -109,10 +110,8 @@ Protobuf, without the wire format.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.path = args[0]
-			switch opts.encoding {
-			case "auto", "utf8", "hex", "base64":
-			default:
-				return usageErrorf("--encoding must be auto, utf8, hex or base64, not %q", opts.encoding)
+			if err := checkEncoding(opts.encoding); err != nil {
+				return err
 			}
 			fl := c.Flags()
 			if fl.Changed("from-offset") {
@@ -147,7 +146,7 @@ Protobuf, without the wire format.`,
 	}
 	f := c.Flags()
 	f.BoolVar(&opts.records, "records", false, "also list every record (decompressing batches)")
-	f.StringVar(&opts.encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
+	addEncodingFlag(f, &opts.encoding)
 	f.Int64Var(&fromOffset, "from-offset", 0, "first offset (inclusive)")
 	f.Int64Var(&toOffset, "to-offset", 0, "last offset (inclusive)")
 	f.StringVar(&fromTime, "from-time", "", "first timestamp (ms, RFC 3339, a date, or relative: -1h)")
@@ -638,4 +637,19 @@ func printableUTF8(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// addEncodingFlag adds --encoding, how the commands that print records
+// show keys, values and header values (dump-log, find, diff).
+func addEncodingFlag(f *pflag.FlagSet, encoding *string) {
+	f.StringVar(encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
+}
+
+// checkEncoding rejects an --encoding value encodeBytes does not know.
+func checkEncoding(encoding string) error {
+	switch encoding {
+	case "auto", "utf8", "hex", "base64":
+		return nil
+	}
+	return usageErrorf("--encoding must be auto, utf8, hex or base64, not %q", encoding)
 }

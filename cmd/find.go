@@ -74,10 +74,8 @@ anything matched.`,
 			opts.paths = args
 			fl := c.Flags()
 			f := &opts.filter
-			switch opts.encoding {
-			case "auto", "utf8", "hex", "base64":
-			default:
-				return usageErrorf("--encoding must be auto, utf8, hex or base64, not %q", opts.encoding)
+			if err := checkEncoding(opts.encoding); err != nil {
+				return err
 			}
 			if fl.Changed("key") && fl.Changed("key-hex") {
 				return usageErrorf("give --key or --key-hex, not both")
@@ -157,7 +155,7 @@ anything matched.`,
 	fl.StringArrayVar(&opts.topics, "topic", nil, "only partitions of this topic (repeatable)")
 	fl.Int64Var(&maxMatches, "max", 0, "stop after this many matches (0: no limit)")
 	fl.BoolVar(&opts.salvage, "salvage", false, "go on past damage inside a segment, resuming at the next valid batch")
-	fl.StringVar(&opts.encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
+	addEncodingFlag(fl, &opts.encoding)
 	return c
 }
 
