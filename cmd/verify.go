@@ -119,12 +119,47 @@ warnings); 2 a PATH could not be read.`,
 	return c
 }
 
+// findingJSON is the contract's finding line ("kind":"finding"), made
+// from a verify.Finding; the table and CSV columns read it too.
+type findingJSON struct {
+	Kind              string `json:"kind"`
+	Severity          string `json:"severity"`
+	Check             string `json:"check"`
+	File              string `json:"file"`
+	SegmentBaseOffset *int64 `json:"segment_base_offset"`
+	Position          *int64 `json:"position"`
+	Offset            *int64 `json:"offset"`
+	Message           string `json:"message"`
+}
+
+func findingLine(f verify.Finding) findingJSON {
+	return findingJSON{Kind: "finding", Severity: f.Severity, Check: f.Check, File: f.File,
+		SegmentBaseOffset: f.SegmentBaseOffset, Position: f.Position, Offset: f.Offset, Message: f.Message}
+}
+
+// summaryJSON is the contract's summary line ("kind":"summary").
+type summaryJSON struct {
+	Kind       string `json:"kind"`
+	Partitions int    `json:"partitions"`
+	Segments   int    `json:"segments"`
+	Batches    int64  `json:"batches"`
+	Bytes      int64  `json:"bytes"`
+	Errors     int    `json:"errors"`
+	Warnings   int    `json:"warnings"`
+	Infos      int    `json:"infos"`
+}
+
+func summaryLine(s verify.Summary) summaryJSON {
+	return summaryJSON{Kind: "summary", Partitions: s.Partitions, Segments: s.Segments, Batches: s.Batches, Bytes: s.Bytes,
+		Errors: s.Errors, Warnings: s.Warnings, Infos: s.Infos}
+}
+
 // severityStyle colours the severity cell of a table on a terminal.
-func severityStyle(f verify.Finding) []color.Attribute {
-	switch {
-	case f.IsError():
+func severityStyle(f findingJSON) []color.Attribute {
+	switch f.Severity {
+	case verify.SeverityError:
 		return []color.Attribute{color.FgRed, color.Bold}
-	case f.IsInfo():
+	case verify.SeverityInfo:
 		return []color.Attribute{color.Faint}
 	}
 	return []color.Attribute{color.FgYellow}
@@ -133,15 +168,15 @@ func severityStyle(f verify.Finding) []color.Attribute {
 // findingColumns: the default table shows severity, check, the file as
 // <partition>/<file>, the byte position and the message (wrapped to the
 // terminal); -o wide and CSV every field.
-var findingColumns = []column[verify.Finding]{
-	{name: "severity", cell: func(f verify.Finding) string { return f.Severity }, style: severityStyle},
-	textColumn("check", func(f verify.Finding) string { return f.Check }),
-	withFit(tableOnly(textColumn("file", func(f verify.Finding) string { return shortFile(f.File) })), fitElide),
-	wideOnly(textColumn("file", func(f verify.Finding) string { return f.File })),
-	wideOnly(nullableIntColumn("segment_base_offset", func(f verify.Finding) *int64 { return f.SegmentBaseOffset })),
-	nullableIntColumn("position", func(f verify.Finding) *int64 { return f.Position }),
-	wideOnly(nullableIntColumn("offset", func(f verify.Finding) *int64 { return f.Offset })),
-	withFit(textColumn("message", func(f verify.Finding) string { return f.Message }), fitBelow),
+var findingColumns = []column[findingJSON]{
+	{name: "severity", cell: func(f findingJSON) string { return f.Severity }, style: severityStyle},
+	textColumn("check", func(f findingJSON) string { return f.Check }),
+	withFit(tableOnly(textColumn("file", func(f findingJSON) string { return shortFile(f.File) })), fitElide),
+	wideOnly(textColumn("file", func(f findingJSON) string { return f.File })),
+	wideOnly(nullableIntColumn("segment_base_offset", func(f findingJSON) *int64 { return f.SegmentBaseOffset })),
+	nullableIntColumn("position", func(f findingJSON) *int64 { return f.Position }),
+	wideOnly(nullableIntColumn("offset", func(f findingJSON) *int64 { return f.Offset })),
+	withFit(textColumn("message", func(f findingJSON) string { return f.Message }), fitBelow),
 }
 
 // shortFile is a finding's file as the table shows it: the file's name
@@ -170,7 +205,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	started := ios.now()
 	l := newLister(ios, findingColumns)
 	l.Empty("no findings: every segment, index and side file checked is as a broker expects")
-	emit := l.Add
+	emit := func(f verify.Finding) { l.Add(findingLine(f)) }
 	var junit *junitReport
 	if ios.Format() == FormatJUnit {
 		junit = newJUnitReport(opts.strict)
@@ -195,13 +230,9 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 			}
 		})
 		bar.done()
-		total.Partitions += sum.Partitions
-		total.Segments += sum.Segments
-		total.Batches += sum.Batches
-		total.Bytes += sum.Bytes
-		total.Errors += sum.Errors
-		total.Warnings += sum.Warnings
-		total.Infos += sum.Infos
+		total = verify.Summary{Partitions: total.Partitions + sum.Partitions, Segments: total.Segments + sum.Segments,
+			Batches: total.Batches + sum.Batches, Bytes: total.Bytes + sum.Bytes,
+			Errors: total.Errors + sum.Errors, Warnings: total.Warnings + sum.Warnings, Infos: total.Infos + sum.Infos}
 		if err != nil {
 			// What was found so far stands; the run could not finish.
 			var cerr error
@@ -237,7 +268,7 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	}
 	switch ios.Format() {
 	case FormatJSON:
-		if err := newJSONEncoder(ios).Encode(total); err != nil {
+		if err := newJSONEncoder(ios).Encode(summaryLine(total)); err != nil {
 			return err
 		}
 	case FormatCSV, FormatJUnit:

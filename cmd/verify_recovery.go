@@ -9,14 +9,55 @@ import (
 	"github.com/kseg/kseg/verify"
 )
 
-var recoveryPlanColumns = []column[verify.RecoveryPlan]{
-	textColumn("partition", func(p verify.RecoveryPlan) string { return p.Partition }),
-	boolColumn("clean_shutdown", func(p verify.RecoveryPlan) bool { return p.CleanShutdown }),
-	intColumn("recovery_point", func(p verify.RecoveryPlan) int64 { return p.RecoveryPoint }),
-	textColumn("recovery_point_source", func(p verify.RecoveryPlan) string { return p.RecoveryPointSource }),
-	intColumn("log_end_offset", func(p verify.RecoveryPlan) int64 { return p.LogEndOffset }),
-	intColumn("segment_count", func(p verify.RecoveryPlan) int { return p.SegmentCount }),
-	textColumn("segments", func(p verify.RecoveryPlan) string {
+// recoveryPlanJSON is the contract's recovery_plan line, made from a
+// verify.RecoveryPlan; the table columns read it too.
+type recoveryPlanJSON struct {
+	Kind                string                `json:"kind"`
+	Partition           string                `json:"partition"`
+	Dir                 string                `json:"dir"`
+	CleanShutdown       bool                  `json:"clean_shutdown"`
+	RecoveryPoint       int64                 `json:"recovery_point"`
+	RecoveryPointSource string                `json:"recovery_point_source"`
+	LogEndOffset        int64                 `json:"log_end_offset"`
+	Segments            []recoverySegmentJSON `json:"segments"` // [] when none
+	SegmentCount        int                   `json:"segment_count"`
+	Bytes               int64                 `json:"bytes"`
+	Estimate            *recoveryEstimateJSON `json:"estimate"`
+}
+
+type recoverySegmentJSON struct {
+	Segment    string `json:"segment"`
+	BaseOffset int64  `json:"base_offset"`
+	Bytes      int64  `json:"bytes"`
+	Reason     string `json:"reason"`
+}
+
+type recoveryEstimateJSON struct {
+	ScanRateBytesPerSecond float64 `json:"scan_rate_bytes_per_second"`
+	Seconds                float64 `json:"seconds"`
+}
+
+func recoveryPlanLine(p verify.RecoveryPlan) recoveryPlanJSON {
+	out := recoveryPlanJSON{Kind: "recovery_plan", Partition: p.Partition, Dir: p.Dir, CleanShutdown: p.CleanShutdown,
+		RecoveryPoint: p.RecoveryPoint, RecoveryPointSource: p.RecoveryPointSource, LogEndOffset: p.LogEndOffset,
+		Segments: make([]recoverySegmentJSON, len(p.Segments)), SegmentCount: p.SegmentCount, Bytes: p.Bytes}
+	for i, s := range p.Segments {
+		out.Segments[i] = recoverySegmentJSON(s)
+	}
+	if p.Estimate != nil {
+		out.Estimate = &recoveryEstimateJSON{ScanRateBytesPerSecond: p.Estimate.ScanRateBytesPerSecond, Seconds: p.Estimate.Seconds}
+	}
+	return out
+}
+
+var recoveryPlanColumns = []column[recoveryPlanJSON]{
+	textColumn("partition", func(p recoveryPlanJSON) string { return p.Partition }),
+	boolColumn("clean_shutdown", func(p recoveryPlanJSON) bool { return p.CleanShutdown }),
+	intColumn("recovery_point", func(p recoveryPlanJSON) int64 { return p.RecoveryPoint }),
+	textColumn("recovery_point_source", func(p recoveryPlanJSON) string { return p.RecoveryPointSource }),
+	intColumn("log_end_offset", func(p recoveryPlanJSON) int64 { return p.LogEndOffset }),
+	intColumn("segment_count", func(p recoveryPlanJSON) int { return p.SegmentCount }),
+	textColumn("segments", func(p recoveryPlanJSON) string {
 		switch n := len(p.Segments); {
 		case n == 0:
 			return ""
@@ -26,8 +67,8 @@ var recoveryPlanColumns = []column[verify.RecoveryPlan]{
 			return p.Segments[0].Segment + " .. " + p.Segments[n-1].Segment
 		}
 	}),
-	intColumn("bytes", func(p verify.RecoveryPlan) int64 { return p.Bytes }),
-	{name: "estimate.seconds", right: true, cell: func(p verify.RecoveryPlan) string {
+	intColumn("bytes", func(p recoveryPlanJSON) int64 { return p.Bytes }),
+	{name: "estimate.seconds", right: true, cell: func(p recoveryPlanJSON) string {
 		if p.Estimate == nil {
 			return ""
 		}
@@ -72,7 +113,7 @@ func printRecoveryPlans(ios *IOStreams, targets []*inspect.Target, scanned int64
 	}
 	l := newLister(ios, recoveryPlanColumns)
 	for _, p := range plans {
-		l.Add(p)
+		l.Add(recoveryPlanLine(p))
 	}
 	if rate > 0 {
 		l.Footer("estimates at kseg's read rate in this run: %.0f bytes/s (a broker also rebuilds indexes and producer state, with num.recovery.threads.per.data.dir threads)", rate)

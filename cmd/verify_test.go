@@ -210,9 +210,40 @@ func TestVerifyJobsSameOutput(t *testing.T) {
 
 func TestFindingColumnsMatchJSON(t *testing.T) {
 	b, p, o := int64(368), int64(4096), int64(400)
-	assertColumnsMatchJSON(t, verify.Finding{Severity: "error", Check: "index.position", File: "d/x.index",
-		SegmentBaseOffset: &b, Position: &p, Offset: &o, Message: "m"}, findingColumns)
-	assertColumnsMatchJSON(t, verify.Finding{Severity: "warning", Check: "index.missing", File: "d/x.index", Message: "m"}, findingColumns)
+	assertColumnsMatchJSON(t, findingLine(verify.Finding{Severity: "error", Check: "index.position", File: "d/x.index",
+		SegmentBaseOffset: &b, Position: &p, Offset: &o, Message: "m"}), findingColumns)
+	assertColumnsMatchJSON(t, findingLine(verify.Finding{Severity: "warning", Check: "index.missing", File: "d/x.index", Message: "m"}), findingColumns)
+}
+
+// The contract's finding, summary and recovery_plan lines, field by field
+// and in order, made from verify's plain structs.
+func TestVerifyJSONLines(t *testing.T) {
+	zero, pos := int64(0), int64(61)
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{findingLine(verify.Finding{Severity: verify.SeverityError, Check: verify.LogCRC, File: "d/00000000000000000000.log", SegmentBaseOffset: &zero, Position: &pos}),
+			`{"kind":"finding","severity":"error","check":"log.crc","file":"d/00000000000000000000.log","segment_base_offset":0,"position":61,"offset":null,"message":""}`},
+		{summaryLine(verify.Summary{Partitions: 1, Segments: 2, Batches: 3, Bytes: 4, Errors: 5, Warnings: 6}),
+			`{"kind":"summary","partitions":1,"segments":2,"batches":3,"bytes":4,"errors":5,"warnings":6,"infos":0}`},
+		{recoveryPlanLine(verify.RecoveryPlan{Partition: "a-0", Dir: "d/a-0", RecoveryPointSource: "absent", Bytes: 3000,
+			Estimate: &verify.RecoveryEstimate{ScanRateBytesPerSecond: 1500, Seconds: 2}}),
+			`{"kind":"recovery_plan","partition":"a-0","dir":"d/a-0","clean_shutdown":false,"recovery_point":0,"recovery_point_source":"absent",` +
+				`"log_end_offset":0,"segments":[],"segment_count":0,"bytes":3000,"estimate":{"scan_rate_bytes_per_second":1500,"seconds":2}}`},
+		{recoveryPlanLine(verify.RecoveryPlan{Partition: "a-0", Dir: "d/a-0", RecoveryPoint: 7, RecoveryPointSource: "checkpoint", LogEndOffset: 9,
+			Segments: []verify.RecoverySegment{{Segment: "00000000000000000005.log", BaseOffset: 5, Bytes: 70, Reason: verify.ReasonRecoveryPoint}}, SegmentCount: 1, Bytes: 70}),
+			`{"kind":"recovery_plan","partition":"a-0","dir":"d/a-0","clean_shutdown":false,"recovery_point":7,"recovery_point_source":"checkpoint",` +
+				`"log_end_offset":9,"segments":[{"segment":"00000000000000000005.log","base_offset":5,"bytes":70,"reason":"recovery_point"}],"segment_count":1,"bytes":70,"estimate":null}`},
+	} {
+		b, err := json.Marshal(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != c.want {
+			t.Errorf("json\n got %s\nwant %s", b, c.want)
+		}
+	}
 }
 
 // Info findings: listed only with --verbose, in every format, never

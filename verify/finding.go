@@ -1,9 +1,5 @@
 package verify
 
-import (
-	"encoding/json"
-)
-
 // Severities of a finding (the contract's "severity" field).
 //
 // The rule: error = data a broker would lose or refuse; warning = a broker
@@ -152,23 +148,17 @@ func Checks() []string {
 // Finding is one problem found. Position is a byte position inside File;
 // Offset is the Kafka offset involved; either is nil when it does not
 // apply. SegmentBaseOffset is nil for files that belong to no segment.
+//
+// Finding is data; the contract's JSON line (with "kind":"finding") is
+// written by the command line.
 type Finding struct {
-	Severity          string `json:"severity"`
-	Check             string `json:"check"`
-	File              string `json:"file"`
-	SegmentBaseOffset *int64 `json:"segment_base_offset"`
-	Position          *int64 `json:"position"`
-	Offset            *int64 `json:"offset"`
-	Message           string `json:"message"`
-}
-
-// MarshalJSON writes the contract's finding line, "kind":"finding" first.
-func (f Finding) MarshalJSON() ([]byte, error) {
-	type plain Finding
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		plain
-	}{"finding", plain(f)})
+	Severity          string
+	Check             string
+	File              string
+	SegmentBaseOffset *int64
+	Position          *int64
+	Offset            *int64
+	Message           string
 }
 
 // IsError reports whether the finding has error severity.
@@ -180,22 +170,13 @@ func (f *Finding) IsInfo() bool { return f.Severity == SeverityInfo }
 // Summary counts what Run looked at and found. Errors, Warnings and Infos
 // count the findings emitted, by severity.
 type Summary struct {
-	Partitions int   `json:"partitions"`
-	Segments   int   `json:"segments"`
-	Batches    int64 `json:"batches"` // valid batches (length, magic and CRC agree)
-	Bytes      int64 `json:"bytes"`   // total size of the .log files
-	Errors     int   `json:"errors"`
-	Warnings   int   `json:"warnings"`
-	Infos      int   `json:"infos"`
-}
-
-// MarshalJSON writes the contract's summary line, "kind":"summary" first.
-func (s Summary) MarshalJSON() ([]byte, error) {
-	type plain Summary
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		plain
-	}{"summary", plain(s)})
+	Partitions int
+	Segments   int
+	Batches    int64 // valid batches (length, magic and CRC agree)
+	Bytes      int64 // total size of the .log files
+	Errors     int
+	Warnings   int
+	Infos      int
 }
 
 func ptr(v int64) *int64 { return &v }

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -19,34 +18,34 @@ import (
 // Recovery reads each of those .log files whole (LogSegment.recover), so
 // their size is the work.
 type RecoveryPlan struct {
-	Partition string `json:"partition"` // the directory's name
-	Dir       string `json:"dir"`
+	Partition string // the directory's name
+	Dir       string
 	// CleanShutdown: the data directory holds .kafka_cleanshutdown, so the
 	// next start skips the recovery of RecoveryPoint onwards (the
 	// always-rebuilt segments are still rebuilt).
-	CleanShutdown bool `json:"clean_shutdown"`
+	CleanShutdown bool
 	// RecoveryPoint is what the broker starts from: the
 	// recovery-point-offset-checkpoint entry, or 0 when the file has none
 	// for the partition or cannot be read. RecoveryPointSource says which:
 	// "checkpoint", "absent" or "unreadable".
-	RecoveryPoint       int64             `json:"recovery_point"`
-	RecoveryPointSource string            `json:"recovery_point_source"`
-	LogEndOffset        int64             `json:"log_end_offset"`
-	Segments            []RecoverySegment `json:"segments"`
-	SegmentCount        int               `json:"segment_count"`
-	Bytes               int64             `json:"bytes"` // .log bytes to recover
-	Estimate            *RecoveryEstimate `json:"estimate"`
+	RecoveryPoint       int64
+	RecoveryPointSource string
+	LogEndOffset        int64
+	Segments            []RecoverySegment
+	SegmentCount        int
+	Bytes               int64 // .log bytes to recover
+	Estimate            *RecoveryEstimate
 }
 
 // RecoverySegment is one segment a broker would recover, and why.
 type RecoverySegment struct {
-	Segment    string `json:"segment"`
-	BaseOffset int64  `json:"base_offset"`
-	Bytes      int64  `json:"bytes"`
+	Segment    string
+	BaseOffset int64
+	Bytes      int64
 	// Reason: "recovery_point" (at or after the recovery point: only after
 	// an unclean shutdown), "index_missing" or "txnindex_below_base"
 	// (rebuilt at every start).
-	Reason string `json:"reason"`
+	Reason string
 }
 
 // RecoveryEstimate is how long recovering Bytes takes at a scan rate kseg
@@ -54,8 +53,8 @@ type RecoverySegment struct {
 // also builds indexes and replays producer state (and runs
 // num.recovery.threads.per.data.dir threads per directory).
 type RecoveryEstimate struct {
-	ScanRateBytesPerSecond float64 `json:"scan_rate_bytes_per_second"`
-	Seconds                float64 `json:"seconds"`
+	ScanRateBytesPerSecond float64
+	Seconds                float64
 }
 
 // Reasons a segment is in a recovery plan.
@@ -64,18 +63,6 @@ const (
 	ReasonIndexMissing      = "index_missing"
 	ReasonTxnIndexBelowBase = "txnindex_below_base"
 )
-
-// MarshalJSON writes the plan as the contract's recovery_plan line.
-func (p RecoveryPlan) MarshalJSON() ([]byte, error) {
-	type plain RecoveryPlan
-	if p.Segments == nil {
-		p.Segments = []RecoverySegment{}
-	}
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		plain
-	}{"recovery_plan", plain(p)})
-}
 
 // SetEstimate fills in the time estimate for a scan rate in bytes per
 // second (no estimate when the rate is not positive).
