@@ -76,17 +76,17 @@ type lookupJSON struct {
 	ScannedBytes      int64           `json:"scanned_bytes"`
 	// The leader-epoch view (epoch_view.go): the batch's partition leader
 	// epoch (-1: none) and the leader-epoch-checkpoint entry of the offset.
-	LeaderEpoch int32               `json:"leader_epoch"`
-	EpochEntry  *epochEntryJSON     `json:"epoch_entry"`
-	Trace       []inspect.TraceStep `json:"trace,omitempty"`
+	LeaderEpoch int32           `json:"leader_epoch"`
+	EpochEntry  *epochEntryJSON `json:"epoch_entry"`
+	Trace       []traceStepJSON `json:"trace,omitempty"`
 }
 
 // offsetNotFoundJSON is the contract's line for an offset not in the log.
 type offsetNotFoundJSON struct {
-	TargetOffset int64               `json:"target_offset"`
-	Found        bool                `json:"found"`
-	Reason       string              `json:"reason"`
-	Trace        []inspect.TraceStep `json:"trace,omitempty"`
+	TargetOffset int64           `json:"target_offset"`
+	Found        bool            `json:"found"`
+	Reason       string          `json:"reason"`
+	Trace        []traceStepJSON `json:"trace,omitempty"`
 }
 
 func runLookup(ios *IOStreams, opts lookupOptions) error {
@@ -99,8 +99,8 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 		return err
 	}
 	if !res.Found {
-		out := offsetNotFoundJSON{res.TargetOffset, false, res.Reason, res.Trace}
-		story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, out.Trace, offsetTarget(opts.offset), "")
+		out := offsetNotFoundJSON{res.TargetOffset, false, res.Reason, traceJSON(res.Trace)}
+		story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, res.Trace, offsetTarget(opts.offset), "")
 		if err := printObjectLines(ios, out, offsetNotFoundColumns, story); err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 		return err
 	}
 	out := lookupJSON{TargetOffset: res.TargetOffset, Found: true, Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset,
-		Batch: newBatchJSON(d), ScannedBatches: res.ScannedBatches, ScannedBytes: res.ScannedBytes, Trace: res.Trace}
+		Batch: newBatchJSON(d), ScannedBatches: res.ScannedBatches, ScannedBytes: res.ScannedBytes, Trace: traceJSON(res.Trace)}
 	if e := res.IndexEntry; e != nil {
 		out.IndexEntry = &indexEntryJSON{e.Slot, e.Offset, e.Position}
 	}
@@ -122,7 +122,7 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 	out.EpochEntry = newEpochView(ios, p).entry(max(opts.offset, d.FirstOffset))
 	conclusion := fmt.Sprintf("a fetch from offset %d reads %s from byte position %d: the batch of offsets %d..%d (%d bytes), found in %s (%d bytes) of headers",
 		opts.offset, res.Segment, res.Batch.Position, d.FirstOffset, res.Batch.LastOffset, res.Batch.Size, count(res.ScannedBatches, "batch"), res.ScannedBytes)
-	story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, out.Trace, offsetTarget(opts.offset), conclusion)
+	story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, res.Trace, offsetTarget(opts.offset), conclusion)
 	return printObjectLines(ios, out, lookupColumns, story)
 }
 

@@ -81,16 +81,16 @@ type lookupTimeJSON struct {
 	// The leader-epoch view (epoch_view.go): the batch's partition leader
 	// epoch (-1: none, e.g. latest) and the leader-epoch-checkpoint entry
 	// of the offset.
-	LeaderEpoch int32               `json:"leader_epoch"`
-	EpochEntry  *epochEntryJSON     `json:"epoch_entry"`
-	Trace       []inspect.TraceStep `json:"trace,omitempty"`
+	LeaderEpoch int32           `json:"leader_epoch"`
+	EpochEntry  *epochEntryJSON `json:"epoch_entry"`
+	Trace       []traceStepJSON `json:"trace,omitempty"`
 }
 
 type timeNotFoundJSON struct {
-	TargetTimestamp int64               `json:"target_timestamp"`
-	Found           bool                `json:"found"`
-	Reason          string              `json:"reason"`
-	Trace           []inspect.TraceStep `json:"trace,omitempty"`
+	TargetTimestamp int64           `json:"target_timestamp"`
+	Found           bool            `json:"found"`
+	Reason          string          `json:"reason"`
+	Trace           []traceStepJSON `json:"trace,omitempty"`
 }
 
 func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
@@ -103,14 +103,14 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 		return err
 	}
 	if !res.Found {
-		out := timeNotFoundJSON{res.TargetTimestamp, false, res.Reason, res.Trace}
-		if err := printObjectLines(ios, out, timeNotFoundColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, out.Trace, timeTarget(opts.timestamp), "")); err != nil {
+		out := timeNotFoundJSON{res.TargetTimestamp, false, res.Reason, traceJSON(res.Trace)}
+		if err := printObjectLines(ios, out, timeNotFoundColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, res.Trace, timeTarget(opts.timestamp), "")); err != nil {
 			return err
 		}
 		return errNegative(res.Reason)
 	}
 	out := lookupTimeJSON{TargetTimestamp: res.TargetTimestamp, Found: true, Offset: res.Offset, Timestamp: res.Timestamp,
-		Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset, Trace: res.Trace}
+		Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset, Trace: traceJSON(res.Trace)}
 	if e := res.TimeIndexEntry; e != nil {
 		out.TimeIndexEntry = &timeIndexEntryJSON{e.Slot, e.Timestamp, e.Offset}
 	}
@@ -130,7 +130,7 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 	}
 	out.EpochEntry = newEpochView(ios, p).entry(res.Offset)
 	conclusion := fmt.Sprintf("ListOffsets answers offset %d (timestamp %d) from %s", res.Offset, res.Timestamp, res.Segment)
-	return printObjectLines(ios, out, lookupTimeColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, out.Trace, timeTarget(opts.timestamp), conclusion))
+	return printObjectLines(ios, out, lookupTimeColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, res.Trace, timeTarget(opts.timestamp), conclusion))
 }
 
 // timeTraceTitle heads the --trace story of a time lookup.

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -27,8 +26,8 @@ import (
 //	             ...
 //	 => a fetch from offset 1500 returns ...
 //
-// The words come from the steps' messages and fields; only the layout is
-// made here. Lines are escaped, then coloured when stdout takes colour.
+// The words are the steps' messages (traceMessage) and fields; only the
+// layout is made here. Lines are escaped, then coloured when stdout takes colour.
 
 // storyIndent lines up the text after a paragraph's number and label.
 const storyIndent = "             "
@@ -79,7 +78,7 @@ func traceStory(ios *IOStreams, title string, p *inspect.Partition, steps []insp
 		switch st.Step {
 		case "segment":
 			s.segment = st.Segment
-			s.para("segment", strings.TrimPrefix(st.Message, "segment "))
+			s.para("segment", strings.TrimPrefix(traceMessage(st), "segment "))
 			if bases := baseOffsetsLine(p, st.Segment); bases != "" {
 				s.more(bases, color.Faint)
 			}
@@ -96,7 +95,7 @@ func traceStory(ios *IOStreams, title string, p *inspect.Partition, steps []insp
 			s.probes(steps[i:j], tgt)
 			i = j
 		case "index_entry":
-			s.lines = append(s.lines, "          "+s.paint("=> "+st.Message, color.FgCyan))
+			s.lines = append(s.lines, "          "+s.paint("=> "+traceMessage(st), color.FgCyan))
 			i++
 		case "batch":
 			j := i
@@ -106,7 +105,7 @@ func traceStory(ios *IOStreams, title string, p *inspect.Partition, steps []insp
 			s.batches(steps[i:j])
 			i = j
 		default:
-			s.para("note", st.Message)
+			s.para("note", traceMessage(st))
 			i++
 		}
 	}
@@ -150,34 +149,17 @@ func baseOffsetsLine(p *inspect.Partition, chosen string) string {
 	return b.String()
 }
 
-// reachedBy reads the offset out of a time-index entry step's message,
-// which is what the offset index is then searched for; maxTsOffset the
-// offset of a segment's largest timestamp, which a max lookup searches for.
-var (
-	reachedBy   = regexp.MustCompile(`first reached by offset (-?\d+)`)
-	fromBase    = regexp.MustCompile(`starting from the base offset (-?\d+)`)
-	maxTsOffset = regexp.MustCompile(`greatest max timestamp -?\d+ \(offset (-?\d+)\)`)
-)
-
 // target is what the probes starting at steps[i] compare with, as far as
-// the steps tell: "" when they do not.
+// the steps tell: "" when they do not. An offset index searched in a time
+// lookup looks for the offset a time-index entry is first reached by, the
+// base offset when no entry was <= the timestamp, or the offset of the
+// segment's largest timestamp (a max lookup).
 func target(steps []inspect.TraceStep, i int) string {
 	if steps[i].Index == "offset" {
 		for j := i - 1; j >= 0; j-- {
-			if steps[j].Step == "index_entry" && steps[j].Index == "time" {
-				if m := reachedBy.FindStringSubmatch(steps[j].Message); m != nil {
-					return m[1]
-				}
-			}
-			if steps[j].Step == "segment" {
-				if m := maxTsOffset.FindStringSubmatch(steps[j].Message); m != nil {
-					return m[1]
-				}
-			}
-			if steps[j].Step == "note" {
-				if m := fromBase.FindStringSubmatch(steps[j].Message); m != nil {
-					return m[1]
-				}
+			switch steps[j].Why {
+			case inspect.WhyTimeEntry, inspect.WhyGreatestMaxTS, inspect.WhyNoTimeEntryBelow:
+				return strconv.FormatInt(steps[j].Offset, 10)
 			}
 		}
 	}
@@ -254,10 +236,6 @@ func probeMeaning(index, phase string, slot, cmp int) string {
 	return section + ": exact match, stop"
 }
 
-// batchVerdict is the part of a batch step's message after the fields the
-// story prints itself.
-var batchPrefix = regexp.MustCompile(`^batch at position -?\d+: offsets -?\d+\.\.-?\d+, max timestamp -?\d+: `)
-
 // batches tells a scan of batch headers.
 func (s *story) batches(bs []inspect.TraceStep) {
 	from := int64(0)
@@ -278,7 +256,7 @@ func (s *story) batches(bs []inspect.TraceStep) {
 		if b.LastOffset != nil {
 			last = *b.LastOffset
 		}
-		verdict := batchPrefix.ReplaceAllString(b.Message, "")
+		verdict := batchVerdict(b)
 		rows[i] = [3]string{fmt.Sprintf("position %d", pos), fmt.Sprintf("offsets %d..%d", base, last), verdict}
 		width[0] = max(width[0], len(rows[i][0]))
 		width[1] = max(width[1], len(rows[i][1]))

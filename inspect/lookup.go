@@ -8,26 +8,111 @@ import (
 	"github.com/kseg/kseg/indexfmt"
 )
 
-// TraceStep is one step of a lookup as a broker would take it, for --trace.
-// Step is one of "segment", "probe", "index_entry", "batch", "note"; the
-// other fields are set where they apply.
+// TraceStep is one step of a lookup as a broker would take it, for --trace:
+// data, which the command line tells in words. Step is the kind of step
+// (StepSegment, StepProbe, StepIndexEntry, StepBatch, StepNote); Why, for
+// every step but a probe, is the rule or case that decided it. The other
+// fields are set where they apply: the first group is what each kind of
+// step shows of itself, the second the numbers and names Why speaks of.
 type TraceStep struct {
-	Step       string `json:"step"`
-	Message    string `json:"message"`
-	Segment    string `json:"segment,omitempty"`
-	Candidates int    `json:"candidates,omitempty"`
-	// probe
-	Index   string `json:"index,omitempty"` // "offset" or "time"
-	Phase   string `json:"phase,omitempty"`
-	Slot    *int   `json:"slot,omitempty"`
-	Key     *int64 `json:"key,omitempty"`
-	Compare *int   `json:"compare,omitempty"`
+	Step string
+	Why  TraceWhy
+	// segment
+	Segment    string
+	Candidates int
+	// probe, index_entry
+	Index   string // "offset" or "time"
+	Phase   string
+	Slot    *int
+	Key     *int64
+	Compare *int
 	// batch
-	Position   *int64 `json:"position,omitempty"`
-	BaseOffset *int64 `json:"base_offset,omitempty"`
-	LastOffset *int64 `json:"last_offset,omitempty"`
-	MaxTS      *int64 `json:"max_timestamp,omitempty"`
+	Position   *int64
+	BaseOffset *int64
+	LastOffset *int64
+	MaxTS      *int64
+
+	// What Why speaks of.
+	Target    int64  // the offset or timestamp looked for
+	Offset    int64  // an offset: an index entry's, a record's, a log start or end offset
+	Timestamp int64  // a timestamp: an index entry's, a record's, a segment's largest
+	EntryPos  int64  // an offset index entry's position
+	FirstBase int64  // the first segment's base offset
+	Number    int    // a segment's number among the candidates (from 1)
+	Entries   int    // index entries before the padding, or written by recovery
+	Slots     int    // index slots, padding included; time-index entries written by recovery
+	File      string // a file or segment named (besides Segment)
+	Source    string // where the log start offset came from (LogStartFrom*)
+	Kept      string // why the broker's next start would not recover the segment (BrokerState)
+	Detail    string // a result's reason, or an error, told as it is
+	// Rebuild: why recovery rebuilds the segment's indexes (RebuildIndexMissing, RebuildTimeIndexMissing).
+	Rebuild string
+	// ModTime: the segment has no timestamps, so its largest timestamp is
+	// the .log's modification time (LogSegment.largestTimestamp).
+	ModTime bool
 }
+
+// Kinds of trace step.
+const (
+	StepSegment    = "segment"
+	StepProbe      = "probe"
+	StepIndexEntry = "index_entry"
+	StepBatch      = "batch"
+	StepNote       = "note"
+)
+
+// TraceWhy says which rule or case decided a step.
+type TraceWhy string
+
+// What decided a step, by kind of step.
+const (
+	// segment
+	WhyFloorSegment   TraceWhy = "floor-segment"    // the largest base offset <= Target
+	WhyNextSegment    TraceWhy = "next-segment"     // no batch reached Target in File
+	WhyFirstLargestTS TraceWhy = "first-largest-ts" // the first segment whose largest timestamp >= Target
+	WhyGreatestMaxTS  TraceWhy = "greatest-max-ts"  // the first with the greatest max timestamp
+	// index_entry
+	WhyOffsetEntry TraceWhy = "offset-entry" // offset index slot: Offset at EntryPos
+	WhyTimeEntry   TraceWhy = "time-entry"   // time index slot: Timestamp first reached by Offset
+	// batch
+	WhyLastOffsetReaches TraceWhy = "last-offset-reaches" // last offset >= Target: the answer
+	WhyLastOffsetBelow   TraceWhy = "last-offset-below"   // last offset < Target: skip
+	WhyMaxTSBelow        TraceWhy = "max-ts-below"        // max timestamp < Target: skip
+	WhyRecordReaches     TraceWhy = "record-reaches"      // the record at Offset has Timestamp >= Target
+	WhyNoRecordReaches   TraceWhy = "no-record-reaches"   // max timestamp >= Target, no record does
+	WhyMaxTSOther        TraceWhy = "max-ts-other"        // max timestamp != Target: skip
+	WhyMagic0            TraceWhy = "magic-0"             // no timestamps: no answer
+	WhyFirstMaxRecord    TraceWhy = "first-max-record"    // the first record with the max timestamp, at Offset
+	// note
+	WhyAnswer             TraceWhy = "answer"                // the result's reason (Detail)
+	WhyLogStartAbove      TraceWhy = "log-start-above"       // Offset from Source, above FirstBase
+	WhyEarliest           TraceWhy = "earliest"              // the log start Offset, from Source
+	WhyLatest             TraceWhy = "latest"                // the log end Offset, after File
+	WhyNoAnswerBelowStart TraceWhy = "no-answer-below-start" // the log start Offset, from Source
+	WhyTimeIndexKept      TraceWhy = "timeindex-kept"        // Segment has no .timeindex and is Kept
+	WhyTimeIndexKeptMax   TraceWhy = "timeindex-kept-max"    // the same, for its largest timestamp
+	WhyUnrebuilt          TraceWhy = "unrebuilt"             // Rebuild, but nothing rebuilds it
+	WhyRebuildFailed      TraceWhy = "rebuild-failed"        // Rebuild, but recovery fails (Detail)
+	WhyRebuilt            TraceWhy = "rebuilt"               // Rebuild: searching Entries and Slots entries
+	WhyNoOffsetIndex      TraceWhy = "no-offset-index"       // File (the .log) has no offset index
+	WhyEmptyOffsetIndex   TraceWhy = "empty-offset-index"    // File is empty
+	WhyNoEntryBelow       TraceWhy = "no-entry-below"        // no offset index entry <= Target
+	WhyEntryPastLog       TraceWhy = "entry-past-log"        // the entry points past the log's Offset bytes
+	WhyOffsetEntryPastLog TraceWhy = "offset-entry-past-log" // the same, in a time lookup
+	WhyScanStops          TraceWhy = "scan-stops"            // a torn tail (Detail) stops the scan
+	WhyTimeIndexTorn      TraceWhy = "timeindex-torn"        // File is padded or torn
+	WhyNoTimeIndex        TraceWhy = "no-timeindex"          // File (the .log) has no time index
+	WhySkipSegment        TraceWhy = "skip-segment"          // Segment's largest Timestamp < Target
+	WhyNoTimeEntryBelow   TraceWhy = "no-time-entry-below"   // no time index entry <= Target: from Offset
+	WhyPadding            TraceWhy = "padding"               // Index File: Entries entries, Slots slots
+	WhyPaddingKept        TraceWhy = "padding-kept"          // the same, on a Kept segment
+)
+
+// Why recovery rebuilds a segment's indexes before a lookup (TraceStep.Rebuild).
+const (
+	RebuildIndexMissing     = "index-missing"     // LogLoader.loadSegmentFiles, recoverSegment
+	RebuildTimeIndexMissing = "timeindex-missing" // the next start recovers the segment (LogLoader.recoverLog)
+)
 
 // tracer collects steps when enabled; a nil *tracer records nothing.
 type tracer struct{ steps []TraceStep }
@@ -38,9 +123,11 @@ func (t *tracer) add(s TraceStep) {
 	}
 }
 
-func (t *tracer) notef(format string, args ...any) {
+// note adds a note step.
+func (t *tracer) note(s TraceStep) {
 	if t != nil {
-		t.add(TraceStep{Step: "note", Message: fmt.Sprintf(format, args...)})
+		s.Step = StepNote
+		t.steps = append(t.steps, s)
 	}
 }
 
@@ -52,19 +139,18 @@ func (t *tracer) probes(index string) func(indexfmt.Probe) {
 	}
 	return func(p indexfmt.Probe) {
 		slot, key, c := p.Slot, p.Key, p.Cmp
-		rel := map[int]string{-1: "<", 0: "=", 1: ">"}[c]
-		t.add(TraceStep{Step: "probe", Index: index, Phase: string(p.Phase), Slot: &slot, Key: &key, Compare: &c,
-			Message: fmt.Sprintf("%s probe slot %d: key %d %s target", p.Phase, p.Slot, p.Key, rel)})
+		t.add(TraceStep{Step: StepProbe, Index: index, Phase: string(p.Phase), Slot: &slot, Key: &key, Compare: &c})
 	}
 }
 
-func (t *tracer) batch(b *Batch, verdict string) {
+// batch adds a batch step: b, and s's Why and numbers.
+func (t *tracer) batch(b *Batch, s TraceStep) {
 	if t == nil {
 		return
 	}
 	pos, base, last, mts := b.Position, b.BaseOffset, b.LastOffset, b.MaxTimestamp
-	t.add(TraceStep{Step: "batch", Position: &pos, BaseOffset: &base, LastOffset: &last, MaxTS: &mts,
-		Message: fmt.Sprintf("batch at position %d: offsets %d..%d, max timestamp %d: %s", pos, base, last, mts, verdict)})
+	s.Step, s.Position, s.BaseOffset, s.LastOffset, s.MaxTS = StepBatch, &pos, &base, &last, &mts
+	t.add(s)
 }
 
 func (t *tracer) result() []TraceStep {
@@ -136,30 +222,31 @@ func openForLookup(sf SegmentFiles, st *BrokerState, opts LookupOptions, tr *tra
 	switch {
 	case sf.Log == "":
 	case sf.Index == "":
-		rebuild = "its .index is missing: the broker's loader rebuilds the segment's indexes before it serves anything (LogLoader.loadSegmentFiles, recoverSegment)"
+		rebuild = RebuildIndexMissing
 	case sf.TimeIndex == "" && seg.Kept == "":
-		rebuild = "its .timeindex is missing and the broker's next start recovers the segment, rebuilding its indexes (LogLoader.recoverLog)"
+		rebuild = RebuildTimeIndexMissing
 	case sf.TimeIndex == "":
-		tr.notef("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index", sf.Name(), seg.Kept)
+		tr.note(TraceStep{Why: WhyTimeIndexKept, Segment: sf.Name(), Kept: seg.Kept})
 	}
 	if rebuild == "" {
 		return seg, nil
 	}
 	if opts.RecoveredIndexes == nil {
-		tr.notef("%s: %s; searching without it", sf.Name(), rebuild)
+		tr.note(TraceStep{Why: WhyUnrebuilt, Segment: sf.Name(), Rebuild: rebuild})
 		return seg, nil
 	}
 	idx, tidx, err := opts.RecoveredIndexes(sf)
 	if err != nil {
 		// Recovery itself fails here (the broker's load would too): the
 		// files as they are are all there is to search.
-		tr.notef("%s: %s, but recovery cannot rebuild it (%v); searching without it", sf.Name(), rebuild, err)
+		if tr != nil {
+			tr.note(TraceStep{Why: WhyRebuildFailed, Segment: sf.Name(), Rebuild: rebuild, Detail: err.Error()})
+		}
 		return seg, nil
 	}
 	seg.UseIndexes(idx, tidx)
 	if tr != nil {
-		tr.notef("%s: %s; searching the %d offset-index and %d time-index entries recovery would write (built in memory, nothing written)",
-			sf.Name(), rebuild, len(idx)/8, len(tidx)/12)
+		tr.note(TraceStep{Why: WhyRebuilt, Segment: sf.Name(), Rebuild: rebuild, Entries: len(idx) / 8, Slots: len(tidx) / 12})
 	}
 	return seg, nil
 }
@@ -187,7 +274,7 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 		// A broker always has a segment; a directory read without any
 		// holds no offset at all.
 		res.Reason = fmt.Sprintf("%s holds no segment", p.Dir)
-		tr.notef("%s", res.Reason)
+		tr.note(TraceStep{Why: WhyAnswer, Detail: res.Reason})
 		res.Trace = tr.result()
 		return res, nil
 	}
@@ -198,24 +285,25 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 	i := floorSegment(p.Segments, target)
 	if i < 0 {
 		res.Reason = fmt.Sprintf("offset %d is below the first segment's base offset %d", target, p.Segments[0].BaseOffset)
-		tr.notef("%s", res.Reason)
+		tr.note(TraceStep{Why: WhyAnswer, Detail: res.Reason})
 		res.Trace = tr.result()
 		return res, nil
 	}
 	start, src := st.logStartOrFirst(p.Segments)
 	if src == LogStartFromCheckpoint {
-		tr.notef("log start offset %d, from %s (above the first segment's base offset %d)", start, src, p.Segments[0].BaseOffset)
+		tr.note(TraceStep{Why: WhyLogStartAbove, Offset: start, Source: src, FirstBase: p.Segments[0].BaseOffset})
 	}
 	if src == LogStartFromCheckpoint && target < start {
 		// UnifiedLog.read / LocalLog.read: OffsetOutOfRangeException
 		// below the log start offset.
 		res.Reason = fmt.Sprintf("offset %d is below the log start offset %d (from %s; the records below it were deleted by DeleteRecords or retention, and a broker answers OFFSET_OUT_OF_RANGE)", target, start, src)
-		tr.notef("%s", res.Reason)
+		tr.note(TraceStep{Why: WhyAnswer, Detail: res.Reason})
 		res.Trace = tr.result()
 		return res, nil
 	}
-	tr.add(TraceStep{Step: "segment", Segment: p.Segments[i].Name(), Candidates: len(p.Segments),
-		Message: fmt.Sprintf("segment %s chosen among %d: the largest base offset <= %d", p.Segments[i].Name(), len(p.Segments), target)})
+	if tr != nil {
+		tr.add(TraceStep{Step: StepSegment, Why: WhyFloorSegment, Segment: p.Segments[i].Name(), Candidates: len(p.Segments), Target: target})
+	}
 	logEnd := p.Segments[i].BaseOffset
 	for ; i < len(p.Segments); i++ {
 		seg, err := openForLookup(p.Segments[i], st, opts, tr)
@@ -236,12 +324,14 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 		}
 		logEnd = max(next, logEnd)
 		if i+1 < len(p.Segments) {
-			tr.add(TraceStep{Step: "segment", Segment: p.Segments[i+1].Name(), Candidates: len(p.Segments),
-				Message: fmt.Sprintf("no batch with last offset >= %d in %s: continuing with the next segment %s", target, p.Segments[i].Name(), p.Segments[i+1].Name())})
+			if tr != nil {
+				tr.add(TraceStep{Step: StepSegment, Why: WhyNextSegment, Segment: p.Segments[i+1].Name(), Candidates: len(p.Segments),
+					Target: target, File: p.Segments[i].Name()})
+			}
 		}
 	}
 	res.Reason = fmt.Sprintf("offset %d is at or after the log end offset %d", target, logEnd)
-	tr.notef("%s", res.Reason)
+	tr.note(TraceStep{Why: WhyAnswer, Detail: res.Reason})
 	res.Trace = tr.result()
 	return res, nil
 }
@@ -307,34 +397,33 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 	switch {
 	case r.idx == nil:
 		if tr != nil {
-			tr.notef("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.LogName)
+			tr.note(TraceStep{Why: WhyNoOffsetIndex, File: s.LogName})
 		}
 	case n == 0:
-		s.tracePadding(tr, "offset index", s.IndexName, n, r.idx.Slots())
+		s.tracePadding(tr, "offset", s.IndexName, n, r.idx.Slots())
 		if tr != nil {
-			tr.notef("offset index %s is empty: scanning from position 0", s.IndexName)
+			tr.note(TraceStep{Why: WhyEmptyOffsetIndex, File: s.IndexName})
 		}
 	default:
-		s.tracePadding(tr, "offset index", s.IndexName, n, r.idx.Slots())
+		s.tracePadding(tr, "offset", s.IndexName, n, r.idx.Slots())
 		e, slot, err := r.idx.LookupEntries(target, n, tr.probes("offset"))
 		if err != nil {
 			return Batch{}, hit, false, fmt.Errorf("%s: %w", s.IndexName, err)
 		}
 		if slot < 0 {
 			if tr != nil {
-				tr.notef("no index entry <= %d: starting at position 0", target)
+				tr.note(TraceStep{Why: WhyNoEntryBelow, Target: target})
 			}
 			break
 		}
 		hit = IndexHit{Slot: slot, Offset: e.Offset, Position: int64(e.Position)}
 		if tr != nil {
 			sl := slot
-			tr.add(TraceStep{Step: "index_entry", Index: "offset", Slot: &sl,
-				Message: fmt.Sprintf("offset index slot %d: offset %d at position %d", slot, e.Offset, e.Position)})
+			tr.add(TraceStep{Step: StepIndexEntry, Why: WhyOffsetEntry, Index: "offset", Slot: &sl, Offset: e.Offset, EntryPos: int64(e.Position)})
 		}
 		start = int64(e.Position)
 		if (start < 0 || start > s.LogSize) && tr != nil {
-			tr.notef("index entry points past the end of the log (%d bytes): the broker's scan finds nothing here", s.LogSize)
+			tr.note(TraceStep{Why: WhyEntryPastLog, Offset: s.LogSize})
 		}
 	}
 	if start < 0 || start > s.LogSize {
@@ -348,12 +437,12 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 		st.next = b.LastOffset + 1
 		if b.LastOffset >= target {
 			if tr != nil {
-				tr.batch(b, fmt.Sprintf("last offset %d >= %d: this batch is the answer", b.LastOffset, target))
+				tr.batch(b, TraceStep{Why: WhyLastOffsetReaches, Target: target})
 			}
 			return *b, hit, true, nil
 		}
 		if tr != nil {
-			tr.batch(b, fmt.Sprintf("last offset %d < %d: skip", b.LastOffset, target))
+			tr.batch(b, TraceStep{Why: WhyLastOffsetBelow, Target: target})
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -361,7 +450,7 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 			return Batch{}, hit, false, err
 		}
 		if tr != nil {
-			tr.notef("%v: a broker's scan stops silently here", err)
+			tr.note(TraceStep{Why: WhyScanStops, Detail: err.Error()})
 		}
 	}
 	return Batch{}, hit, false, nil

@@ -70,7 +70,7 @@ func (p *Partition) LookupTime(target int64, opts LookupOptions) (*TimeLookup, e
 		// A broker always has a segment; a directory read without any
 		// holds no offset at all.
 		res = &TimeLookup{Reason: fmt.Sprintf("%s holds no segment", p.Dir)}
-		tr.notef("%s", res.Reason)
+		tr.note(TraceStep{Why: WhyAnswer, Detail: res.Reason})
 	case target == TimestampEarliest:
 		res, err = p.lookupEarliest(tr, opts)
 	case target == TimestampLatest:
@@ -90,7 +90,7 @@ func (p *Partition) LookupTime(target int64, opts LookupOptions) (*TimeLookup, e
 
 func (p *Partition) lookupEarliest(tr *tracer, opts LookupOptions) (*TimeLookup, error) {
 	start, src := opts.Broker.logStartOrFirst(p.Segments)
-	tr.notef("earliest: the log start offset %d, from %s", start, src)
+	tr.note(TraceStep{Why: WhyEarliest, Offset: start, Source: src})
 	first := p.Segments[max(floorSegment(p.Segments, start), 0)]
 	res := &TimeLookup{Found: true, Offset: start, Timestamp: -1, Segment: first.Name(), SegmentBaseOffset: first.BaseOffset}
 	ol, err := p.LookupOffset(start, LookupOptions{Broker: opts.Broker, RecoveredIndexes: opts.RecoveredIndexes})
@@ -115,7 +115,9 @@ func (p *Partition) lookupLatest(tr *tracer) (*TimeLookup, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr.notef("latest: the log end offset %d, after the last batch of %s", leo, last.Name())
+	if tr != nil {
+		tr.note(TraceStep{Why: WhyLatest, Offset: leo, File: last.Name()})
+	}
 	return &TimeLookup{Found: true, Offset: leo, Timestamp: -1, Segment: last.Name(), SegmentBaseOffset: last.BaseOffset}, nil
 }
 
@@ -135,9 +137,9 @@ func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeH
 		if clean {
 			return ts, offset, hit, nil
 		}
-		tr.notef("time index %s is padded or torn: max timestamp recomputed from the log, as broker recovery would", seg.TimeIndexName)
+		tr.note(TraceStep{Why: WhyTimeIndexTorn, File: seg.TimeIndexName})
 	} else {
-		tr.notef("%s has no time index: max timestamp recomputed from the log", seg.LogName)
+		tr.note(TraceStep{Why: WhyNoTimeIndex, File: seg.LogName})
 	}
 	ts, offset = -1, seg.BaseOffset
 	sc := seg.Scan(0)
@@ -185,7 +187,7 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 	if sf.TimeIndex == "" && sf.Index != "" && sf.Log != "" {
 		if kept := st.kept(sf.BaseOffset); kept != "" {
 			if tr != nil {
-				tr.notef("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index, so the segment's largest timestamp is unknown", sf.Name(), kept)
+				tr.note(TraceStep{Why: WhyTimeIndexKeptMax, Segment: sf.Name(), Kept: kept})
 			}
 			return -1, sf.BaseOffset, nil, nil
 		}
@@ -219,13 +221,13 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions) (*TimeLookup, error) {
 	// fetchOffsetByTimestamp searches from the log start offset.
 	startingOffset, src := opts.Broker.logStartOrFirst(p.Segments)
-	tr.notef("log start offset %d, from %s: no answer below it", startingOffset, src)
+	tr.note(TraceStep{Why: WhyNoAnswerBelowStart, Offset: startingOffset, Source: src})
 	for i, sf := range p.Segments {
 		largest, _, _, err := maxTimestampOf(sf, opts.Broker, tr)
 		if err != nil {
 			return nil, err
 		}
-		how := "max timestamp"
+		modTime := false
 		if largest < 0 {
 			largest = 0
 			if sf.Log != "" {
@@ -233,16 +235,18 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions
 					largest = st.ModTime().UnixMilli()
 				}
 			}
-			how = "no timestamps: .log last-modified time"
+			modTime = true
 		}
 		if largest < target {
 			if tr != nil { // sf.Name() formats a name: not for every segment passed untraced
-				tr.notef("segment %s: largest timestamp %d (%s) < %d: skip", sf.Name(), largest, how, target)
+				tr.note(TraceStep{Why: WhySkipSegment, Segment: sf.Name(), Timestamp: largest, ModTime: modTime, Target: target})
 			}
 			continue
 		}
-		tr.add(TraceStep{Step: "segment", Segment: sf.Name(), Candidates: len(p.Segments),
-			Message: fmt.Sprintf("segment %s chosen (#%d of %d): the first whose largest timestamp %d (%s) >= %d", sf.Name(), i+1, len(p.Segments), largest, how, target)})
+		if tr != nil {
+			tr.add(TraceStep{Step: StepSegment, Why: WhyFirstLargestTS, Segment: sf.Name(), Candidates: len(p.Segments),
+				Number: i + 1, Timestamp: largest, ModTime: modTime, Target: target})
+		}
 		seg, err := openForLookup(sf, opts.Broker, opts, tr)
 		if err != nil {
 			return nil, err
@@ -327,7 +331,7 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 		return a, err
 	}
 	if r.tidx != nil {
-		s.tracePadding(tr, "time index", s.TimeIndexName, n, r.tidx.Slots())
+		s.tracePadding(tr, "time", s.TimeIndexName, n, r.tidx.Slots())
 		e, slot, err := r.tidx.LookupEntries(target, n, tr.probes("time"))
 		if err != nil {
 			return a, fmt.Errorf("%s: %w", s.TimeIndexName, err)
@@ -336,12 +340,11 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 			a.TimeIndexEntry = TimeHit{Slot: slot, Timestamp: e.Timestamp, Offset: e.Offset}
 			if tr != nil {
 				sl := slot
-				tr.add(TraceStep{Step: "index_entry", Index: "time", Slot: &sl,
-					Message: fmt.Sprintf("time index slot %d: timestamp %d first reached by offset %d", slot, e.Timestamp, e.Offset)})
+				tr.add(TraceStep{Step: StepIndexEntry, Why: WhyTimeEntry, Index: "time", Slot: &sl, Timestamp: e.Timestamp, Offset: e.Offset})
 			}
 			from = e.Offset
 		} else if tr != nil {
-			tr.notef("no time index entry <= %d: starting from the base offset %d", target, s.BaseOffset)
+			tr.note(TraceStep{Why: WhyNoTimeEntryBelow, Target: target, Offset: s.BaseOffset})
 		}
 	}
 	from = max(from, startingOffset)
@@ -365,7 +368,7 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 		b := sc.Batch()
 		if b.MaxTimestamp < target {
 			if tr != nil {
-				tr.batch(b, fmt.Sprintf("max timestamp %d < %d: skip", b.MaxTimestamp, target))
+				tr.batch(b, TraceStep{Why: WhyMaxTSBelow, Target: target})
 			}
 			continue
 		}
@@ -377,12 +380,12 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 		if st.found {
 			a.Found, a.Offset, a.Timestamp, a.Batch = true, st.offset, st.timestamp, *b
 			if tr != nil {
-				tr.batch(b, fmt.Sprintf("record at offset %d has timestamp %d >= %d: the answer", a.Offset, a.Timestamp, target))
+				tr.batch(b, TraceStep{Why: WhyRecordReaches, Offset: a.Offset, Timestamp: a.Timestamp, Target: target})
 			}
 			return a, nil
 		}
 		if tr != nil {
-			tr.batch(b, fmt.Sprintf("max timestamp %d >= %d but no record qualifies: next batch", b.MaxTimestamp, target))
+			tr.batch(b, TraceStep{Why: WhyNoRecordReaches, Target: target})
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
@@ -401,18 +404,17 @@ func offsetPosition(seg *Segment, r readers, offset int64, tr *tracer) (int64, e
 	if err != nil {
 		return 0, err
 	}
-	seg.tracePadding(tr, "offset index", seg.IndexName, n, r.idx.Slots())
+	seg.tracePadding(tr, "offset", seg.IndexName, n, r.idx.Slots())
 	e, slot, err := r.idx.LookupEntries(offset, n, tr.probes("offset"))
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", seg.IndexName, err)
 	}
 	if slot >= 0 && tr != nil {
 		s := slot
-		tr.add(TraceStep{Step: "index_entry", Index: "offset", Slot: &s,
-			Message: fmt.Sprintf("offset index slot %d: offset %d at position %d", slot, e.Offset, e.Position)})
+		tr.add(TraceStep{Step: StepIndexEntry, Why: WhyOffsetEntry, Index: "offset", Slot: &s, Offset: e.Offset, EntryPos: int64(e.Position)})
 	}
 	if e.Position < 0 || int64(e.Position) > seg.LogSize {
-		tr.notef("offset index entry points past the end of the log: nothing to scan")
+		tr.note(TraceStep{Why: WhyOffsetEntryPastLog})
 		return seg.LogSize, nil
 	}
 	return int64(e.Position), nil
@@ -437,8 +439,9 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 		}
 	}
 	sf := p.Segments[best]
-	tr.add(TraceStep{Step: "segment", Segment: sf.Name(), Candidates: len(p.Segments),
-		Message: fmt.Sprintf("segment %s chosen: the first with the greatest max timestamp %d (offset %d)", sf.Name(), bestTS, bestOffset)})
+	if tr != nil {
+		tr.add(TraceStep{Step: StepSegment, Why: WhyGreatestMaxTS, Segment: sf.Name(), Candidates: len(p.Segments), Timestamp: bestTS, Offset: bestOffset})
+	}
 	seg, err := openForLookup(sf, opts.Broker, opts, tr)
 	if err != nil {
 		return nil, err
@@ -454,11 +457,11 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 	for sc.Next() {
 		b := sc.Batch()
 		if b.MaxTimestamp != bestTS {
-			tr.batch(b, fmt.Sprintf("max timestamp %d != %d: skip", b.MaxTimestamp, bestTS))
+			tr.batch(b, TraceStep{Why: WhyMaxTSOther, Target: bestTS})
 			continue
 		}
 		if b.Magic == 0 {
-			tr.batch(b, "magic 0 has no timestamps: no answer")
+			tr.batch(b, TraceStep{Why: WhyMagic0})
 			break
 		}
 		entry, err := seg.ReadEntry(b, nil)
@@ -476,7 +479,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 			return nil, err
 		}
 		if res.Found {
-			tr.batch(b, fmt.Sprintf("first record with the max timestamp: offset %d", res.Offset))
+			tr.batch(b, TraceStep{Why: WhyFirstMaxRecord, Offset: res.Offset})
 			bc := *b
 			res.Batch = &bc
 			return res, nil

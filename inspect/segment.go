@@ -217,14 +217,13 @@ func (s *Segment) entries(r readers) (idx, tidx int, err error) {
 }
 
 // tracePadding notes, for --trace, the padding slots a search left out.
-func (s *Segment) tracePadding(tr *tracer, what, name string, entries, slots int) {
+func (s *Segment) tracePadding(tr *tracer, index, name string, entries, slots int) {
 	if tr == nil || entries >= slots {
 		return
 	}
-	tr.notef("%s %s: slots %d..%d (%d) are zero padding, the preallocated tail of an active segment (or of one a broker left without a clean shutdown): searching the %d entries before it, as the broker that holds the segment does (its entry count excludes the padding) and as one that recovers it does (recovery rebuilds the index)",
-		what, name, entries, slots-1, slots-entries, entries)
+	tr.note(TraceStep{Why: WhyPadding, Index: index, File: name, Entries: entries, Slots: slots})
 	if s.Kept != "" {
-		tr.notef("%s is padded on a segment the broker's next start would not recover (%s): a broker restarting now would count all %d slots, padding included (KAFKA-10207); kseg verify reports it", name, s.Kept, slots)
+		tr.note(TraceStep{Why: WhyPaddingKept, Index: index, File: name, Kept: s.Kept, Slots: slots})
 	}
 }
 
