@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -147,11 +146,8 @@ var partitionCheckpoints = []string{inspect.LeaderEpochCheckpointFile, inspect.P
 
 // collectCheckpoints lists the existing files a PATH names.
 func collectCheckpoints(path string) ([]string, error) {
-	st, err := os.Stat(path)
+	st, err := statPath(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file or directory", path)
-		}
 		return nil, err
 	}
 	if !st.IsDir() {
@@ -183,13 +179,9 @@ func collectCheckpoints(path string) ([]string, error) {
 }
 
 func runDumpCheckpoint(ios *IOStreams, opts dumpCheckpointOptions) error {
-	var files []string
-	for _, p := range opts.paths {
-		fs, err := collectCheckpoints(p)
-		if err != nil {
-			return err
-		}
-		files = append(files, fs...)
+	files, err := collectEach(opts.paths, collectCheckpoints)
+	if err != nil {
+		return err
 	}
 	l := newLister(ios, checkpointColumns)
 	var firstErr error

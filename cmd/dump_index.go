@@ -96,13 +96,9 @@ func collectIndexFiles(path string) ([]indexFile, error) {
 }
 
 func runDumpIndex(ios *IOStreams, opts dumpIndexOptions) error {
-	var files []indexFile
-	for _, p := range opts.paths {
-		fs, err := collectIndexFiles(p)
-		if err != nil {
-			return err
-		}
-		files = append(files, fs...)
+	files, err := collectEach(opts.paths, collectIndexFiles)
+	if err != nil {
+		return err
 	}
 	var firstErr error
 	for i, f := range files {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -161,11 +160,8 @@ func optDecimal[N ~int16 | ~int32 | ~uint32 | ~int64](v *N) string {
 
 // collectSnapshots lists the snapshot files a PATH names.
 func collectSnapshots(path string) ([]inspect.SnapshotFile, error) {
-	st, err := os.Stat(path)
+	st, err := statPath(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file or directory", path)
-		}
 		return nil, err
 	}
 	if !st.IsDir() {
@@ -206,13 +202,9 @@ func collectSnapshots(path string) ([]inspect.SnapshotFile, error) {
 }
 
 func runDumpSnapshot(ios *IOStreams, opts dumpSnapshotOptions) error {
-	var files []inspect.SnapshotFile
-	for _, p := range opts.paths {
-		fs, err := collectSnapshots(p)
-		if err != nil {
-			return err
-		}
-		files = append(files, fs...)
+	files, err := collectEach(opts.paths, collectSnapshots)
+	if err != nil {
+		return err
 	}
 	l := newLister(ios, snapshotColumns)
 	var firstErr error

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -376,23 +377,51 @@ func statusColumn[T any](v func(T) string) column[T] {
 	return column[T]{name: "status", cell: v, fit: fitWrap, style: func(t T) []color.Attribute { return statusStyle(v(t)) }}
 }
 
-var lsPartitionColumns = []column[lsPartitionJSON]{
+// lsRange is what a partition's and a segment's ls lines both say, in
+// the same fields: offsets, counts, times and the size of the logs.
+type lsRange struct {
+	BaseOffset                    int64
+	LastOffset                    *int64
+	NextOffset                    int64
+	Batches, Records              *int64
+	FirstTimestamp, LastTimestamp *int64
+	LogBytes                      int64
+}
+
+func (l lsPartitionJSON) lsRange() lsRange {
+	return lsRange{l.BaseOffset, l.LastOffset, l.NextOffset, l.Batches, l.Records, l.FirstTimestamp, l.LastTimestamp, l.LogBytes}
+}
+
+func (l lsSegmentJSON) lsRange() lsRange {
+	return lsRange{l.BaseOffset, l.LastOffset, l.NextOffset, l.Batches, l.Records, l.FirstTimestamp, l.LastTimestamp, l.LogBytes}
+}
+
+// lsRangeColumns are the columns of lsRange's fields, between the name
+// and the index columns of both listings.
+func lsRangeColumns[T interface{ lsRange() lsRange }]() []column[T] {
+	r := func(l T) lsRange { return l.lsRange() }
+	return []column[T]{
+		tableOnly(textColumn("offsets", func(l T) string { return offsetRange(r(l).BaseOffset, r(l).LastOffset) })),
+		wideOnly(intColumn("base_offset", func(l T) int64 { return r(l).BaseOffset })),
+		wideOnly(nullableIntColumn("last_offset", func(l T) *int64 { return r(l).LastOffset })),
+		wideTableOnly(intColumn("next_offset", func(l T) int64 { return r(l).NextOffset })),
+		wideOnly(withDisplay(nullableIntColumn("batches", func(l T) *int64 { return r(l).Batches }), countDisplay(func(l T) *int64 { return r(l).Batches }))),
+		wideOnly(withDisplay(nullableIntColumn("records", func(l T) *int64 { return r(l).Records }), countDisplay(func(l T) *int64 { return r(l).Records }))),
+		wideOnly(withDisplay(nullableIntColumn("first_timestamp", func(l T) *int64 { return r(l).FirstTimestamp }), timeDisplay(func(l T) *int64 { return r(l).FirstTimestamp }))),
+		wideOnly(withDisplay(nullableIntColumn("last_timestamp", func(l T) *int64 { return r(l).LastTimestamp }), timeDisplay(func(l T) *int64 { return r(l).LastTimestamp }))),
+		tableOnly(withDisplay(intColumn("size", func(l T) int64 { return r(l).LogBytes }), sizeDisplay(func(l T) int64 { return r(l).LogBytes }))),
+		tableOnly(column[T]{name: "last_timestamp", display: func(l T, ios *IOStreams) string { return secondsTime(ios, r(l).LastTimestamp) }}),
+		wideOnly(withDisplay(intColumn("log_bytes", func(l T) int64 { return r(l).LogBytes }), sizeDisplay(func(l T) int64 { return r(l).LogBytes }))),
+	}
+}
+
+var lsPartitionColumns = slices.Concat([]column[lsPartitionJSON]{
 	withFit(tableOnly(textColumn("partition", func(l lsPartitionJSON) string { return partitionName(l.Dir) })), fitElide),
 	wideOnly(textColumn("dir", func(l lsPartitionJSON) string { return l.Dir })),
 	wideTableOnly(textPtrColumn("topic", func(l lsPartitionJSON) *string { return l.Topic })),
 	wideTableOnly(nullableIntColumn("partition", func(l lsPartitionJSON) *int32 { return l.Partition })),
 	withDisplay(intColumn("segments", func(l lsPartitionJSON) int { return l.Segments }), intCountDisplay(func(l lsPartitionJSON) int { return l.Segments })),
-	tableOnly(textColumn("offsets", func(l lsPartitionJSON) string { return offsetRange(l.BaseOffset, l.LastOffset) })),
-	wideOnly(intColumn("base_offset", func(l lsPartitionJSON) int64 { return l.BaseOffset })),
-	wideOnly(nullableIntColumn("last_offset", func(l lsPartitionJSON) *int64 { return l.LastOffset })),
-	wideTableOnly(intColumn("next_offset", func(l lsPartitionJSON) int64 { return l.NextOffset })),
-	wideOnly(withDisplay(nullableIntColumn("batches", func(l lsPartitionJSON) *int64 { return l.Batches }), countDisplay(func(l lsPartitionJSON) *int64 { return l.Batches }))),
-	wideOnly(withDisplay(nullableIntColumn("records", func(l lsPartitionJSON) *int64 { return l.Records }), countDisplay(func(l lsPartitionJSON) *int64 { return l.Records }))),
-	wideOnly(withDisplay(nullableIntColumn("first_timestamp", func(l lsPartitionJSON) *int64 { return l.FirstTimestamp }), timeDisplay(func(l lsPartitionJSON) *int64 { return l.FirstTimestamp }))),
-	wideOnly(withDisplay(nullableIntColumn("last_timestamp", func(l lsPartitionJSON) *int64 { return l.LastTimestamp }), timeDisplay(func(l lsPartitionJSON) *int64 { return l.LastTimestamp }))),
-	tableOnly(withDisplay(intColumn("size", func(l lsPartitionJSON) int64 { return l.LogBytes }), sizeDisplay(func(l lsPartitionJSON) int64 { return l.LogBytes }))),
-	tableOnly(column[lsPartitionJSON]{name: "last_timestamp", display: func(l lsPartitionJSON, ios *IOStreams) string { return secondsTime(ios, l.LastTimestamp) }}),
-	wideOnly(withDisplay(intColumn("log_bytes", func(l lsPartitionJSON) int64 { return l.LogBytes }), sizeDisplay(func(l lsPartitionJSON) int64 { return l.LogBytes }))),
+}, lsRangeColumns[lsPartitionJSON](), []column[lsPartitionJSON]{
 	wideOnly(withDisplay(intColumn("index_entries", func(l lsPartitionJSON) int64 { return l.IndexEntries }), intCountDisplay(func(l lsPartitionJSON) int64 { return l.IndexEntries }))),
 	wideOnly(withDisplay(intColumn("timeindex_entries", func(l lsPartitionJSON) int64 { return l.TimeIndexEntries }), intCountDisplay(func(l lsPartitionJSON) int64 { return l.TimeIndexEntries }))),
 	statusColumn(func(l lsPartitionJSON) string { return l.Status }),
@@ -401,23 +430,13 @@ var lsPartitionColumns = []column[lsPartitionJSON]{
 	wideTableOnly(nullableIntColumn("high_watermark", func(l lsPartitionJSON) *int64 { return l.HighWatermark })),
 	wideTableOnly(nullableIntColumn("leader_epoch", func(l lsPartitionJSON) *int32 { return l.LeaderEpoch })),
 	wideTableOnly(intColumn("producer_snapshots", func(l lsPartitionJSON) int { return l.ProducerSnapshots })),
-}
+})
 
-var lsSegmentColumns = []column[lsSegmentJSON]{
+var lsSegmentColumns = slices.Concat([]column[lsSegmentJSON]{
 	withFit(tableOnly(textColumn("partition", func(l lsSegmentJSON) string { return partitionName(l.Dir) })), fitElide),
 	wideOnly(textColumn("dir", func(l lsSegmentJSON) string { return l.Dir })),
 	wideOnly(textColumn("segment", func(l lsSegmentJSON) string { return l.Segment })),
-	tableOnly(textColumn("offsets", func(l lsSegmentJSON) string { return offsetRange(l.BaseOffset, l.LastOffset) })),
-	wideOnly(intColumn("base_offset", func(l lsSegmentJSON) int64 { return l.BaseOffset })),
-	wideOnly(nullableIntColumn("last_offset", func(l lsSegmentJSON) *int64 { return l.LastOffset })),
-	wideTableOnly(intColumn("next_offset", func(l lsSegmentJSON) int64 { return l.NextOffset })),
-	wideOnly(withDisplay(nullableIntColumn("batches", func(l lsSegmentJSON) *int64 { return l.Batches }), countDisplay(func(l lsSegmentJSON) *int64 { return l.Batches }))),
-	wideOnly(withDisplay(nullableIntColumn("records", func(l lsSegmentJSON) *int64 { return l.Records }), countDisplay(func(l lsSegmentJSON) *int64 { return l.Records }))),
-	wideOnly(withDisplay(nullableIntColumn("first_timestamp", func(l lsSegmentJSON) *int64 { return l.FirstTimestamp }), timeDisplay(func(l lsSegmentJSON) *int64 { return l.FirstTimestamp }))),
-	wideOnly(withDisplay(nullableIntColumn("last_timestamp", func(l lsSegmentJSON) *int64 { return l.LastTimestamp }), timeDisplay(func(l lsSegmentJSON) *int64 { return l.LastTimestamp }))),
-	tableOnly(withDisplay(intColumn("size", func(l lsSegmentJSON) int64 { return l.LogBytes }), sizeDisplay(func(l lsSegmentJSON) int64 { return l.LogBytes }))),
-	tableOnly(column[lsSegmentJSON]{name: "last_timestamp", display: func(l lsSegmentJSON, ios *IOStreams) string { return secondsTime(ios, l.LastTimestamp) }}),
-	wideOnly(withDisplay(intColumn("log_bytes", func(l lsSegmentJSON) int64 { return l.LogBytes }), sizeDisplay(func(l lsSegmentJSON) int64 { return l.LogBytes }))),
+}, lsRangeColumns[lsSegmentJSON](), []column[lsSegmentJSON]{
 	wideOnly(withDisplay(nullableIntPtr("index_entries", func(l lsSegmentJSON) *int { return l.IndexEntries }), countDisplay(func(l lsSegmentJSON) *int { return l.IndexEntries }))),
 	wideTableOnly(withDisplay(nullableIntColumn("index_bytes", func(l lsSegmentJSON) *int64 { return l.IndexBytes }), optSizeDisplay(func(l lsSegmentJSON) *int64 { return l.IndexBytes }))),
 	wideOnly(textPtrColumn("index_fill", func(l lsSegmentJSON) *string { return l.IndexFill })),
@@ -426,7 +445,7 @@ var lsSegmentColumns = []column[lsSegmentJSON]{
 	wideOnly(textPtrColumn("timeindex_fill", func(l lsSegmentJSON) *string { return l.TimeIndexFill })),
 	wideTableOnly(withDisplay(nullableIntPtr("txnindex_entries", func(l lsSegmentJSON) *int { return l.TxnIndexEntries }), countDisplay(func(l lsSegmentJSON) *int { return l.TxnIndexEntries }))),
 	statusColumn(func(l lsSegmentJSON) string { return l.Status }),
-}
+})
 
 func optSizeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
 	return func(t T, _ *IOStreams) string {

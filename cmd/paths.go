@@ -124,3 +124,28 @@ func resolvePartition(path string) (*inspect.Partition, error) {
 	}
 	return t.Partitions[0], nil
 }
+
+// collectEach runs collect on every PATH argument, in order, and joins
+// what it lists (the files dump-index, dump-checkpoint and dump-snapshot
+// dump); the first PATH that fails stops it.
+func collectEach[T any](paths []string, collect func(path string) ([]T, error)) ([]T, error) {
+	var out []T
+	for _, p := range paths {
+		fs, err := collect(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
+// statPath is os.Stat of a PATH argument, a missing one said in one line
+// naming it.
+func statPath(path string) (os.FileInfo, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file or directory", path)
+	}
+	return st, err
+}
