@@ -96,40 +96,26 @@ read.`,
 
 // lsPartitionJSON is the contract's ls line for a partition.
 type lsPartitionJSON struct {
-	Dir               string  `json:"dir"`
-	Topic             *string `json:"topic"`
-	Partition         *int32  `json:"partition"`
-	Segments          int     `json:"segments"`
-	BaseOffset        int64   `json:"base_offset"`
-	LastOffset        *int64  `json:"last_offset"`
-	NextOffset        int64   `json:"next_offset"`
-	Batches           *int64  `json:"batches"`
-	Records           *int64  `json:"records"`
-	FirstTimestamp    *int64  `json:"first_timestamp"`
-	LastTimestamp     *int64  `json:"last_timestamp"`
-	LogBytes          int64   `json:"log_bytes"`
-	IndexEntries      int64   `json:"index_entries"`
-	TimeIndexEntries  int64   `json:"timeindex_entries"`
-	Status            string  `json:"status"`
-	LogStartOffset    *int64  `json:"log_start_offset"`
-	RecoveryPoint     *int64  `json:"recovery_point"`
-	HighWatermark     *int64  `json:"high_watermark"`
-	LeaderEpoch       *int32  `json:"leader_epoch"`
-	ProducerSnapshots int     `json:"producer_snapshots"`
+	Dir       string  `json:"dir"`
+	Topic     *string `json:"topic"`
+	Partition *int32  `json:"partition"`
+	Segments  int     `json:"segments"`
+	lsRange
+	IndexEntries      int64  `json:"index_entries"`
+	TimeIndexEntries  int64  `json:"timeindex_entries"`
+	Status            string `json:"status"`
+	LogStartOffset    *int64 `json:"log_start_offset"`
+	RecoveryPoint     *int64 `json:"recovery_point"`
+	HighWatermark     *int64 `json:"high_watermark"`
+	LeaderEpoch       *int32 `json:"leader_epoch"`
+	ProducerSnapshots int    `json:"producer_snapshots"`
 }
 
 // lsSegmentJSON is the contract's ls --segments line.
 type lsSegmentJSON struct {
-	Dir              string  `json:"dir"`
-	Segment          string  `json:"segment"`
-	BaseOffset       int64   `json:"base_offset"`
-	LastOffset       *int64  `json:"last_offset"`
-	NextOffset       int64   `json:"next_offset"`
-	Batches          *int64  `json:"batches"`
-	Records          *int64  `json:"records"`
-	FirstTimestamp   *int64  `json:"first_timestamp"`
-	LastTimestamp    *int64  `json:"last_timestamp"`
-	LogBytes         int64   `json:"log_bytes"`
+	Dir     string `json:"dir"`
+	Segment string `json:"segment"`
+	lsRange
 	IndexEntries     *int    `json:"index_entries"`
 	IndexBytes       *int64  `json:"index_bytes"`
 	IndexFill        *string `json:"index_fill"`
@@ -235,10 +221,10 @@ func orNull(v int64) *int64 {
 
 func segmentLine(p *inspect.Partition, s *inspect.SegmentSummary) lsSegmentJSON {
 	out := lsSegmentJSON{
-		Dir: p.Dir, Segment: s.Files.Name(), BaseOffset: s.Files.BaseOffset,
-		LastOffset: orNull(s.LastOffset), NextOffset: s.NextOffset,
-		FirstTimestamp: orNull(s.FirstTimestamp), LastTimestamp: orNull(s.LastTimestamp),
-		LogBytes: s.LogBytes, IndexFill: fill(s.Index), TimeIndexFill: fill(s.TimeIndex),
+		Dir: p.Dir, Segment: s.Files.Name(),
+		lsRange: lsRange{BaseOffset: s.Files.BaseOffset, LastOffset: orNull(s.LastOffset), NextOffset: s.NextOffset,
+			FirstTimestamp: orNull(s.FirstTimestamp), LastTimestamp: orNull(s.LastTimestamp), LogBytes: s.LogBytes},
+		IndexFill: fill(s.Index), TimeIndexFill: fill(s.TimeIndex),
 		Status: statusText(segmentStatus(s)),
 	}
 	if s.Counted {
@@ -258,7 +244,7 @@ func segmentLine(p *inspect.Partition, s *inspect.SegmentSummary) lsSegmentJSON 
 
 // partitionLine sums a partition's segments up.
 func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *inspect.DataDirFiles, side *inspect.PartitionSideFiles) lsPartitionJSON {
-	out := lsPartitionJSON{Dir: p.Dir, Segments: len(sums), Batches: ptr(int64(0)), Records: ptr(int64(0))}
+	out := lsPartitionJSON{Dir: p.Dir, Segments: len(sums), lsRange: lsRange{Batches: ptr(int64(0)), Records: ptr(int64(0))}}
 	if p.Topic != "" {
 		out.Topic, out.Partition = ptr(p.Topic), ptr(p.Partition)
 	}
@@ -378,28 +364,25 @@ func statusColumn[T any](v func(T) string) column[T] {
 }
 
 // lsRange is what a partition's and a segment's ls lines both say, in
-// the same fields: offsets, counts, times and the size of the logs.
+// the same fields and order: offsets, counts, times and the size of the
+// logs.
 type lsRange struct {
-	BaseOffset                    int64
-	LastOffset                    *int64
-	NextOffset                    int64
-	Batches, Records              *int64
-	FirstTimestamp, LastTimestamp *int64
-	LogBytes                      int64
+	BaseOffset     int64  `json:"base_offset"`
+	LastOffset     *int64 `json:"last_offset"`
+	NextOffset     int64  `json:"next_offset"`
+	Batches        *int64 `json:"batches"`
+	Records        *int64 `json:"records"`
+	FirstTimestamp *int64 `json:"first_timestamp"`
+	LastTimestamp  *int64 `json:"last_timestamp"`
+	LogBytes       int64  `json:"log_bytes"`
 }
 
-func (l lsPartitionJSON) lsRange() lsRange {
-	return lsRange{l.BaseOffset, l.LastOffset, l.NextOffset, l.Batches, l.Records, l.FirstTimestamp, l.LastTimestamp, l.LogBytes}
-}
-
-func (l lsSegmentJSON) lsRange() lsRange {
-	return lsRange{l.BaseOffset, l.LastOffset, l.NextOffset, l.Batches, l.Records, l.FirstTimestamp, l.LastTimestamp, l.LogBytes}
-}
+func (r lsRange) ranged() lsRange { return r }
 
 // lsRangeColumns are the columns of lsRange's fields, between the name
 // and the index columns of both listings.
-func lsRangeColumns[T interface{ lsRange() lsRange }]() []column[T] {
-	r := func(l T) lsRange { return l.lsRange() }
+func lsRangeColumns[T interface{ ranged() lsRange }]() []column[T] {
+	r := func(l T) lsRange { return l.ranged() }
 	return []column[T]{
 		tableOnly(textColumn("offsets", func(l T) string { return offsetRange(r(l).BaseOffset, r(l).LastOffset) })),
 		wideOnly(intColumn("base_offset", func(l T) int64 { return r(l).BaseOffset })),

@@ -181,11 +181,11 @@ func TestLsColumnsMatchJSON(t *testing.T) {
 	in := func(v int) *int { return &v }
 	s := func(v string) *string { return &v }
 	p := int32(7)
-	assertColumnsMatchJSON(t, lsPartitionJSON{Dir: "d/orders-7", Topic: s("orders"), Partition: &p, Segments: 3, BaseOffset: 11,
+	assertColumnsMatchJSON(t, lsPartitionJSON{Dir: "d/orders-7", Topic: s("orders"), Partition: &p, Segments: 3, lsRange: lsRange{BaseOffset: 11,
 		LastOffset: i64(12), NextOffset: 13, Batches: i64(14), Records: i64(15), FirstTimestamp: i64(16), LastTimestamp: i64(17),
-		LogBytes: 18, IndexEntries: 19, TimeIndexEntries: 20, Status: "torn-tail", LogStartOffset: i64(21)}, lsPartitionColumns)
-	assertColumnsMatchJSON(t, lsSegmentJSON{Dir: "d/orders-7", Segment: "00000000000000000011.log", BaseOffset: 11, LastOffset: i64(12),
-		NextOffset: 13, Batches: i64(14), Records: i64(15), FirstTimestamp: i64(16), LastTimestamp: i64(17), LogBytes: 18,
+		LogBytes: 18}, IndexEntries: 19, TimeIndexEntries: 20, Status: "torn-tail", LogStartOffset: i64(21)}, lsPartitionColumns)
+	assertColumnsMatchJSON(t, lsSegmentJSON{Dir: "d/orders-7", Segment: "00000000000000000011.log", lsRange: lsRange{BaseOffset: 11, LastOffset: i64(12),
+		NextOffset: 13, Batches: i64(14), Records: i64(15), FirstTimestamp: i64(16), LastTimestamp: i64(17), LogBytes: 18},
 		IndexEntries: in(19), IndexBytes: i64(20), IndexFill: s("trimmed"), TimeIndexEntries: in(21), TimeIndexBytes: i64(22),
 		TimeIndexFill: s("preallocated"), TxnIndexEntries: in(23), Status: "ok"}, lsSegmentColumns)
 }
