@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect/replica"
 )
@@ -15,13 +16,33 @@ type diffOptions struct {
 	left, right string
 	records     bool
 	max         int
+	maxLines    int64 // --max as given
 	force       bool
-	encoding    string
+	encodingOptions
+}
+
+// AddFlags adds diff's flags to f.
+func (o *diffOptions) AddFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.records, "records", false, "also list every record that differs (only_left, only_right, conflict)")
+	f.Int64Var(&o.maxLines, "max", 0, "with --records: at most this many record lines (0: no limit)")
+	f.BoolVar(&o.force, "force", false, "compare even when the directories name different partitions")
+	o.encodingOptions.AddFlags(f)
+}
+
+// Validate checks the flags' values.
+func (o *diffOptions) Validate() error {
+	if err := o.encodingOptions.Validate(); err != nil {
+		return err
+	}
+	if o.maxLines < 0 {
+		return usageErrorf("--max must be >= 0, not %d", o.maxLines)
+	}
+	o.max = int(o.maxLines)
+	return nil
 }
 
 func newDiffCommand(ios *IOStreams) *cobra.Command {
 	var opts diffOptions
-	var maxLines int64
 	c := &cobra.Command{
 		Use:   "diff LEFT RIGHT",
 		Short: "Compare two replicas of a partition: records on one side only, conflicts, and where LEFT would truncate",
@@ -67,21 +88,13 @@ a log).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.left, opts.right = args[0], args[1]
-			if err := checkEncoding(opts.encoding); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if maxLines < 0 {
-				return usageErrorf("--max must be >= 0, not %d", maxLines)
-			}
-			opts.max = int(maxLines)
 			return runDiff(ios, opts)
 		},
 	}
-	f := c.Flags()
-	f.BoolVar(&opts.records, "records", false, "also list every record that differs (only_left, only_right, conflict)")
-	f.Int64Var(&maxLines, "max", 0, "with --records: at most this many record lines (0: no limit)")
-	f.BoolVar(&opts.force, "force", false, "compare even when the directories name different partitions")
-	addEncodingFlag(f, &opts.encoding)
+	opts.AddFlags(c.Flags())
 	return c
 }
 

@@ -20,19 +20,55 @@ import (
 )
 
 type dumpLogOptions struct {
-	path     string
-	records  bool
-	encoding string
-	rng      inspect.LogRange
-	salvage  bool
-	decoder  string        // --decoder (dump_log_decode.go)
-	schemas  schemaOptions // --schemas, --key-schema, ... (dump_log_decode.go)
+	path    string
+	records bool
+	encodingOptions
+	window                           timeWindowOptions
+	fromOffset, toOffset, maxBatches int64 // as given; Validate puts them in rng
+	rng                              inspect.LogRange
+	salvage                          bool
+	decoder                          string        // --decoder (dump_log_decode.go)
+	schemas                          schemaOptions // --schemas, --key-schema, ... (dump_log_decode.go)
+	flags                            *pflag.FlagSet
+}
+
+// AddFlags adds dump-log's flags to f.
+func (o *dumpLogOptions) AddFlags(f *pflag.FlagSet) {
+	o.flags = f
+	f.BoolVar(&o.records, "records", false, "also list every record (decompressing batches)")
+	o.encodingOptions.AddFlags(f)
+	f.Int64Var(&o.fromOffset, "from-offset", 0, "first offset (inclusive)")
+	f.Int64Var(&o.toOffset, "to-offset", 0, "last offset (inclusive)")
+	o.window.AddFlags(f, "first timestamp (ms, RFC 3339, a date, or relative: -1h)", "last timestamp (ms, RFC 3339, a date, or relative: -1h; inclusive)")
+	f.Int64Var(&o.maxBatches, "max-batches", 0, "stop after this many batches (0: no limit)")
+	f.BoolVar(&o.salvage, "salvage", false, "go on past damage: report each damaged byte range and resume at the next valid batch (exit 1 if any)")
+	addDecoderFlags(f, o)
+}
+
+// Validate checks the flags and makes the record range of them.
+func (o *dumpLogOptions) Validate() error {
+	if err := o.encodingOptions.Validate(); err != nil {
+		return err
+	}
+	if o.flags.Changed("from-offset") {
+		o.rng.FromOffset = &o.fromOffset
+	}
+	if o.flags.Changed("to-offset") {
+		o.rng.ToOffset = &o.toOffset
+	}
+	if err := o.window.Validate(); err != nil {
+		return err
+	}
+	o.rng.FromTime, o.rng.ToTime = o.window.From, o.window.To
+	if o.maxBatches < 0 {
+		return usageErrorf("--max-batches must be >= 0, not %d", o.maxBatches)
+	}
+	o.rng.MaxBatches = int(o.maxBatches)
+	return resolveDecoderFlags(o.flags, o)
 }
 
 func newDumpLogCommand(ios *IOStreams) *cobra.Command {
 	var opts dumpLogOptions
-	var fromOffset, toOffset, maxBatches int64
-	var fromTime, toTime string
 	c := &cobra.Command{
 		Use:   "dump-log PATH",
 		Short: "List the batches (and with --records the records) of .log files",
@@ -110,50 +146,13 @@ Protobuf, without the wire format.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.path = args[0]
-			if err := checkEncoding(opts.encoding); err != nil {
-				return err
-			}
-			fl := c.Flags()
-			if fl.Changed("from-offset") {
-				opts.rng.FromOffset = &fromOffset
-			}
-			if fl.Changed("to-offset") {
-				opts.rng.ToOffset = &toOffset
-			}
-			if fl.Changed("from-time") {
-				ts, err := parseTimestamp(fromTime)
-				if err != nil || ts < 0 {
-					return usageErrorf("--from-time must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", fromTime)
-				}
-				opts.rng.FromTime = &ts
-			}
-			if fl.Changed("to-time") {
-				ts, err := parseTimestamp(toTime)
-				if err != nil || ts < 0 {
-					return usageErrorf("--to-time must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", toTime)
-				}
-				opts.rng.ToTime = &ts
-			}
-			if maxBatches < 0 {
-				return usageErrorf("--max-batches must be >= 0, not %d", maxBatches)
-			}
-			opts.rng.MaxBatches = int(maxBatches)
-			if err := resolveDecoderFlags(c.Flags(), &opts); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
 			return runDumpLog(ios, opts)
 		},
 	}
-	f := c.Flags()
-	f.BoolVar(&opts.records, "records", false, "also list every record (decompressing batches)")
-	addEncodingFlag(f, &opts.encoding)
-	f.Int64Var(&fromOffset, "from-offset", 0, "first offset (inclusive)")
-	f.Int64Var(&toOffset, "to-offset", 0, "last offset (inclusive)")
-	f.StringVar(&fromTime, "from-time", "", "first timestamp (ms, RFC 3339, a date, or relative: -1h)")
-	f.StringVar(&toTime, "to-time", "", "last timestamp (ms, RFC 3339, a date, or relative: -1h; inclusive)")
-	f.Int64Var(&maxBatches, "max-batches", 0, "stop after this many batches (0: no limit)")
-	f.BoolVar(&opts.salvage, "salvage", false, "go on past damage: report each damaged byte range and resume at the next valid batch (exit 1 if any)")
-	addDecoderFlags(f, &opts)
+	opts.AddFlags(c.Flags())
 	_ = c.RegisterFlagCompletionFunc("schemas", completeDirs)
 	_ = c.RegisterFlagCompletionFunc("key-schema", completePaths("avsc", "proto"))
 	_ = c.RegisterFlagCompletionFunc("value-schema", completePaths("avsc", "proto"))
@@ -639,17 +638,21 @@ func printableUTF8(b []byte) bool {
 	return true
 }
 
-// addEncodingFlag adds --encoding, how the commands that print records
-// show keys, values and header values (dump-log, find, diff).
-func addEncodingFlag(f *pflag.FlagSet, encoding *string) {
-	f.StringVar(encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
+// encodingOptions is --encoding, how the commands that print records
+// (dump-log, find, diff) show keys, values and header values: a value of
+// encodeBytes.
+type encodingOptions struct{ encoding string }
+
+// AddFlags adds --encoding to f.
+func (o *encodingOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.encoding, "encoding", "auto", "how keys, values and header values are shown: auto, utf8, hex or base64")
 }
 
-// checkEncoding rejects an --encoding value encodeBytes does not know.
-func checkEncoding(encoding string) error {
-	switch encoding {
+// Validate rejects a value encodeBytes does not know.
+func (o *encodingOptions) Validate() error {
+	switch o.encoding {
 	case "auto", "utf8", "hex", "base64":
 		return nil
 	}
-	return usageErrorf("--encoding must be auto, utf8, hex or base64, not %q", encoding)
+	return usageErrorf("--encoding must be auto, utf8, hex or base64, not %q", o.encoding)
 }

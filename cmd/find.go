@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/find"
@@ -16,19 +17,104 @@ import (
 )
 
 type findOptions struct {
-	paths    []string
-	filter   find.Filter
-	topics   []string
-	encoding string
-	salvage  bool
-	max      int
+	paths  []string
+	filter find.Filter
+	topics []string
+	encodingOptions
+	salvage bool
+	max     int
+
+	// The filter flags as given; Validate makes filter of them.
+	key, keyHex, keyPrefix, valueContains string
+	headers                               []string
+	window                                timeWindowOptions
+	fromOffset, toOffset, maxMatches      int64
+	flags                                 *pflag.FlagSet
+}
+
+// AddFlags adds find's filters and flags to fl.
+func (o *findOptions) AddFlags(fl *pflag.FlagSet) {
+	o.flags = fl
+	fl.StringVar(&o.key, "key", "", "records whose key is exactly these bytes (UTF-8)")
+	fl.StringVar(&o.keyHex, "key-hex", "", "records whose key is exactly these bytes (hex)")
+	fl.StringVar(&o.keyPrefix, "key-prefix", "", "records whose key starts with these bytes")
+	fl.StringVar(&o.valueContains, "value-contains", "", "records whose value contains these bytes")
+	fl.StringArrayVar(&o.headers, "header", nil, "records with this header: NAME, or NAME=VALUE (repeatable; all must hold)")
+	o.window.AddFlags(fl, "records with a timestamp >= this (ms, RFC 3339, a date, or relative: -1h)", "records with a timestamp <= this (ms, RFC 3339, a date, or relative: -1h)")
+	fl.Int64Var(&o.fromOffset, "from-offset", 0, "records at this offset or later")
+	fl.Int64Var(&o.toOffset, "to-offset", 0, "records at this offset or earlier")
+	fl.StringArrayVar(&o.topics, "topic", nil, "only partitions of this topic (repeatable)")
+	fl.Int64Var(&o.maxMatches, "max", 0, "stop after this many matches (0: no limit)")
+	fl.BoolVar(&o.salvage, "salvage", false, "go on past damage inside a segment, resuming at the next valid batch")
+	o.encodingOptions.AddFlags(fl)
+}
+
+// Validate checks the flags and makes the filter of them; at least one
+// filter must be given.
+func (o *findOptions) Validate() error {
+	fl, f := o.flags, &o.filter
+	if err := o.encodingOptions.Validate(); err != nil {
+		return err
+	}
+	if fl.Changed("key") && fl.Changed("key-hex") {
+		return usageErrorf("give --key or --key-hex, not both")
+	}
+	if fl.Changed("key") {
+		f.Key = []byte(o.key)
+	}
+	if fl.Changed("key-hex") {
+		b, err := hex.DecodeString(o.keyHex)
+		if err != nil {
+			return usageErrorf("--key-hex must be hexadecimal bytes, not %q", o.keyHex)
+		}
+		f.Key = b
+	}
+	if fl.Changed("key-prefix") {
+		f.KeyPrefix = []byte(o.keyPrefix)
+	}
+	if fl.Changed("value-contains") {
+		f.ValueContains = []byte(o.valueContains)
+	}
+	for _, h := range o.headers {
+		name, value, hasValue := strings.Cut(h, "=")
+		if name == "" {
+			return usageErrorf("--header must be NAME or NAME=VALUE, not %q", h)
+		}
+		hf := find.HeaderFilter{Name: name, HasValue: hasValue}
+		if hasValue {
+			hf.Value = []byte(value)
+		}
+		f.Headers = append(f.Headers, hf)
+	}
+	for _, b := range []struct {
+		flag string
+		v    *int64
+		dst  **int64
+	}{{"from-offset", &o.fromOffset, &f.FromOffset}, {"to-offset", &o.toOffset, &f.ToOffset}} {
+		if fl.Changed(b.flag) {
+			if *b.v < 0 {
+				return usageErrorf("--%s must be >= 0, not %d", b.flag, *b.v)
+			}
+			*b.dst = b.v
+		}
+	}
+	if err := o.window.Validate(); err != nil {
+		return err
+	}
+	f.FromTime, f.ToTime = o.window.From, o.window.To
+	if o.maxMatches < 0 {
+		return usageErrorf("--max must be >= 0, not %d", o.maxMatches)
+	}
+	o.max = int(o.maxMatches)
+	if f.Key == nil && f.KeyPrefix == nil && f.ValueContains == nil && f.Headers == nil &&
+		f.FromOffset == nil && f.ToOffset == nil && f.FromTime == nil && f.ToTime == nil && len(o.topics) == 0 {
+		return usageErrorf("give at least one filter (--key, --key-hex, --key-prefix, --value-contains, --header, --from-time, --to-time, --from-offset, --to-offset, --topic)")
+	}
+	return nil
 }
 
 func newFindCommand(ios *IOStreams) *cobra.Command {
 	var opts findOptions
-	var key, keyHex, keyPrefix, valueContains, fromTime, toTime string
-	var headers []string
-	var fromOffset, toOffset, maxMatches int64
 	c := &cobra.Command{
 		Use:   "find PATH... [filters]",
 		Short: "Search the records of every partition for a key, value, header, time or offset",
@@ -72,90 +158,13 @@ anything matched.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.paths = args
-			fl := c.Flags()
-			f := &opts.filter
-			if err := checkEncoding(opts.encoding); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
-			}
-			if fl.Changed("key") && fl.Changed("key-hex") {
-				return usageErrorf("give --key or --key-hex, not both")
-			}
-			if fl.Changed("key") {
-				f.Key = []byte(key)
-			}
-			if fl.Changed("key-hex") {
-				b, err := hex.DecodeString(keyHex)
-				if err != nil {
-					return usageErrorf("--key-hex must be hexadecimal bytes, not %q", keyHex)
-				}
-				f.Key = b
-			}
-			if fl.Changed("key-prefix") {
-				f.KeyPrefix = []byte(keyPrefix)
-			}
-			if fl.Changed("value-contains") {
-				f.ValueContains = []byte(valueContains)
-			}
-			for _, h := range headers {
-				name, value, hasValue := strings.Cut(h, "=")
-				if name == "" {
-					return usageErrorf("--header must be NAME or NAME=VALUE, not %q", h)
-				}
-				hf := find.HeaderFilter{Name: name, HasValue: hasValue}
-				if hasValue {
-					hf.Value = []byte(value)
-				}
-				f.Headers = append(f.Headers, hf)
-			}
-			for _, b := range []struct {
-				flag string
-				v    *int64
-				dst  **int64
-			}{{"from-offset", &fromOffset, &f.FromOffset}, {"to-offset", &toOffset, &f.ToOffset}} {
-				if fl.Changed(b.flag) {
-					if *b.v < 0 {
-						return usageErrorf("--%s must be >= 0, not %d", b.flag, *b.v)
-					}
-					*b.dst = b.v
-				}
-			}
-			for _, b := range []struct {
-				flag, v string
-				dst     **int64
-			}{{"from-time", fromTime, &f.FromTime}, {"to-time", toTime, &f.ToTime}} {
-				if fl.Changed(b.flag) {
-					ts, err := parseTimestamp(b.v)
-					if err != nil || ts < 0 {
-						return usageErrorf("--%s must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", b.flag, b.v)
-					}
-					*b.dst = &ts
-				}
-			}
-			if maxMatches < 0 {
-				return usageErrorf("--max must be >= 0, not %d", maxMatches)
-			}
-			opts.max = int(maxMatches)
-			if f.Key == nil && f.KeyPrefix == nil && f.ValueContains == nil && f.Headers == nil &&
-				f.FromOffset == nil && f.ToOffset == nil && f.FromTime == nil && f.ToTime == nil && len(opts.topics) == 0 {
-				return usageErrorf("give at least one filter (--key, --key-hex, --key-prefix, --value-contains, --header, --from-time, --to-time, --from-offset, --to-offset, --topic)")
 			}
 			return runFind(ios, opts)
 		},
 	}
-	fl := c.Flags()
-	fl.StringVar(&key, "key", "", "records whose key is exactly these bytes (UTF-8)")
-	fl.StringVar(&keyHex, "key-hex", "", "records whose key is exactly these bytes (hex)")
-	fl.StringVar(&keyPrefix, "key-prefix", "", "records whose key starts with these bytes")
-	fl.StringVar(&valueContains, "value-contains", "", "records whose value contains these bytes")
-	fl.StringArrayVar(&headers, "header", nil, "records with this header: NAME, or NAME=VALUE (repeatable; all must hold)")
-	fl.StringVar(&fromTime, "from-time", "", "records with a timestamp >= this (ms, RFC 3339, a date, or relative: -1h)")
-	fl.StringVar(&toTime, "to-time", "", "records with a timestamp <= this (ms, RFC 3339, a date, or relative: -1h)")
-	fl.Int64Var(&fromOffset, "from-offset", 0, "records at this offset or later")
-	fl.Int64Var(&toOffset, "to-offset", 0, "records at this offset or earlier")
-	fl.StringArrayVar(&opts.topics, "topic", nil, "only partitions of this topic (repeatable)")
-	fl.Int64Var(&maxMatches, "max", 0, "stop after this many matches (0: no limit)")
-	fl.BoolVar(&opts.salvage, "salvage", false, "go on past damage inside a segment, resuming at the next valid batch")
-	addEncodingFlag(fl, &opts.encoding)
+	opts.AddFlags(c.Flags())
 	return c
 }
 

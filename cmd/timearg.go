@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -140,4 +141,39 @@ func protectRelativeTimes(root *cobra.Command, args []string) []string {
 		return args
 	}
 	return out
+}
+
+// timeWindowOptions is the --from-time/--to-time pair of dump-log, find
+// and timeline, each a TIMESTAMP (parseTimestamp); From and To are nil
+// when the flag is not given. Each command words the flags' help itself.
+type timeWindowOptions struct {
+	fromText, toText string
+	From, To         *int64
+	flags            *pflag.FlagSet // to tell a flag given from one left out
+}
+
+// AddFlags adds --from-time and --to-time to f.
+func (o *timeWindowOptions) AddFlags(f *pflag.FlagSet, fromUsage, toUsage string) {
+	o.flags = f
+	f.StringVar(&o.fromText, "from-time", "", fromUsage)
+	f.StringVar(&o.toText, "to-time", "", toUsage)
+}
+
+// Validate parses the flags given: a usage error names the flag that is
+// not a TIMESTAMP (or is before the epoch).
+func (o *timeWindowOptions) Validate() error {
+	for _, t := range []struct {
+		name, text string
+		dst        **int64
+	}{{"from-time", o.fromText, &o.From}, {"to-time", o.toText, &o.To}} {
+		if !o.flags.Changed(t.name) {
+			continue
+		}
+		ts, err := parseTimestamp(t.text)
+		if err != nil || ts < 0 {
+			return usageErrorf("--%s must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", t.name, t.text)
+		}
+		*t.dst = &ts
+	}
+	return nil
 }

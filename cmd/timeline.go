@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -16,9 +17,42 @@ import (
 type timelineOptions struct {
 	paths        []string
 	bucket       time.Duration // 0: about timelineBuckets buckets over the span
-	from, to     int64         // --from-time, --to-time; -1 when not given
+	window       timeWindowOptions
+	from, to     int64 // --from-time, --to-time; -1 when not given
 	perPartition bool
 	svg          string
+	flags        *pflag.FlagSet
+}
+
+// AddFlags adds timeline's flags to f (their completions are the
+// command's).
+func (o *timelineOptions) AddFlags(f *pflag.FlagSet) {
+	o.flags = f
+	f.DurationVar(&o.bucket, "bucket", 0, "bucket width (30s, 5m, 1h; default: about 60 buckets over the span)")
+	o.window.AddFlags(f, "first time shown (ms, RFC 3339, a date, or relative: -1h)", "last time shown (ms, RFC 3339, a date, or relative: -1h)")
+	f.BoolVar(&o.perPartition, "per-partition", false, "one series per partition instead of their sum")
+	f.StringVar(&o.svg, "svg", "", "also write the chart as an SVG image to `FILE`")
+}
+
+// Validate checks the bucket width and the time window.
+func (o *timelineOptions) Validate() error {
+	if o.bucket < 0 || (o.flags.Changed("bucket") && o.bucket < time.Millisecond) {
+		return usageErrorf("--bucket must be at least 1ms, not %s", o.bucket)
+	}
+	if err := o.window.Validate(); err != nil {
+		return err
+	}
+	o.from, o.to = -1, -1
+	if o.window.From != nil {
+		o.from = *o.window.From
+	}
+	if o.window.To != nil {
+		o.to = *o.window.To
+	}
+	if o.from >= 0 && o.to >= 0 && o.to < o.from {
+		return usageErrorf("--to-time (%d) is before --from-time (%d)", o.to, o.from)
+	}
+	return nil
 }
 
 // timelineBuckets is about how many buckets the automatic width gives.
@@ -30,8 +64,7 @@ const timelineBuckets = 60
 const maxTimelineBuckets = 1 << 20
 
 func newTimelineCommand(ios *IOStreams) *cobra.Command {
-	opts := timelineOptions{from: -1, to: -1}
-	var fromTime, toTime string
+	var opts timelineOptions
 	c := &cobra.Command{
 		Use:   "timeline PATH...",
 		Short: "Show traffic over time (records and bytes per time bucket) from the time indexes",
@@ -73,34 +106,13 @@ not be read, or FILE not written.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.paths = args
-			if opts.bucket < 0 || (c.Flags().Changed("bucket") && opts.bucket < time.Millisecond) {
-				return usageErrorf("--bucket must be at least 1ms, not %s", opts.bucket)
-			}
-			for _, f := range []struct {
-				name, value string
-				dst         *int64
-			}{{"from-time", fromTime, &opts.from}, {"to-time", toTime, &opts.to}} {
-				if !c.Flags().Changed(f.name) {
-					continue
-				}
-				ts, err := parseTimestamp(f.value)
-				if err != nil || ts < 0 {
-					return usageErrorf("--%s must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", f.name, f.value)
-				}
-				*f.dst = ts
-			}
-			if opts.from >= 0 && opts.to >= 0 && opts.to < opts.from {
-				return usageErrorf("--to-time (%d) is before --from-time (%d)", opts.to, opts.from)
+			if err := opts.Validate(); err != nil {
+				return err
 			}
 			return runTimeline(ios, opts)
 		},
 	}
-	f := c.Flags()
-	f.DurationVar(&opts.bucket, "bucket", 0, "bucket width (30s, 5m, 1h; default: about 60 buckets over the span)")
-	f.StringVar(&fromTime, "from-time", "", "first time shown (ms, RFC 3339, a date, or relative: -1h)")
-	f.StringVar(&toTime, "to-time", "", "last time shown (ms, RFC 3339, a date, or relative: -1h)")
-	f.BoolVar(&opts.perPartition, "per-partition", false, "one series per partition instead of their sum")
-	f.StringVar(&opts.svg, "svg", "", "also write the chart as an SVG image to `FILE`")
+	opts.AddFlags(c.Flags())
 	_ = c.RegisterFlagCompletionFunc("svg", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return []cobra.Completion{"svg"}, cobra.ShellCompDirectiveFilterFileExt
 	})
