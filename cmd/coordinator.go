@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect/internaltopics"
 )
@@ -29,6 +30,9 @@ type coordinatorOptions struct {
 	kind       string // coordinatorGroup or coordinatorTransactional
 	id         string
 	partitions int
+
+	group, txnID string // --group, --transactional-id as given
+	flags        *pflag.FlagSet
 }
 
 // coordinatorResult is the contract's coordinator line.
@@ -48,14 +52,48 @@ var coordinatorFields = []column[coordinatorResult]{
 	intColumn("partition", func(r coordinatorResult) int { return r.Partition }),
 }
 
+// coordinator's flags.
+const (
+	groupFlag     = "group"
+	txnFlag       = "transactional-id"
+	partitionFlag = "partitions"
+)
+
+// AddFlags adds coordinator's flags to f.
+func (o *coordinatorOptions) AddFlags(f *pflag.FlagSet) {
+	o.flags = f
+	f.StringVar(&o.group, groupFlag, "", "consumer group id")
+	f.StringVar(&o.txnID, txnFlag, "", "producer transactional.id")
+	f.IntVar(&o.partitions, partitionFlag, defaultStatePartitions, "partition count of the state topic")
+}
+
+// Validate takes the one id given, and checks it and --partitions.
+func (o *coordinatorOptions) Validate() error {
+	f := o.flags
+	switch {
+	case f.Changed(groupFlag) && f.Changed(txnFlag):
+		return usageErrorf("give either --group or --transactional-id, not both")
+	case f.Changed(groupFlag):
+		o.kind, o.id = coordinatorGroup, o.group
+	case f.Changed(txnFlag):
+		o.kind, o.id = coordinatorTransactional, o.txnID
+	default:
+		return usageErrorf("give --group ID or --transactional-id ID")
+	}
+	if o.partitions < 1 || o.partitions > math.MaxInt32 {
+		return usageErrorf("--partitions must be between 1 and %d, not %d", math.MaxInt32, o.partitions)
+	}
+	if !utf8.ValidString(o.id) {
+		// Brokers decode ids as UTF-8; an invalid byte would be
+		// hashed as U+FFFD, which this command cannot reproduce
+		// faithfully from raw bytes.
+		return usageErrorf("the id %s is not valid UTF-8", strconv.Quote(o.id))
+	}
+	return nil
+}
+
 func newCoordinatorCommand(ios *IOStreams) *cobra.Command {
-	var (
-		opts          coordinatorOptions
-		group, txnID  string
-		groupFlag     = "group"
-		txnFlag       = "transactional-id"
-		partitionFlag = "partitions"
-	)
+	var opts coordinatorOptions
 	c := &cobra.Command{
 		Use:   "coordinator (--group ID | --transactional-id ID) [--partitions N]",
 		Short: "Find the partition holding a group's or transactional id's state",
@@ -79,33 +117,14 @@ Exit codes: 0 answered; 2 no id or both kinds given, --partitions < 1.`,
   kseg coordinator --transactional-id orders-tx --partitions 12
   kseg coordinator --group=-odd-name -o json | jq .partition`,
 		DisableFlagsInUseLine: true,
-		RunE: func(c *cobra.Command, _ []string) error {
-			f := c.Flags()
-			switch {
-			case f.Changed(groupFlag) && f.Changed(txnFlag):
-				return usageErrorf("give either --group or --transactional-id, not both")
-			case f.Changed(groupFlag):
-				opts.kind, opts.id = coordinatorGroup, group
-			case f.Changed(txnFlag):
-				opts.kind, opts.id = coordinatorTransactional, txnID
-			default:
-				return usageErrorf("give --group ID or --transactional-id ID")
-			}
-			if opts.partitions < 1 || opts.partitions > math.MaxInt32 {
-				return usageErrorf("--partitions must be between 1 and %d, not %d", math.MaxInt32, opts.partitions)
-			}
-			if !utf8.ValidString(opts.id) {
-				// Brokers decode ids as UTF-8; an invalid byte would be
-				// hashed as U+FFFD, which this command cannot reproduce
-				// faithfully from raw bytes.
-				return usageErrorf("the id %s is not valid UTF-8", strconv.Quote(opts.id))
+		RunE: func(*cobra.Command, []string) error {
+			if err := opts.Validate(); err != nil {
+				return err
 			}
 			return runCoordinator(ios, opts)
 		},
 	}
-	c.Flags().StringVar(&group, groupFlag, "", "consumer group id")
-	c.Flags().StringVar(&txnID, txnFlag, "", "producer transactional.id")
-	c.Flags().IntVar(&opts.partitions, partitionFlag, defaultStatePartitions, "partition count of the state topic")
+	opts.AddFlags(c.Flags())
 	return c
 }
 

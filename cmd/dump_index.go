@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
@@ -15,6 +16,11 @@ import (
 type dumpIndexOptions struct {
 	paths []string
 	all   bool
+}
+
+// AddFlags adds dump-index's flags to f.
+func (o *dumpIndexOptions) AddFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.all, "all", false, "list every slot the broker counts, zero padding included")
 }
 
 func newDumpIndexCommand(ios *IOStreams) *cobra.Command {
@@ -51,7 +57,7 @@ as an error (exit 2).`,
 			return runDumpIndex(ios, opts)
 		},
 	}
-	c.Flags().BoolVar(&opts.all, "all", false, "list every slot the broker counts, zero padding included")
+	opts.AddFlags(c.Flags())
 	return c
 }
 

@@ -59,7 +59,7 @@ func (o *dumpLogOptions) Validate() error {
 	if err := o.window.Validate(); err != nil {
 		return err
 	}
-	o.rng.FromTime, o.rng.ToTime = o.window.From, o.window.To
+	o.rng.FromTime, o.rng.ToTime = o.window.From.Value, o.window.To.Value
 	if o.maxBatches < 0 {
 		return usageErrorf("--max-batches must be >= 0, not %d", o.maxBatches)
 	}

@@ -101,7 +101,7 @@ func (o *findOptions) Validate() error {
 	if err := o.window.Validate(); err != nil {
 		return err
 	}
-	f.FromTime, f.ToTime = o.window.From, o.window.To
+	f.FromTime, f.ToTime = o.window.From.Value, o.window.To.Value
 	if o.maxMatches < 0 {
 		return usageErrorf("--max must be >= 0, not %d", o.maxMatches)
 	}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
@@ -14,6 +15,67 @@ type genOptions struct {
 	magic          int
 	schemaRegistry bool // --schema-registry
 	opts           kafkagen.Options
+	flags          *pflag.FlagSet
+}
+
+// AddFlags adds gen's flags to f: kafkagen's options, --magic and
+// --schema-registry.
+func (o *genOptions) AddFlags(f *pflag.FlagSet) {
+	o.flags = f
+	g := &o.opts
+	f.Int64Var(&g.Seed, "seed", 1, "random seed: the same seed and flags give the same bytes")
+	f.StringVar(&g.Topic, "topic", kafkagen.DefaultTopic, "topic name (for partition.metadata's topic id)")
+	f.IntVar(&o.magic, "magic", 2, "message format: 0, 1 or 2")
+	f.StringVar(&g.Compression, "compression", "none", "none, gzip, snappy (xerial framing), snappy-raw (librdkafka), lz4 or zstd")
+	f.IntVar(&g.Segments, "segments", 1, "number of segments (not counting --empty-active-segment)")
+	f.IntVar(&g.Batches, "batches", kafkagen.DefaultBatches, "batches per segment")
+	f.Int64Var(&g.SegmentBytes, "segment-bytes", 0, "roll segments by size instead of --batches (like segment.bytes)")
+	f.IntVar(&g.RecordsPerBatch, "records-per-batch", kafkagen.DefaultRecordsPerBatch, "maximum records per batch (each batch holds 1..N)")
+	f.IntVar(&g.ValueSize, "value-size", kafkagen.DefaultValueSize, "bytes per record value")
+	f.StringVar(&g.Timestamps, "timestamps", "increasing", "record timestamps: increasing, jumping, equal or random")
+	f.StringVar(&g.Traffic, "traffic", "", "traffic over time: steady (a batch every 10 s), burst (two a second in the middle third), stop (half an hour of silence after two thirds); default a batch every 1..20 ms")
+	f.Float64Var(&g.LogAppendTime, "log-append-time", 0, "fraction (0..1) of batches written as LogAppendTime")
+	f.BoolVar(&g.CompactionGaps, "compaction-gaps", false, "missing offsets between and inside batches, as after compaction")
+	f.BoolVar(&g.Transactions, "transactions", false, "transactional batches of several producers with COMMIT and ABORT markers")
+	f.IntVar(&g.IndexIntervalBytes, "index-interval-bytes", kafkagen.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
+	f.Int64Var(&g.PreallocatedIndexBytes, "preallocated-index-bytes", 0, "zero-extend the active segment's indexes to this size, as a broker that did not shut down cleanly leaves them")
+	f.BoolVar(&g.EmptyActiveSegment, "empty-active-segment", false, "roll once more at the end: an empty active segment")
+	f.Int64Var(&g.StartOffset, "start-offset", 0, "base offset of the first segment")
+	f.Int64Var(&g.StartTimestamp, "start-timestamp", kafkagen.DefaultStartTimestamp, "first timestamp, ms since the epoch")
+	f.Int32Var(&g.LeaderEpoch, "leader-epoch", 0, "partition leader epoch of every v2 batch")
+	f.BoolVar(&g.ConsumerOffsets, "consumer-offsets", false, "records are __consumer_offsets offset commits (groups group-0..2, topic orders, partitions 0-2; one in ten a tombstone; with --transactions, transactional ones)")
+	f.StringVar(&g.ValueFormat, "value-format", "", "values in the schema registry's wire format: avro, protobuf or json (default: text)")
+	f.BoolVar(&o.schemaRegistry, "schema-registry", false, "write a schema registry's _schemas records registering the --value-format schemas")
+}
+
+// Validate checks the flags' values and fills in what they imply.
+func (o *genOptions) Validate() error {
+	switch o.magic {
+	case 0:
+		o.opts.Magic = kafkagen.MagicV0
+	case 1, 2:
+		o.opts.Magic = int8(o.magic)
+	default:
+		return usageErrorf("--magic must be 0, 1 or 2, not %d", o.magic)
+	}
+	if o.flags.Changed("index-interval-bytes") && o.opts.IndexIntervalBytes == 0 {
+		o.opts.IndexIntervalBytes = kafkagen.IndexEveryBatch
+	} else if o.opts.IndexIntervalBytes < 0 {
+		return usageErrorf("--index-interval-bytes must be >= 0")
+	}
+	if o.schemaRegistry {
+		if o.opts.ValueFormat != "" {
+			return usageErrorf("--schema-registry writes the registry's records: --value-format is for the topics that use it")
+		}
+		o.opts.Records = kafkagen.DemoSchemaRecords()
+		if !o.flags.Changed("batches") {
+			o.opts.Batches = 0 // as many as the records need
+		}
+		if !o.flags.Changed("topic") {
+			o.opts.Topic = "_schemas"
+		}
+	}
+	return nil
 }
 
 func newGenCommand(ios *IOStreams) *cobra.Command {
@@ -46,59 +108,13 @@ log_bytes index_entries timeindex_entries txnindex_entries active.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.dir = args[0]
-			switch opts.magic {
-			case 0:
-				opts.opts.Magic = kafkagen.MagicV0
-			case 1, 2:
-				opts.opts.Magic = int8(opts.magic)
-			default:
-				return usageErrorf("--magic must be 0, 1 or 2, not %d", opts.magic)
-			}
-			if c.Flags().Changed("index-interval-bytes") && opts.opts.IndexIntervalBytes == 0 {
-				opts.opts.IndexIntervalBytes = kafkagen.IndexEveryBatch
-			} else if opts.opts.IndexIntervalBytes < 0 {
-				return usageErrorf("--index-interval-bytes must be >= 0")
-			}
-			if opts.schemaRegistry {
-				if opts.opts.ValueFormat != "" {
-					return usageErrorf("--schema-registry writes the registry's records: --value-format is for the topics that use it")
-				}
-				opts.opts.Records = kafkagen.DemoSchemaRecords()
-				if !c.Flags().Changed("batches") {
-					opts.opts.Batches = 0 // as many as the records need
-				}
-				if !c.Flags().Changed("topic") {
-					opts.opts.Topic = "_schemas"
-				}
+			if err := opts.Validate(); err != nil {
+				return err
 			}
 			return runGen(ios, opts)
 		},
 	}
-	f := c.Flags()
-	o := &opts.opts
-	f.Int64Var(&o.Seed, "seed", 1, "random seed: the same seed and flags give the same bytes")
-	f.StringVar(&o.Topic, "topic", kafkagen.DefaultTopic, "topic name (for partition.metadata's topic id)")
-	f.IntVar(&opts.magic, "magic", 2, "message format: 0, 1 or 2")
-	f.StringVar(&o.Compression, "compression", "none", "none, gzip, snappy (xerial framing), snappy-raw (librdkafka), lz4 or zstd")
-	f.IntVar(&o.Segments, "segments", 1, "number of segments (not counting --empty-active-segment)")
-	f.IntVar(&o.Batches, "batches", kafkagen.DefaultBatches, "batches per segment")
-	f.Int64Var(&o.SegmentBytes, "segment-bytes", 0, "roll segments by size instead of --batches (like segment.bytes)")
-	f.IntVar(&o.RecordsPerBatch, "records-per-batch", kafkagen.DefaultRecordsPerBatch, "maximum records per batch (each batch holds 1..N)")
-	f.IntVar(&o.ValueSize, "value-size", kafkagen.DefaultValueSize, "bytes per record value")
-	f.StringVar(&o.Timestamps, "timestamps", "increasing", "record timestamps: increasing, jumping, equal or random")
-	f.StringVar(&o.Traffic, "traffic", "", "traffic over time: steady (a batch every 10 s), burst (two a second in the middle third), stop (half an hour of silence after two thirds); default a batch every 1..20 ms")
-	f.Float64Var(&o.LogAppendTime, "log-append-time", 0, "fraction (0..1) of batches written as LogAppendTime")
-	f.BoolVar(&o.CompactionGaps, "compaction-gaps", false, "missing offsets between and inside batches, as after compaction")
-	f.BoolVar(&o.Transactions, "transactions", false, "transactional batches of several producers with COMMIT and ABORT markers")
-	f.IntVar(&o.IndexIntervalBytes, "index-interval-bytes", kafkagen.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
-	f.Int64Var(&o.PreallocatedIndexBytes, "preallocated-index-bytes", 0, "zero-extend the active segment's indexes to this size, as a broker that did not shut down cleanly leaves them")
-	f.BoolVar(&o.EmptyActiveSegment, "empty-active-segment", false, "roll once more at the end: an empty active segment")
-	f.Int64Var(&o.StartOffset, "start-offset", 0, "base offset of the first segment")
-	f.Int64Var(&o.StartTimestamp, "start-timestamp", kafkagen.DefaultStartTimestamp, "first timestamp, ms since the epoch")
-	f.Int32Var(&o.LeaderEpoch, "leader-epoch", 0, "partition leader epoch of every v2 batch")
-	f.BoolVar(&o.ConsumerOffsets, "consumer-offsets", false, "records are __consumer_offsets offset commits (groups group-0..2, topic orders, partitions 0-2; one in ten a tombstone; with --transactions, transactional ones)")
-	f.StringVar(&o.ValueFormat, "value-format", "", "values in the schema registry's wire format: avro, protobuf or json (default: text)")
-	f.BoolVar(&opts.schemaRegistry, "schema-registry", false, "write a schema registry's _schemas records registering the --value-format schemas")
+	opts.AddFlags(c.Flags())
 	return c
 }
 

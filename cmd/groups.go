@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/groups"
@@ -15,12 +16,21 @@ type groupsOptions struct {
 	path  string
 	group string
 	topic string
-	at    *int64
+	at    timestampOption
 }
+
+// AddFlags adds groups' flags to f.
+func (o *groupsOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.group, "group", "", "only this consumer group")
+	f.StringVar(&o.topic, "topic", "", "only offsets of this consumed topic")
+	o.at.AddFlag(f, "at", "the state as of this time: only records with a timestamp <= T (ms, RFC 3339, a date, or relative: -1h)")
+}
+
+// Validate parses --at.
+func (o *groupsOptions) Validate() error { return o.at.Validate() }
 
 func newGroupsCommand(ios *IOStreams) *cobra.Command {
 	var opts groupsOptions
-	var at string
 	c := &cobra.Command{
 		Use:   "groups PATH [--group ID] [--topic NAME] [--at T]",
 		Short: "Rebuild consumer groups' committed offsets from __consumer_offsets, offline",
@@ -55,20 +65,13 @@ __consumer_offsets partition or one could not be read.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.path = args[0]
-			if c.Flags().Changed("at") {
-				ts, err := parseTimestamp(at)
-				if err != nil || ts < 0 {
-					return usageErrorf("--at must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", at)
-				}
-				opts.at = &ts
+			if err := opts.Validate(); err != nil {
+				return err
 			}
 			return runGroups(ios, opts)
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&opts.group, "group", "", "only this consumer group")
-	f.StringVar(&opts.topic, "topic", "", "only offsets of this consumed topic")
-	f.StringVar(&at, "at", "", "the state as of this time: only records with a timestamp <= T (ms, RFC 3339, a date, or relative: -1h)")
+	opts.AddFlags(c.Flags())
 	return c
 }
 
@@ -178,7 +181,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	st := groups.NewState()
 	var damaged []error
 	for _, p := range parts {
-		if err := st.Load(p, groups.Options{At: opts.at}); err != nil {
+		if err := st.Load(p, groups.Options{At: opts.at.Value}); err != nil {
 			var ce *inspect.CorruptError
 			if !errors.As(err, &ce) {
 				return err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/rebuild"
@@ -15,6 +16,11 @@ type lookupOptions struct {
 	path   string
 	offset int64
 	trace  bool
+}
+
+// AddFlags adds lookup's flags to f.
+func (o *lookupOptions) AddFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.trace, "trace", false, "show each step: segment chosen, index probes, batches scanned")
 }
 
 func newLookupCommand(ios *IOStreams) *cobra.Command {
@@ -54,7 +60,7 @@ offset, or at/after the log end offset: {"found":false,"reason":...});
 			return runLookup(ios, opts)
 		},
 	}
-	c.Flags().BoolVar(&opts.trace, "trace", false, "show each step: segment chosen, index probes, batches scanned")
+	opts.AddFlags(c.Flags())
 	return c
 }
 

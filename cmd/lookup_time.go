@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -12,6 +13,11 @@ type lookupTimeOptions struct {
 	path      string
 	timestamp int64
 	trace     bool
+}
+
+// AddFlags adds lookup-time's flags to f.
+func (o *lookupTimeOptions) AddFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.trace, "trace", false, "show each step: segments considered, index probes, batches scanned")
 }
 
 func newLookupTimeCommand(ios *IOStreams) *cobra.Command {
@@ -58,7 +64,7 @@ Exit codes: 0 found; 1 no record with a timestamp >= TIMESTAMP
 			return runLookupTime(ios, opts)
 		},
 	}
-	c.Flags().BoolVar(&opts.trace, "trace", false, "show each step: segments considered, index probes, batches scanned")
+	opts.AddFlags(c.Flags())
 	return c
 }
 

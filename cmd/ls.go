@@ -12,6 +12,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -20,6 +21,12 @@ type lsOptions struct {
 	paths    []string
 	segments bool
 	deep     bool
+}
+
+// AddFlags adds ls's flags to f.
+func (o *lsOptions) AddFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.segments, "segments", false, "one row per segment instead of per partition")
+	f.BoolVar(&o.deep, "deep", false, "read every batch header: exact batch and record counts, damage anywhere in the log")
 }
 
 func newLsCommand(ios *IOStreams) *cobra.Command {
@@ -88,9 +95,7 @@ read.`,
 			return runLs(ios, opts)
 		},
 	}
-	f := c.Flags()
-	f.BoolVar(&opts.segments, "segments", false, "one row per segment instead of per partition")
-	f.BoolVar(&opts.deep, "deep", false, "read every batch header: exact batch and record counts, damage anywhere in the log")
+	opts.AddFlags(c.Flags())
 	return c
 }
 

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/rebuild"
@@ -24,6 +25,32 @@ type rebuildOptions struct {
 	dryRun             bool
 	truncateLog        bool
 	force              bool
+	flags              *pflag.FlagSet
+}
+
+// AddFlags adds rebuild's flags to f.
+func (o *rebuildOptions) AddFlags(f *pflag.FlagSet) {
+	o.flags = f
+	f.StringVar(&o.out, "out", "", "write the rebuilt files under `DIR`/<partition>/ and touch nothing under PATH")
+	f.BoolVar(&o.noBackup, "no-backup", false, "in place: do not keep replaced files as <name>.bak")
+	f.Int64Var(&o.indexIntervalBytes, "index-interval-bytes", rebuild.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
+	f.BoolVar(&o.dryRun, "dry-run", false, "report what would change, write nothing")
+	f.BoolVar(&o.truncateLog, "truncate-log", false, "also cut a corrupt tail off each .log as recovery would, saving the cut bytes beside it")
+	f.BoolVar(&o.force, "force", false, "write in place even when the data directory's .lock is held")
+}
+
+// Validate checks the flags' values and that they go together.
+func (o *rebuildOptions) Validate() error {
+	if o.indexIntervalBytes < 0 {
+		return usageErrorf("--index-interval-bytes must be >= 0, not %d", o.indexIntervalBytes)
+	}
+	if o.noBackup && o.out != "" {
+		return usageErrorf("--no-backup applies to in-place rebuilds; --out never replaces files under PATH")
+	}
+	if o.flags.Changed("out") && o.out == "" {
+		return usageErrorf("--out needs a directory")
+	}
+	return nil
 }
 
 func newRebuildCommand(ios *IOStreams) *cobra.Command {
@@ -102,25 +129,13 @@ done before the failure are listed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.path = args[0]
-			if opts.indexIntervalBytes < 0 {
-				return usageErrorf("--index-interval-bytes must be >= 0, not %d", opts.indexIntervalBytes)
-			}
-			if opts.noBackup && opts.out != "" {
-				return usageErrorf("--no-backup applies to in-place rebuilds; --out never replaces files under PATH")
-			}
-			if c.Flags().Changed("out") && opts.out == "" {
-				return usageErrorf("--out needs a directory")
+			if err := opts.Validate(); err != nil {
+				return err
 			}
 			return runRebuild(ios, opts)
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&opts.out, "out", "", "write the rebuilt files under `DIR`/<partition>/ and touch nothing under PATH")
-	f.BoolVar(&opts.noBackup, "no-backup", false, "in place: do not keep replaced files as <name>.bak")
-	f.Int64Var(&opts.indexIntervalBytes, "index-interval-bytes", rebuild.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
-	f.BoolVar(&opts.dryRun, "dry-run", false, "report what would change, write nothing")
-	f.BoolVar(&opts.truncateLog, "truncate-log", false, "also cut a corrupt tail off each .log as recovery would, saving the cut bytes beside it")
-	f.BoolVar(&opts.force, "force", false, "write in place even when the data directory's .lock is held")
+	opts.AddFlags(c.Flags())
 	return c
 }
 

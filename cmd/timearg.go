@@ -143,37 +143,49 @@ func protectRelativeTimes(root *cobra.Command, args []string) []string {
 	return out
 }
 
-// timeWindowOptions is the --from-time/--to-time pair of dump-log, find
-// and timeline, each a TIMESTAMP (parseTimestamp); From and To are nil
-// when the flag is not given. Each command words the flags' help itself.
-type timeWindowOptions struct {
-	fromText, toText string
-	From, To         *int64
-	flags            *pflag.FlagSet // to tell a flag given from one left out
+// timestampOption is a flag whose value is a TIMESTAMP (parseTimestamp)
+// at or after the epoch: --from-time, --to-time, groups' --at. Value is
+// nil when the flag is not given.
+type timestampOption struct {
+	name, text string
+	Value      *int64
+	flags      *pflag.FlagSet // to tell a flag given from one left out
 }
+
+// AddFlag adds the flag name to f.
+func (o *timestampOption) AddFlag(f *pflag.FlagSet, name, usage string) {
+	o.name, o.flags = name, f
+	f.StringVar(&o.text, name, "", usage)
+}
+
+// Validate parses the flag's value if it was given: a usage error names
+// the flag when it is not a TIMESTAMP (or is before the epoch).
+func (o *timestampOption) Validate() error {
+	if !o.flags.Changed(o.name) {
+		return nil
+	}
+	ts, err := parseTimestamp(o.text)
+	if err != nil || ts < 0 {
+		return usageErrorf("--%s must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", o.name, o.text)
+	}
+	o.Value = &ts
+	return nil
+}
+
+// timeWindowOptions is the --from-time/--to-time pair of dump-log, find
+// and timeline; each command words the flags' help itself.
+type timeWindowOptions struct{ From, To timestampOption }
 
 // AddFlags adds --from-time and --to-time to f.
 func (o *timeWindowOptions) AddFlags(f *pflag.FlagSet, fromUsage, toUsage string) {
-	o.flags = f
-	f.StringVar(&o.fromText, "from-time", "", fromUsage)
-	f.StringVar(&o.toText, "to-time", "", toUsage)
+	o.From.AddFlag(f, "from-time", fromUsage)
+	o.To.AddFlag(f, "to-time", toUsage)
 }
 
-// Validate parses the flags given: a usage error names the flag that is
-// not a TIMESTAMP (or is before the epoch).
+// Validate parses the flags given, --from-time first.
 func (o *timeWindowOptions) Validate() error {
-	for _, t := range []struct {
-		name, text string
-		dst        **int64
-	}{{"from-time", o.fromText, &o.From}, {"to-time", o.toText, &o.To}} {
-		if !o.flags.Changed(t.name) {
-			continue
-		}
-		ts, err := parseTimestamp(t.text)
-		if err != nil || ts < 0 {
-			return usageErrorf("--%s must be milliseconds, an RFC 3339 time, a date or a relative time (-1h), not %q", t.name, t.text)
-		}
-		*t.dst = &ts
+	if err := o.From.Validate(); err != nil {
+		return err
 	}
-	return nil
+	return o.To.Validate()
 }

@@ -43,11 +43,11 @@ func (o *timelineOptions) Validate() error {
 		return err
 	}
 	o.from, o.to = -1, -1
-	if o.window.From != nil {
-		o.from = *o.window.From
+	if v := o.window.From.Value; v != nil {
+		o.from = *v
 	}
-	if o.window.To != nil {
-		o.to = *o.window.To
+	if v := o.window.To.Value; v != nil {
+		o.to = *v
 	}
 	if o.from >= 0 && o.to >= 0 && o.to < o.from {
 		return usageErrorf("--to-time (%d) is before --from-time (%d)", o.to, o.from)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/verify"
@@ -20,11 +21,37 @@ type verifyOptions struct {
 	records      bool
 	interval     int  // verify.Options.IndexIntervalBytes
 	recoveryPlan bool // --recovery-plan (verify_recovery.go)
+	intervalFlag int  // --index-interval-bytes as given
+}
+
+// AddFlags adds verify's flags to f.
+func (o *verifyOptions) AddFlags(f *pflag.FlagSet) {
+	f.IntVarP(&o.jobs, "jobs", "j", 0, "segments checked at once (0: the number of CPUs)")
+	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "also list info findings (valid data a broker handles as it is, e.g. an index that differs from what recovery would write)")
+	f.BoolVar(&o.records, "records", false, "decode every record of every batch (decompressing) and check it against the header")
+	f.IntVar(&o.intervalFlag, "index-interval-bytes", verify.DefaultIndexIntervalBytes, "the broker's index.interval.bytes, for index.stale and timeindex.stale")
+	f.BoolVar(&o.recoveryPlan, "recovery-plan", false, "also say which segments a broker would recover after an unclean shutdown, and how long that may take")
+}
+
+// Validate checks -j and --index-interval-bytes (0: an entry per batch).
+func (o *verifyOptions) Validate() error {
+	if o.jobs < 0 {
+		return usageErrorf("--jobs must be at least 1 (0: the number of CPUs), not %d", o.jobs)
+	}
+	switch {
+	case o.intervalFlag < 0:
+		return usageErrorf("--index-interval-bytes must be >= 0, not %d", o.intervalFlag)
+	case o.intervalFlag == 0:
+		o.interval = verify.IndexEveryBatch
+	default:
+		o.interval = o.intervalFlag
+	}
+	return nil
 }
 
 func newVerifyCommand(ios *IOStreams) *cobra.Command {
 	var opts verifyOptions
-	var interval int
 	c := &cobra.Command{
 		Use:   "verify PATH...",
 		Short: "Check segments, indexes and side files for damage",
@@ -95,27 +122,13 @@ warnings); 2 a PATH could not be read.`,
 		Annotations: map[string]string{annotationJUnit: "yes"},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.paths = args
-			if opts.jobs < 0 {
-				return usageErrorf("--jobs must be at least 1 (0: the number of CPUs), not %d", opts.jobs)
-			}
-			switch {
-			case interval < 0:
-				return usageErrorf("--index-interval-bytes must be >= 0, not %d", interval)
-			case interval == 0:
-				opts.interval = verify.IndexEveryBatch
-			default:
-				opts.interval = interval
+			if err := opts.Validate(); err != nil {
+				return err
 			}
 			return runVerify(ios, opts)
 		},
 	}
-	f := c.Flags()
-	f.IntVarP(&opts.jobs, "jobs", "j", 0, "segments checked at once (0: the number of CPUs)")
-	f.BoolVar(&opts.strict, "strict", false, "exit 1 on warnings too")
-	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also list info findings (valid data a broker handles as it is, e.g. an index that differs from what recovery would write)")
-	f.BoolVar(&opts.records, "records", false, "decode every record of every batch (decompressing) and check it against the header")
-	f.IntVar(&interval, "index-interval-bytes", verify.DefaultIndexIntervalBytes, "the broker's index.interval.bytes, for index.stale and timeindex.stale")
-	f.BoolVar(&opts.recoveryPlan, "recovery-plan", false, "also say which segments a broker would recover after an unclean shutdown, and how long that may take")
+	opts.AddFlags(c.Flags())
 	return c
 }
 
