@@ -461,23 +461,24 @@ func sortPartitions(ps []*inspect.Partition) {
 
 func runLs(ios *IOStreams, opts lsOptions) error {
 	targets := make([]*inspect.Target, 0, len(opts.paths))
-	var parts []*inspect.Partition
 	for _, p := range opts.paths {
 		t, err := resolveTarget(p)
 		if err != nil {
 			return err
 		}
 		targets = append(targets, t)
-		parts = append(parts, t.Partitions...)
 	}
+	// --deep reads every log: one meter over all of them.
 	var bar *progressBar
-	var total, base int64
+	var meter *inspect.Meter
 	if opts.deep {
 		bar = ios.progress("ls --deep")
 		defer bar.done()
-		for _, p := range parts {
-			total += inspect.LogBytes(p.Segments, 0)
+		var total int64
+		for _, t := range targets {
+			total += t.LogBytes()
 		}
+		meter = inspect.NewMeter(bar.callback(), total)
 	}
 	var segLister *lister[lsSegmentJSON]
 	var partLister *lister[lsPartitionJSON]
@@ -521,12 +522,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 				sums, side, err = r.sums, r.side, r.err
 			} else {
 				bar.partition(p.Name())
-				sopts := inspect.SummaryOptions{Deep: opts.deep}
-				if bar != nil {
-					at := base
-					sopts.Progress = func(done, _ int64) { bar.update(at+done, total) }
-				}
-				sums, err = p.Summarize(sopts)
+				sums, err = p.Summarize(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
 				if err == nil && !opts.segments && t.Kind != "segment" {
 					side, err = inspect.ReadPartitionSideFiles(p.Dir)
 				}
@@ -535,7 +531,6 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 				return err
 			}
 			for _, s := range sums {
-				base += s.LogBytes
 				uncounted = uncounted || !s.Counted
 			}
 			for i := range sums {
@@ -552,6 +547,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 			partLister.Add(partitionLine(p, sums, dd, side))
 		}
 	}
+	meter.Finish()
 	bar.done()
 	if newest != nil && len(targets) > 0 && (len(targets) > 1 || len(targets[0].Partitions) > 1 || opts.segments) {
 		// When the last write happened, for people: the row that says so

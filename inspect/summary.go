@@ -88,6 +88,10 @@ type SummaryOptions struct {
 	// (Partition.Summarize; a deep summary counts every byte of every log,
 	// a shallow one only what it reads). Nil costs nothing.
 	Progress func(done, total int64)
+	// Meter, when set, is used instead of Progress: one meter over the
+	// logs of several partitions (Target.LogBytes), which the caller
+	// finishes (Meter.Finish).
+	Meter *Meter
 }
 
 // summaryWindow is the read size of a shallow summary's scan: the tail
@@ -115,8 +119,12 @@ var summaryBufs = sync.Pool{New: func() any { b := make([]byte, summaryWindow); 
 func (p *Partition) Summarize(opts SummaryOptions) ([]SegmentSummary, error) {
 	var m *Meter
 	var counted int64 // bytes of the current segment counted by m
-	if opts.Deep {
+	switch {
+	case opts.Deep && opts.Meter != nil:
+		m = opts.Meter
+	case opts.Deep:
 		m = NewMeter(opts.Progress, LogBytes(p.Segments, 0))
+		defer m.Finish()
 	}
 	out := make([]SegmentSummary, 0, len(p.Segments))
 	for _, sf := range p.Segments {
@@ -127,7 +135,6 @@ func (p *Partition) Summarize(opts SummaryOptions) ([]SegmentSummary, error) {
 		m.Done(&counted, s.LogBytes)
 		out = append(out, s)
 	}
-	m.Finish()
 	return out, nil
 }
 
