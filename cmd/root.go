@@ -12,9 +12,20 @@ import (
 )
 
 // Adding a command. Each subcommand lives in its own file, cmd/<name>.go,
-// beside cmd/<name>_test.go, and has three parts named after it:
+// beside cmd/<name>_test.go, and has four parts named after it:
 //
 //	type lookupOptions struct { path string; offset int64; trace bool }
+//
+//	// AddFlags adds the command's flags to f; a flag group several
+//	// commands share (encodingOptions, timeWindowOptions,
+//	// timestampOption) is a field with AddFlags and Validate of its own.
+//	func (o *lookupOptions) AddFlags(f *pflag.FlagSet) {
+//		f.BoolVar(&o.trace, "trace", false, "...")
+//	}
+//
+//	// Validate checks the flag values, before anything is opened, and
+//	// rejects with usageErrorf("--max must be >= 0, not %d", o.max).
+//	func (o *lookupOptions) Validate() error { ... }
 //
 //	func newLookupCommand(ios *IOStreams) *cobra.Command {
 //		var opts lookupOptions
@@ -25,22 +36,27 @@ import (
 //			Example: "  kseg lookup -o json data/orders-0 1234 | jq .batch",
 //			Args:    cobra.ExactArgs(2),
 //			RunE: func(c *cobra.Command, args []string) error {
-//				// Parse and check positional arguments and flag values
-//				// here, before anything is opened; reject with
-//				// usageErrorf("OFFSET must be ..., not %q", args[1]).
+//				// Positional arguments are parsed here
+//				// (usageErrorf("OFFSET must be ..., not %q", args[1])),
+//				// then the flags are validated.
 //				opts.path = args[0]
 //				...
+//				if err := opts.Validate(); err != nil {
+//					return err
+//				}
 //				return runLookup(ios, opts)
 //			},
 //		}
-//		c.Flags().BoolVar(&opts.trace, "trace", false, "...")
+//		opts.AddFlags(c.Flags())
 //		return c
 //	}
 //
 //	func runLookup(ios *IOStreams, opts lookupOptions) error {
 //		// call inspect/verify/rebuild, then render with newLister or
 //		// printObject; never branch on -o. A negative answer is written
-//		// first, then reported with errNegative(reason) (exit 1).
+//		// first, then reported with errNegative(reason) (exit 1). The
+//		// contract's JSON structs (with their json tags) live here, made
+//		// from the plain structs the packages below return.
 //	}
 //
 // then add newLookupCommand(ios) to the list in NewRootCommand. Use RunE,
