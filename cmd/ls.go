@@ -460,13 +460,9 @@ func sortPartitions(ps []*inspect.Partition) {
 }
 
 func runLs(ios *IOStreams, opts lsOptions) error {
-	targets := make([]*inspect.Target, 0, len(opts.paths))
-	for _, p := range opts.paths {
-		t, err := resolveTarget(p)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, t)
+	targets, err := resolveTargets(opts.paths)
+	if err != nil {
+		return err
 	}
 	// --deep reads every log: one meter over all of them.
 	var bar *progressBar

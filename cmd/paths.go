@@ -125,6 +125,18 @@ func resolvePartition(path string) (*inspect.Partition, error) {
 	return t.Partitions[0], nil
 }
 
+// resolveTargets resolves every PATH argument before anything is read or
+// written: a bad one fails the command (exit 2) with no partial output.
+func resolveTargets(paths []string) ([]*inspect.Target, error) {
+	return collectEach(paths, func(path string) ([]*inspect.Target, error) {
+		t, err := resolveTarget(path)
+		if err != nil {
+			return nil, err
+		}
+		return []*inspect.Target{t}, nil
+	})
+}
+
 // collectEach runs collect on every PATH argument, in order, and joins
 // what it lists (the files dump-index, dump-checkpoint and dump-snapshot
 // dump); the first PATH that fails stops it.

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/verify"
 )
 
@@ -206,13 +205,9 @@ func shortFile(file string) string {
 func runVerify(ios *IOStreams, opts verifyOptions) error {
 	// Every PATH is resolved before anything is written: a bad one is a
 	// usage-level failure (exit 2) with no partial output.
-	targets := make([]*inspect.Target, 0, len(opts.paths))
-	for _, p := range opts.paths {
-		t, err := resolveTarget(p)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, t)
+	targets, err := resolveTargets(opts.paths)
+	if err != nil {
+		return err
 	}
 	vopts := verify.Options{Jobs: opts.jobs, Records: opts.records, IndexIntervalBytes: opts.interval, SideFiles: true}
 	started := ios.now()
