@@ -162,9 +162,9 @@ func (t *tracer) result() []TraceStep {
 
 // IndexHit is the index slot a lookup started from.
 type IndexHit struct {
-	Slot     int   `json:"slot"`
-	Offset   int64 `json:"offset"`
-	Position int64 `json:"position"`
+	Slot     int
+	Offset   int64
+	Position int64
 }
 
 // OffsetLookup is the answer to "where is offset N", as the contract's

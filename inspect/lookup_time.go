@@ -18,9 +18,9 @@ const (
 
 // TimeHit is the time-index slot a time lookup used.
 type TimeHit struct {
-	Slot      int   `json:"slot"`
-	Timestamp int64 `json:"timestamp"`
-	Offset    int64 `json:"offset"`
+	Slot      int
+	Timestamp int64
+	Offset    int64
 }
 
 // TimeLookup is the answer to ListOffsets by timestamp, as the contract's
