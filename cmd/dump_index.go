@@ -10,6 +10,8 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 type dumpIndexOptions struct {
@@ -187,7 +189,7 @@ var txnEntryColumns = []column[txnEntryJSON]{
 }
 
 func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
-	file, err := inspect.OpenMapped(f.path)
+	file, err := fileio.OpenMapped(f.path)
 	if err != nil {
 		return err
 	}
@@ -230,12 +232,12 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 	default:
 		x := indexfmt.NewTxnIndex(file, size)
 		// Beside its log, no more entries are listed than the log could
-		// justify (inspect.MaxTxnIndexEntries): a forged or sparse file of
+		// justify (record.MaxTxnIndexEntries): a forged or sparse file of
 		// billions of entries is not walked.
 		n, bound := int64(x.Entries()), int64(-1)
 		if f.log != "" {
-			if st, err := os.Stat(f.log); err == nil && n > inspect.MaxTxnIndexEntries(st.Size()) {
-				bound = inspect.MaxTxnIndexEntries(st.Size())
+			if st, err := os.Stat(f.log); err == nil && n > record.MaxTxnIndexEntries(st.Size()) {
+				bound = record.MaxTxnIndexEntries(st.Size())
 				n = bound
 			}
 		}
@@ -253,7 +255,7 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 		}
 		if bound >= 0 {
 			return fmt.Errorf("%s: %d entries, but its log %s holds at most %d ABORT markers (one batch of at least %d bytes each): the first %d are listed, the rest no broker wrote",
-				f.path, x.Entries(), f.log, bound, inspect.MinMarkerBatchSize, bound)
+				f.path, x.Entries(), f.log, bound, record.MinMarkerBatchSize, bound)
 		}
 		return trailingError(f.path, size, indexfmt.TxnEntrySize)
 	}

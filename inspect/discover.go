@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // File suffixes (LogFileUtils).
@@ -119,16 +121,16 @@ type Target struct {
 func ParseBaseOffset(name string) (int64, error) {
 	i := strings.IndexByte(name, '.')
 	if i <= 0 {
-		return 0, fmt.Errorf("%s: %w: no base offset in the name", name, ErrNotKafka)
+		return 0, fmt.Errorf("%s: %w: no base offset in the name", name, fileio.ErrNotKafka)
 	}
 	for _, c := range name[:i] {
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%s: %w: the name does not start with a base offset", name, ErrNotKafka)
+			return 0, fmt.Errorf("%s: %w: the name does not start with a base offset", name, fileio.ErrNotKafka)
 		}
 	}
 	v, err := strconv.ParseInt(name[:i], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w: base offset out of range", name, ErrNotKafka)
+		return 0, fmt.Errorf("%s: %w: base offset out of range", name, fileio.ErrNotKafka)
 	}
 	return v, nil
 }
@@ -314,7 +316,7 @@ func Resolve(path string) (*Target, error) {
 		if len(p.Skipped) > 0 {
 			t.Skipped = append(p.Skipped, t.Skipped...)
 		}
-		return nil, fmt.Errorf("%s: %w: no segments and no partition directories found", path, ErrNotKafka)
+		return nil, fmt.Errorf("%s: %w: no segments and no partition directories found", path, fileio.ErrNotKafka)
 	}
 	return t, nil
 }
@@ -334,7 +336,7 @@ func resolveFile(path string) (*Target, error) {
 	name := filepath.Base(path)
 	sfx := segmentSuffix(name)
 	if sfx == "" {
-		return nil, fmt.Errorf("%s: %w: expected a .log, .index, .timeindex or .txnindex file, a partition directory or a data directory", path, ErrNotKafka)
+		return nil, fmt.Errorf("%s: %w: expected a .log, .index, .timeindex or .txnindex file, a partition directory or a data directory", path, fileio.ErrNotKafka)
 	}
 	base, err := ParseBaseOffset(name)
 	if err != nil {

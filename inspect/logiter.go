@@ -5,6 +5,9 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // DamageKind says what a read found wrong at a Damage's position.
@@ -32,15 +35,15 @@ func (k DamageKind) String() string {
 // Kind classifies d by its error.
 func (d *Damage) Kind() DamageKind {
 	switch {
-	case errors.Is(d.Err, ErrTorn):
+	case errors.Is(d.Err, fileio.ErrTorn):
 		return DamageTorn
-	case errors.Is(d.Err, ErrCorruptHeader):
+	case errors.Is(d.Err, fileio.ErrCorruptHeader):
 		return DamageHeader
-	case errors.Is(d.Err, ErrCRC):
+	case errors.Is(d.Err, fileio.ErrCRC):
 		return DamageCRC
-	case errors.Is(d.Err, ErrTooLarge):
+	case errors.Is(d.Err, fileio.ErrTooLarge):
 		return DamageTooLarge
-	case errors.Is(d.Err, ErrCorruptRecords):
+	case errors.Is(d.Err, fileio.ErrCorruptRecords):
 		return DamageRecords
 	}
 	return DamageOther
@@ -110,7 +113,7 @@ func NewLogIterator(opts IterOptions) *LogIterator {
 // names the segment in Damage events, and may be nil without salvage),
 // from byte position from, keeping its buffers. Resetting to another
 // position of the same file also ends any damage being skipped.
-func (it *LogIterator) Reset(f *File, sf *SegmentFiles, from int64) {
+func (it *LogIterator) Reset(f *fileio.File, sf *SegmentFiles, from int64) {
 	it.reset(f, f.Name, f.Size(), sf, from)
 }
 
@@ -174,10 +177,10 @@ func (it *LogIterator) Next() bool {
 		it.err, it.hard = rerr, true
 		return false
 	}
-	var ce *CorruptError
-	if ok && errors.Is(err, ErrTorn) && errors.As(err, &ce) {
-		detail := strings.TrimPrefix(ce.Err.Error(), ErrTorn.Error()+": ")
-		err = corruptf(it.name, pos, ErrCorruptHeader, "%s, yet a valid batch follows at position %d: the length field is damaged", detail, next)
+	var ce *fileio.CorruptError
+	if ok && errors.Is(err, fileio.ErrTorn) && errors.As(err, &ce) {
+		detail := strings.TrimPrefix(ce.Err.Error(), fileio.ErrTorn.Error()+": ")
+		err = fileio.Corruptf(it.name, pos, fileio.ErrCorruptHeader, "%s, yet a valid batch follows at position %d: the length field is damaged", detail, next)
 	}
 	it.setDamage(pos, next, err)
 	if ok {
@@ -213,7 +216,7 @@ func (it *LogIterator) Damage() *Damage {
 }
 
 // Batch is the current batch (valid until the next call to Next).
-func (it *LogIterator) Batch() *Batch { return it.s.Batch() }
+func (it *LogIterator) Batch() *record.Batch { return it.s.Batch() }
 
 // CheckCRC computes the current batch's checksum (streaming entries larger
 // than the window) and reports whether it matches the stored CRC; it does
@@ -241,7 +244,7 @@ func (it *LogIterator) Judge() (crcOK bool, err error) {
 		}
 		return false, err
 	}
-	it.setDamage(b.Position, next, corruptf(it.name, b.Position, ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, b.End()))
+	it.setDamage(b.Position, next, fileio.Corruptf(it.name, b.Position, fileio.ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, b.End()))
 	it.resume = next
 	return false, nil
 }
@@ -279,6 +282,6 @@ func SegmentTooLarge(file string, size int64) error {
 	if size <= MaxSegmentBytes {
 		return nil
 	}
-	return corruptf(file, MaxSegmentBytes, ErrSegmentTooLarge, "the log is %d bytes; no broker opens a segment over %d bytes (segment.bytes is an int, FileRecords positions are 32-bit): the %d bytes past it are not read",
+	return fileio.Corruptf(file, MaxSegmentBytes, fileio.ErrSegmentTooLarge, "the log is %d bytes; no broker opens a segment over %d bytes (segment.bytes is an int, FileRecords positions are 32-bit): the %d bytes past it are not read",
 		size, int64(MaxSegmentBytes), size-MaxSegmentBytes)
 }

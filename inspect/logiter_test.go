@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 type iterEvent struct {
@@ -23,7 +25,7 @@ type iterEvent struct {
 // does (Judge, then Entry) and returns its events and error.
 func iterate(t *testing.T, path string, salvage bool) ([]iterEvent, error) {
 	t.Helper()
-	f, err := inspect.OpenPread(path)
+	f, err := fileio.OpenPread(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestLogIteratorTilesDamagedLogs(t *testing.T) {
 			}
 			if e.damage >= 0 {
 				kinds[e.damage]++
-			} else if e.crcOK != (inspect.ComputeCRC(int8(data[e.pos+16]), data[e.pos:e.end]) == binary.BigEndian.Uint32(crcField(data[e.pos:e.end]))) {
+			} else if e.crcOK != (record.ComputeCRC(int8(data[e.pos+16]), data[e.pos:e.end]) == binary.BigEndian.Uint32(crcField(data[e.pos:e.end]))) {
 				t.Errorf("%s: batch at %d said crc ok %v", name, e.pos, e.crcOK)
 			}
 			at = e.end
@@ -147,7 +149,7 @@ func TestLogIteratorTilesDamagedLogs(t *testing.T) {
 			t.Errorf("%s: strict events %+v differ before the first damage from %+v", name, strict, events)
 			continue
 		}
-		var ce *inspect.CorruptError
+		var ce *fileio.CorruptError
 		if d := events[first]; d.damage != inspect.DamageCRC {
 			// The broker's iterator stops there.
 			if len(strict) != first || !errors.As(serr, &ce) || ce.Position != d.pos {
@@ -176,11 +178,11 @@ func crcField(e []byte) []byte {
 
 func TestDamageKind(t *testing.T) {
 	for err, want := range map[error]inspect.DamageKind{
-		&inspect.CorruptError{Err: fmt.Errorf("%w: x", inspect.ErrTorn)}:           inspect.DamageTorn,
-		&inspect.CorruptError{Err: fmt.Errorf("%w: x", inspect.ErrCorruptHeader)}:  inspect.DamageHeader,
-		&inspect.CorruptError{Err: fmt.Errorf("%w: x", inspect.ErrCRC)}:            inspect.DamageCRC,
-		&inspect.CorruptError{Err: fmt.Errorf("%w: x", inspect.ErrTooLarge)}:       inspect.DamageTooLarge,
-		&inspect.CorruptError{Err: fmt.Errorf("%w: x", inspect.ErrCorruptRecords)}: inspect.DamageRecords,
+		&fileio.CorruptError{Err: fmt.Errorf("%w: x", fileio.ErrTorn)}:           inspect.DamageTorn,
+		&fileio.CorruptError{Err: fmt.Errorf("%w: x", fileio.ErrCorruptHeader)}:  inspect.DamageHeader,
+		&fileio.CorruptError{Err: fmt.Errorf("%w: x", fileio.ErrCRC)}:            inspect.DamageCRC,
+		&fileio.CorruptError{Err: fmt.Errorf("%w: x", fileio.ErrTooLarge)}:       inspect.DamageTooLarge,
+		&fileio.CorruptError{Err: fmt.Errorf("%w: x", fileio.ErrCorruptRecords)}: inspect.DamageRecords,
 		errors.New("other"): inspect.DamageOther,
 	} {
 		d := inspect.Damage{Err: err}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // realFixtures is the directory of partition directories written by real
@@ -52,7 +54,7 @@ func realPartitions(t testing.TB) []*inspect.Partition {
 // bruteBatch is a batch seen by a plain scan of every segment from position 0.
 type bruteBatch struct {
 	segment int
-	b       inspect.Batch
+	b       record.Batch
 }
 
 func allBatches(t testing.TB, p *inspect.Partition) []bruteBatch {
@@ -67,7 +69,7 @@ func allBatches(t testing.TB, p *inspect.Partition) []bruteBatch {
 		for sc.Next() {
 			out = append(out, bruteBatch{i, *sc.Batch()})
 		}
-		if err := sc.Err(); err != nil && !errors.Is(err, inspect.ErrTorn) {
+		if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
 			t.Fatalf("%s: %v", sf.Log, err)
 		}
 		seg.Close()

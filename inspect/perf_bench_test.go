@@ -1,6 +1,7 @@
 package inspect_test
 
 import (
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 
 	"hash/crc32"
@@ -135,7 +136,7 @@ func sizeName(n int) string {
 
 // scanLog is verify's and rebuild's pass over a log: every entry through
 // the entry scanner, every CRC checked.
-func scanLog(b *testing.B, f *inspect.File) {
+func scanLog(b *testing.B, f *fileio.File) {
 	s := inspect.NewEntryScanner(f, f.Name, f.Size(), 0, inspect.DefaultWindow)
 	n := 0
 	for s.Next() {
@@ -161,7 +162,7 @@ func BenchmarkScanLog(b *testing.B) {
 				b.StopTimer()
 				gentest.Warm(b, path)
 				b.StartTimer()
-				f, err := inspect.Open(path, inspect.OpenOptions{CacheNeutral: neutral})
+				f, err := fileio.Open(path, fileio.OpenOptions{CacheNeutral: neutral})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -207,14 +208,14 @@ func BenchmarkScanLogCold(b *testing.B) {
 				b.StopTimer()
 				evict()
 				b.StartTimer()
-				f, err := inspect.Open(path, inspect.OpenOptions{CacheNeutral: neutral})
+				f, err := fileio.Open(path, fileio.OpenOptions{CacheNeutral: neutral})
 				if err != nil {
 					b.Fatal(err)
 				}
 				scanLog(b, f)
 				f.Close()
 				b.StopTimer()
-				r, err := inspect.ResidentPages(path)
+				r, err := fileio.ResidentPages(path)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -273,7 +274,7 @@ func timeTargets(b *testing.B, seg *inspect.Segment) []int64 {
 func lookupSegments(b *testing.B) (p *inspect.Partition, mapped, pread *inspect.Segment) {
 	p = benchPartition(b, "seg")
 	gentest.Warm(b, filepath.Dir(p.Segments[0].Log))
-	mapped, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
+	mapped, err := inspect.OpenSegmentWith(p.Segments[0], fileio.OpenOptions{Mapped: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // AfterCut is what broker recovery does beyond a segment it cuts (invalid
@@ -38,8 +39,8 @@ type AfterCut struct {
 	// EpochEntries are the leader-epoch-checkpoint entries dropped;
 	// EpochKept the entries the checkpoint keeps (nil: no checkpoint, or
 	// one the broker cannot read, left as it is).
-	EpochEntries []EpochEntry         `json:"leader_epoch_entries"`
-	EpochKept    []inspect.EpochEntry `json:"-"`
+	EpochEntries []EpochEntry          `json:"leader_epoch_entries"`
+	EpochKept    []sidefile.EpochEntry `json:"-"`
 
 	later []inspect.SegmentFiles
 	snaps []string // paths
@@ -98,7 +99,7 @@ func planAfterCut(p *inspect.Partition, cut *SegmentPlan) (*AfterCut, error) {
 		if err == nil {
 			// truncateFromEnd(endOffset): entries with startOffset >=
 			// endOffset go.
-			var kept []inspect.EpochEntry
+			var kept []sidefile.EpochEntry
 			for _, e := range cache {
 				if e.StartOffset >= ac.LogEndOffset {
 					ac.EpochEntries = append(ac.EpochEntries, EpochEntry{e.Epoch, e.StartOffset})
@@ -179,7 +180,7 @@ func (ac *AfterCut) apply(noBackup bool) ([]string, error) {
 			}
 			written = append(written, to)
 		}
-		w, err := replaceFile(ac.epoch, bytesSource(inspect.AppendLeaderEpochCheckpoint(nil, ac.EpochKept)), fi.Mode().Perm(), ownerOf(fi), false)
+		w, err := replaceFile(ac.epoch, bytesSource(sidefile.AppendLeaderEpochCheckpoint(nil, ac.EpochKept)), fi.Mode().Perm(), ownerOf(fi), false)
 		written = append(written, w...)
 		if err != nil {
 			return written, err

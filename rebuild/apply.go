@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // ApplyOptions say how rebuilt files are written.
@@ -341,7 +342,7 @@ func differs(path string, want []byte) (bool, error) {
 	}
 	// Cache-neutral, like the log reads: comparing leaves the page cache
 	// as it was.
-	f, err := inspect.OpenPread(path)
+	f, err := fileio.OpenPread(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
 	}
@@ -357,7 +358,7 @@ func differs(path string, want []byte) (bool, error) {
 		n := min(len(buf), len(want)-off)
 		k, err := f.ReadAt(buf[:n], int64(off))
 		if k < n {
-			var ce *inspect.CorruptError
+			var ce *fileio.CorruptError
 			if err == nil || err == io.EOF || errors.As(err, &ce) {
 				return true, nil // shorter than when it was opened
 			}
@@ -441,7 +442,7 @@ func backupUsable(final, bak string) (bool, error) {
 	if os.SameFile(fi, bi) {
 		return true, nil
 	}
-	f, err := inspect.OpenFile(final)
+	f, err := fileio.OpenFile(final)
 	if err != nil {
 		return false, err
 	}
@@ -462,7 +463,7 @@ func savedUsable(saved, log string, off, n int64) (bool, error) {
 	if !si.Mode().IsRegular() {
 		return false, nil
 	}
-	f, err := inspect.OpenFile(log)
+	f, err := fileio.OpenFile(log)
 	if err != nil {
 		return false, err
 	}
@@ -473,7 +474,7 @@ func savedUsable(saved, log string, off, n int64) (bool, error) {
 // sameContent reports whether the file at path holds exactly the n bytes of
 // r from off.
 func sameContent(path string, r io.ReaderAt, off, n int64) (bool, error) {
-	f, err := inspect.OpenFile(path)
+	f, err := fileio.OpenFile(path)
 	if err != nil {
 		return false, err
 	}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
@@ -102,7 +103,7 @@ func TestApplyTruncateLog(t *testing.T) {
 				t.Errorf("segment %d: %+v", i, r)
 			}
 		}
-		if !errors.Is(res[0].StopErr, inspect.ErrCorruptHeader) || !errors.Is(res[1].StopErr, inspect.ErrTorn) {
+		if !errors.Is(res[0].StopErr, fileio.ErrCorruptHeader) || !errors.Is(res[1].StopErr, fileio.ErrTorn) {
 			t.Errorf("stop reasons %v, %v", res[0].StopErr, res[1].StopErr)
 		}
 		// Segment 0's indexes were right (the zeros are past them); segment

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // FuzzPlanSegment plans arbitrary log bytes: never a panic, a hang or an
@@ -47,7 +48,7 @@ func FuzzPlanSegment(f *testing.F) {
 				t.Fatalf("no stop reason but %d of %d bytes valid", pl.ValidBytes, size)
 			}
 		} else {
-			var ce *inspect.CorruptError
+			var ce *fileio.CorruptError
 			if !errors.As(pl.StopErr, &ce) {
 				t.Fatalf("stop reason %v is not a CorruptError", pl.StopErr)
 			}
@@ -57,7 +58,7 @@ func FuzzPlanSegment(f *testing.F) {
 					t.Fatalf("emptied segment with %d valid bytes", pl.ValidBytes)
 				}
 				return
-			case errors.Is(pl.StopErr, inspect.ErrCorruptRecords):
+			case errors.Is(pl.StopErr, fileio.ErrCorruptRecords):
 				if ce.Position >= pl.ValidBytes {
 					t.Fatalf("malformed control record at %d, cut at %d: not after the batch", ce.Position, pl.ValidBytes)
 				}

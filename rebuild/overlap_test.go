@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // overlapLogs is a partition whose first segment runs into the second:
@@ -38,7 +39,7 @@ func TestPlanOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	pl := plans[0]
 	if pl.StopErr != nil || pl.ValidBytes != int64(len(seg0)) || !errors.Is(pl.Overlap, ErrOverlap) ||
 		!errors.As(pl.Overlap, &ce) || ce.Position != cutAt || ce.Offset != 19 || ce.File != p.Segments[0].Log {
@@ -111,7 +112,7 @@ func TestPlanOverlapEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl := plans[0]; pl.ValidBytes != 0 || !errors.Is(pl.StopErr, inspect.ErrCRC) || pl.Overlap != nil {
+	if pl := plans[0]; pl.ValidBytes != 0 || !errors.Is(pl.StopErr, fileio.ErrCRC) || pl.Overlap != nil {
 		t.Errorf("damage first: valid %d, stop %v, overlap %v", pl.ValidBytes, pl.StopErr, pl.Overlap)
 	}
 }

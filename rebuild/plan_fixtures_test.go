@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // How an index file of the real fixtures compares with what recovery
@@ -165,7 +166,7 @@ func checkFixtureIndex(t *testing.T, key, path string, planned []byte, want fixt
 // offset), and the rebuilt entries are a subset of them.
 func checkCloseEntries(t *testing.T, key string, disk, planned []byte, pl *SegmentPlan) {
 	t.Helper()
-	f, err := inspect.OpenPread(pl.Segment.Log)
+	f, err := fileio.OpenPread(pl.Segment.Log)
 	if err != nil {
 		t.Fatal(err)
 	}

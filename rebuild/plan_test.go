@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // sized is a data batch of exactly size bytes (records are not decoded by
@@ -116,7 +117,7 @@ func TestPlanLegacy(t *testing.T) {
 	m2 := len(legacyMessage(5, 1, 1000, []byte("a")))
 	bad[m2+12] ^= 0x01 // CRC-32 field of the second message
 	pl = planOne(t, bad, Options{})
-	if !errors.Is(pl.StopErr, inspect.ErrCRC) || pl.ValidBytes != int64(m2) {
+	if !errors.Is(pl.StopErr, fileio.ErrCRC) || pl.ValidBytes != int64(m2) {
 		t.Errorf("v1 bad CRC: valid %d stop %v; want %d, ErrCRC", pl.ValidBytes, pl.StopErr, m2)
 	}
 }
@@ -158,18 +159,18 @@ func TestPlanCorruption(t *testing.T) {
 		batches int
 	}{
 		{"clean", base, end, nil, 30},
-		{"flipped stored CRC", flip(base, pos[11]+17), pos[11], inspect.ErrCRC, 11},
-		{"flipped payload byte", flip(base, pos[20]+70), pos[20], inspect.ErrCRC, 20},
-		{"flipped attributes", flip(base, pos[3]+22), pos[3], inspect.ErrCRC, 3},
+		{"flipped stored CRC", flip(base, pos[11]+17), pos[11], fileio.ErrCRC, 11},
+		{"flipped payload byte", flip(base, pos[20]+70), pos[20], fileio.ErrCRC, 20},
+		{"flipped attributes", flip(base, pos[3]+22), pos[3], fileio.ErrCRC, 3},
 		{"flipped leader epoch (not covered by the CRC)", flip(base, pos[7]+13), end, nil, 30},
-		{"torn last batch", base[:pos[29]+40], pos[29], inspect.ErrTorn, 29},
-		{"torn last header", base[:pos[29]+10], pos[29], inspect.ErrTorn, 29},
-		{"huge length mid-file", put32(base, pos[15]+8, 0x7ffffff0), pos[15], inspect.ErrTorn, 15},
-		{"length below 14", put32(base, pos[9]+8, 13), pos[9], inspect.ErrCorruptHeader, 9},
-		{"v2 batch shorter than 61 bytes", put32(base, pos[9]+8, 30), pos[9], inspect.ErrCorruptHeader, 9},
-		{"zero-filled tail", append(bytes.Clone(base), make([]byte, 4096)...), end, inspect.ErrCorruptHeader, 30},
-		{"short zero tail", append(bytes.Clone(base), make([]byte, 17)...), end, inspect.ErrTorn, 30},
-		{"first batch corrupt", flip(base, 30), 0, inspect.ErrCRC, 0},
+		{"torn last batch", base[:pos[29]+40], pos[29], fileio.ErrTorn, 29},
+		{"torn last header", base[:pos[29]+10], pos[29], fileio.ErrTorn, 29},
+		{"huge length mid-file", put32(base, pos[15]+8, 0x7ffffff0), pos[15], fileio.ErrTorn, 15},
+		{"length below 14", put32(base, pos[9]+8, 13), pos[9], fileio.ErrCorruptHeader, 9},
+		{"v2 batch shorter than 61 bytes", put32(base, pos[9]+8, 30), pos[9], fileio.ErrCorruptHeader, 9},
+		{"zero-filled tail", append(bytes.Clone(base), make([]byte, 4096)...), end, fileio.ErrCorruptHeader, 30},
+		{"short zero tail", append(bytes.Clone(base), make([]byte, 17)...), end, fileio.ErrTorn, 30},
+		{"first batch corrupt", flip(base, 30), 0, fileio.ErrCRC, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,7 +183,7 @@ func TestPlanCorruption(t *testing.T) {
 					t.Errorf("stop %v, want none", pl.StopErr)
 				}
 			} else {
-				var ce *inspect.CorruptError
+				var ce *fileio.CorruptError
 				if !errors.As(pl.StopErr, &ce) || !errors.Is(pl.StopErr, c.kind) || ce.Position != c.valid || ce.File == "" {
 					t.Errorf("stop %v, want a CorruptError of kind %v at %d", pl.StopErr, c.kind, c.valid)
 				}
@@ -241,8 +242,8 @@ func TestPlanInvalidOffsetEmptiesSegment(t *testing.T) {
 
 func checkEmptied(t *testing.T, pl SegmentPlan, size, at int64) {
 	t.Helper()
-	var ce *inspect.CorruptError
-	if !errors.As(pl.StopErr, &ce) || !errors.Is(pl.StopErr, indexfmt.ErrInvalidOffset) || !errors.Is(pl.StopErr, inspect.ErrCorruptHeader) || ce.Position != at {
+	var ce *fileio.CorruptError
+	if !errors.As(pl.StopErr, &ce) || !errors.Is(pl.StopErr, indexfmt.ErrInvalidOffset) || !errors.Is(pl.StopErr, fileio.ErrCorruptHeader) || ce.Position != at {
 		t.Errorf("stop %v, want an InvalidOffset CorruptError at %d", pl.StopErr, at)
 	}
 	if pl.ValidBytes != 0 || pl.TruncatedBytes != size || len(pl.Index) != 0 || len(pl.TimeIndex) != 0 || pl.TxnIndex != nil ||
@@ -265,13 +266,13 @@ func TestPlanNegativeDelta(t *testing.T) {
 	bad := bytes.Clone(log)
 	bad[400+70] ^= 1
 	pl = planOne(t, bad, Options{IndexIntervalBytes: 100})
-	if !errors.Is(pl.StopErr, inspect.ErrCRC) || pl.ValidBytes != 400 {
+	if !errors.Is(pl.StopErr, fileio.ErrCRC) || pl.ValidBytes != 400 {
 		t.Errorf("negative delta with a bad CRC: stop %v valid %d; want ErrCRC at 400", pl.StopErr, pl.ValidBytes)
 	}
 	// Below the segment's base offset: LogSegmentOffsetOverflowException.
 	p := writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{28: v2Batch(batchSpec{base: 30, lastDelta: -5, maxTs: 1, pid: -1, count: 0})})
 	_, err := PlanPartition(p, Options{})
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if !errors.Is(err, ErrUnrecoverable) || !errors.As(err, &ce) || ce.Position != 0 {
 		t.Errorf("last offset below base: %v, want ErrUnrecoverable at 0", err)
 	}
@@ -284,7 +285,7 @@ func TestPlanOffsetOverflow(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t-0")
 	p := writeLogs(t, dir, map[int64][]byte{0: concat(data(0, 3, 1), data(1<<31-10, 20, 2))})
 	plans, err := PlanPartition(p, Options{})
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if !errors.Is(err, ErrUnrecoverable) || !errors.Is(err, indexfmt.ErrOffsetOverflow) || !errors.As(err, &ce) || ce.Position != int64(len(data(0, 3, 1))) || len(plans) != 0 {
 		t.Errorf("PlanPartition: %d plans, %v; want ErrUnrecoverable naming position %d", len(plans), err, len(data(0, 3, 1)))
 	}
@@ -378,12 +379,12 @@ func TestPlanControlRecords(t *testing.T) {
 	}{
 		{"abort marker", ctl(1, 1, good), nil, false, true},
 		{"count 2, one record: only the first is read", ctl(1, 2, good), nil, false, true},
-		{"count 1, bytes after the record", ctl(1, 1, append(bytes.Clone(good), 0)), inspect.ErrCorruptRecords, false, false},
-		{"key shorter than 4 bytes", ctl(1, 1, rec([]byte{0, 0}, markerValue(1))), inspect.ErrCorruptRecords, false, false},
-		{"negative key version", ctl(1, 1, rec([]byte{0xff, 0xff, 0, 0}, markerValue(1))), inspect.ErrCorruptRecords, false, false},
-		{"value shorter than 6 bytes", ctl(1, 1, rec(controlKey(abortType), []byte{0, 0, 0})), inspect.ErrCorruptRecords, false, false},
-		{"record runs past the batch", ctl(1, 1, good[:len(good)-3]), inspect.ErrCorruptRecords, false, false},
-		{"negative record count", ctl(1, -1, good), inspect.ErrCorruptRecords, false, false},
+		{"count 1, bytes after the record", ctl(1, 1, append(bytes.Clone(good), 0)), fileio.ErrCorruptRecords, false, false},
+		{"key shorter than 4 bytes", ctl(1, 1, rec([]byte{0, 0}, markerValue(1))), fileio.ErrCorruptRecords, false, false},
+		{"negative key version", ctl(1, 1, rec([]byte{0xff, 0xff, 0, 0}, markerValue(1))), fileio.ErrCorruptRecords, false, false},
+		{"value shorter than 6 bytes", ctl(1, 1, rec(controlKey(abortType), []byte{0, 0, 0})), fileio.ErrCorruptRecords, false, false},
+		{"record runs past the batch", ctl(1, 1, good[:len(good)-3]), fileio.ErrCorruptRecords, false, false},
+		{"negative record count", ctl(1, -1, good), fileio.ErrCorruptRecords, false, false},
 		{"garbage, no producer id: not read", ctl(-1, 1, []byte{1, 2, 3}), nil, false, false},
 		{"leader change with a producer id", ctl(1, 1, rec(controlKey(2), []byte{0, 0, 0, 0})), nil, true, false},
 		{"null key", ctl(1, 1, rec(nil, markerValue(1))), nil, true, false},
@@ -395,7 +396,7 @@ func TestPlanControlRecords(t *testing.T) {
 			p := writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
 			plans, err := PlanPartition(p, Options{IndexIntervalBytes: IndexEveryBatch})
 			if c.fail {
-				var ce *inspect.CorruptError
+				var ce *fileio.CorruptError
 				if !errors.Is(err, ErrUnrecoverable) || !errors.As(err, &ce) || ce.Position != int64(len(head)) {
 					t.Errorf("got %v, want ErrUnrecoverable at %d", err, len(head))
 				}
@@ -411,7 +412,7 @@ func TestPlanControlRecords(t *testing.T) {
 					t.Errorf("stop %v valid %d, want the whole log", pl.StopErr, pl.ValidBytes)
 				}
 			} else {
-				var ce *inspect.CorruptError
+				var ce *fileio.CorruptError
 				if !errors.Is(pl.StopErr, c.kind) || !errors.As(pl.StopErr, &ce) || ce.Position != int64(len(head)) || pl.ValidBytes != cut || pl.Batches != 2 {
 					t.Errorf("stop %v valid %d batches %d; want %v at %d, cut after it at %d", pl.StopErr, pl.ValidBytes, pl.Batches, c.kind, len(head), cut)
 				}
@@ -450,7 +451,7 @@ func TestPlanEmptyAndMissingLog(t *testing.T) {
 		t.Errorf("empty log: %+v", pl)
 	}
 	p := &inspect.Partition{Segments: []inspect.SegmentFiles{{BaseOffset: 5, Index: "x.index"}}}
-	if _, err := PlanPartition(p, Options{}); !errors.Is(err, inspect.ErrNotKafka) {
+	if _, err := PlanPartition(p, Options{}); !errors.Is(err, fileio.ErrNotKafka) {
 		t.Errorf("no .log: %v", err)
 	}
 }

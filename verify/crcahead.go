@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Checksums and reads on a second core. The log check is one sequential
@@ -22,7 +23,7 @@ import (
 //     the chain from there, noting each entry that lies whole in the
 //     window and could be a batch (magic 0, 1 or 2, long enough to hold
 //     its CRC field), and computes each noted entry's checksum exactly as
-//     window.crc would (inspect.UpdateCRC over the same bytes);
+//     window.crc would (record.UpdateCRC over the same bytes);
 //   - the walk takes a checksum only for the batch at the same position,
 //     of the same size and magic; anything else (damage, a batch larger
 //     than the window, a resync) is read and computed in the walk as
@@ -151,7 +152,7 @@ func (p *aheadWindow) claimNext() bool {
 	for i := from; i < min(from+crcChunk, len(p.entries)); i++ {
 		e := p.entries[i]
 		off := e.pos - p.at
-		p.crcs[i] = inspect.UpdateCRC(e.magic, 0, p.buf[off+inspect.CRCStart(e.magic):off+e.size])
+		p.crcs[i] = record.UpdateCRC(e.magic, 0, p.buf[off+record.CRCStart(e.magic):off+e.size])
 	}
 	p.chunks[c].Store(1)
 	return true
@@ -173,7 +174,7 @@ func (p *aheadWindow) crcOf(i int) uint32 {
 			// checksum here too.
 			e := p.entries[i]
 			off := e.pos - p.at
-			return inspect.UpdateCRC(e.magic, 0, p.buf[off+inspect.CRCStart(e.magic):off+e.size])
+			return record.UpdateCRC(e.magic, 0, p.buf[off+record.CRCStart(e.magic):off+e.size])
 		}
 	}
 	p.seen = c
@@ -186,10 +187,10 @@ func (p *aheadWindow) crcOf(i int) uint32 {
 // filling: the walk's own read then reports the error or the damage.
 func (a *crcAhead) read(p *aheadWindow) {
 	p.n, p.entries, p.next = 0, p.entries[:0], 0
-	if a.stalled || a.from+inspect.HeaderSizeUpToMagic > a.size {
+	if a.stalled || a.from+record.HeaderSizeUpToMagic > a.size {
 		return
 	}
-	start := inspect.ReadStart(a.from, min(int64(inspect.HeaderReadSize), a.size-a.from), int64(len(p.buf)))
+	start := inspect.ReadStart(a.from, min(int64(record.HeaderReadSize), a.size-a.from), int64(len(p.buf)))
 	want := min(int64(len(p.buf)), a.size-start)
 	if k, _ := a.r.ReadAt(p.buf[:want], start); int64(k) < want {
 		a.stalled = true
@@ -233,12 +234,12 @@ func (p *aheadWindow) note(pos int64) {
 	defer func() { p.end = pos }()
 	for {
 		off := pos - p.at
-		if off+inspect.HeaderSizeUpToMagic > p.n {
+		if off+record.HeaderSizeUpToMagic > p.n {
 			return
 		}
-		size := inspect.LogOverhead + int64(int32(binary.BigEndian.Uint32(p.buf[off+8:])))
+		size := record.LogOverhead + int64(int32(binary.BigEndian.Uint32(p.buf[off+8:])))
 		magic := int8(p.buf[off+16])
-		if magic < 0 || magic > 2 || size < inspect.CRCStart(magic) || off+size > p.n {
+		if magic < 0 || magic > 2 || size < record.CRCStart(magic) || off+size > p.n {
 			return
 		}
 		p.entries = append(p.entries, crcEntry{pos: pos, size: size, magic: magic})
@@ -346,7 +347,7 @@ func (w *window) bytesAhead(pos, n int64) ([]byte, error) {
 		return nil, err
 	}
 	p.at, p.n = w.at, w.n
-	if n <= inspect.HeaderReadSize {
+	if n <= record.HeaderReadSize {
 		p.note(pos)
 		if len(p.entries) > 0 {
 			p.share()

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // verifyBothWays verifies path with the checksums computed in the walk and
@@ -107,7 +109,7 @@ func TestCRCAheadRealFixtures(t *testing.T) {
 func TestCRCAheadTakesChecksums(t *testing.T) {
 	m := generate(t, kafkagen.Options{Seed: 23, Segments: 1, Batches: 2000, RecordsPerBatch: 5, ValueSize: 120})
 	_, log, _, _ := segFiles(m, 0)
-	f, err := inspect.OpenPread(log)
+	f, err := fileio.OpenPread(log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +122,11 @@ func TestCRCAheadTakesChecksums(t *testing.T) {
 	seq := newWindow(f, log, f.Size(), make([]byte, inspect.ResyncWindow))
 	batches := 0
 	for pos := int64(0); pos < f.Size(); batches++ {
-		hdr, err := w.bytes(pos, min(int64(inspect.HeaderReadSize), f.Size()-pos))
+		hdr, err := w.bytes(pos, min(int64(record.HeaderReadSize), f.Size()-pos))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := inspect.ParseBatch(hdr, pos, log)
+		b, err := record.ParseBatch(hdr, pos, log)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // window reads a .log through one reusable buffer: sequential passes hit
@@ -67,13 +69,13 @@ func (w *window) crc(magic int8, pos, size int64) (uint32, error) {
 		}
 	}
 	var c uint32
-	for at, end := pos+inspect.CRCStart(magic), pos+size; at < end; {
+	for at, end := pos+record.CRCStart(magic), pos+size; at < end; {
 		n := min(int64(len(w.buf)), end-at)
 		p, err := w.bytes(at, n)
 		if err != nil {
 			return 0, err
 		}
-		c = inspect.UpdateCRC(magic, c, p)
+		c = record.UpdateCRC(magic, c, p)
 		at += n
 	}
 	return c, nil
@@ -98,7 +100,7 @@ func (w *window) allZero(pos int64) (bool, error) {
 }
 
 func readError(name string, pos int64, err error) error {
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if errors.As(err, &ce) {
 		return ce
 	}

@@ -14,6 +14,9 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // Defaults of Options.
@@ -119,7 +122,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	side := newSideChecker(t, &o)
 	dd := side.dataDir
 	if dd == nil && t.DataDir != "" {
-		dd = inspect.ReadDataDirFiles(t.DataDir)
+		dd = sidefile.ReadDataDirFiles(t.DataDir)
 	}
 	for pi, p := range t.Partitions {
 		active, recovered, kept := segmentStates(p, dd)
@@ -279,7 +282,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 // named by one segment file is looked up in its whole directory; when that
 // cannot be listed, the segment counts as active and recovered (nothing is
 // claimed about a broker's behaviour that cannot be known).
-func segmentStates(p *inspect.Partition, dd *inspect.DataDirFiles) (active, recovered []bool, kept string) {
+func segmentStates(p *inspect.Partition, dd *sidefile.DataDirFiles) (active, recovered []bool, kept string) {
 	active, recovered = make([]bool, len(p.Segments)), make([]bool, len(p.Segments))
 	all := p.Segments
 	if p.Only {
@@ -352,7 +355,7 @@ type buffers struct {
 	scan []byte
 	rs   *inspect.Resyncer
 	big  []byte // whole batches larger than win, for record decoding
-	dec  inspect.RecordDecoder
+	dec  record.RecordDecoder
 
 	// Index readers, reset onto each segment's files (the check's and
 	// the stale comparison's), and the offset index check's checkpoints:
@@ -411,7 +414,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	}
 	hasLog := sf.Log != ""
 	if hasLog {
-		f, err := inspect.OpenPread(sf.Log)
+		f, err := fileio.OpenPread(sf.Log)
 		if err != nil {
 			res.err = err
 			return res
@@ -443,7 +446,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		}
 	}
 
-	open := func(path string) (*inspect.File, error) {
+	open := func(path string) (*fileio.File, error) {
 		// The checks read an index whole and in order, so it is read
 		// with pread, not mapped as a lookup maps it: unmapping a mapping
 		// that was touched flushes the TLB of every core running this
@@ -451,7 +454,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		// cycles on partitions of small segments, docs/performance.md).
 		// Cache-neutral, so that verifying beside a live broker leaves
 		// its page cache as it was.
-		f, err := inspect.Open(path, inspect.OpenOptions{CacheNeutral: true})
+		f, err := fileio.Open(path, fileio.OpenOptions{CacheNeutral: true})
 		if err != nil {
 			return nil, err
 		}

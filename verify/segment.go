@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // region is one stretch of a .log as the pass walked it: a batch whose
@@ -120,7 +122,7 @@ func (c *segChecker) checkLog() error {
 	size := c.logSize
 	for pos := int64(0); pos < size; {
 		left := size - pos
-		if left < inspect.HeaderSizeUpToMagic+1 {
+		if left < record.HeaderSizeUpToMagic+1 {
 			// FileLogInputStream.nextBatch: fewer than 18 bytes left ends
 			// the iteration; recovery truncates them.
 			what := fmt.Sprintf("%d bytes after the last batch, too few for a batch header", left)
@@ -131,19 +133,19 @@ func (c *segChecker) checkLog() error {
 			}
 			return c.tail(pos, what)
 		}
-		hdr, err := c.w.bytes(pos, min(int64(inspect.HeaderReadSize), left))
+		hdr, err := c.w.bytes(pos, min(int64(record.HeaderReadSize), left))
 		if err != nil {
 			return err
 		}
-		b, perr := inspect.ParseBatch(hdr, pos, c.logName)
+		b, perr := record.ParseBatch(hdr, pos, c.logName)
 		var next int64
 		switch {
-		case perr != nil && errors.Is(perr, inspect.ErrTorn), perr == nil && b.Size > left:
+		case perr != nil && errors.Is(perr, fileio.ErrTorn), perr == nil && b.Size > left:
 			next, err = c.runsPast(&b)
 		case perr != nil:
 			next, err = c.corrupt(pos, detail(perr))
 		default:
-			if p := inspect.HeaderProblem(&b); p != "" {
+			if p := record.HeaderProblem(&b); p != "" {
 				next, err = c.corrupt(pos, p)
 				break
 			}
@@ -177,7 +179,7 @@ func (c *segChecker) checkLog() error {
 
 // detail is a CorruptError's message without the file and position.
 func detail(err error) string {
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if errors.As(err, &ce) {
 		return ce.Err.Error()
 	}
@@ -185,7 +187,7 @@ func detail(err error) string {
 }
 
 // batch hands a batch whose header parsed to the offset tracker.
-func (c *segChecker) batch(b *inspect.Batch, crcOK bool) {
+func (c *segChecker) batch(b *record.Batch, crcOK bool) {
 	c.track.push(c, region{pos: b.Position, end: b.End(), base: b.BaseOffset, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK})
 }
 
@@ -247,7 +249,7 @@ func (c *segChecker) corrupt(pos int64, why string) (int64, error) {
 
 // runsPast handles an entry whose length runs past the end of the file:
 // a torn tail, unless a valid batch follows (then the length is damaged).
-func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
+func (c *segChecker) runsPast(b *record.Batch) (int64, error) {
 	pos := b.Position
 	next, ok, err := c.rs.Next(pos + 1)
 	if err != nil {
@@ -255,7 +257,7 @@ func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
 	}
 	if ok {
 		c.logFinding(LogCorruptHeader, pos, nil, "length field %d: the batch would end at position %d, past the end of the file (%d bytes), yet a valid batch follows; %s",
-			b.Size-inspect.LogOverhead, b.Position+b.Size, c.logSize, skipped(pos, next))
+			b.Size-record.LogOverhead, b.Position+b.Size, c.logSize, skipped(pos, next))
 		c.damage(pos, next)
 		return next, nil
 	}
@@ -269,7 +271,7 @@ func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
 	if b.Magic < 0 || b.Magic > 2 {
 		// Not the start of a batch cut short: bytes that are no batch at all.
 		c.logFinding(LogCorruptHeader, pos, nil, "magic %d is not 0, 1 or 2 and the length field %d runs past the end of the file; no valid batch follows: broker recovery would truncate the segment here, dropping %d bytes",
-			b.Magic, b.Size-inspect.LogOverhead, c.logSize-pos)
+			b.Magic, b.Size-record.LogOverhead, c.logSize-pos)
 		c.damage(pos, c.logSize)
 		return c.logSize, nil
 	}
@@ -290,9 +292,9 @@ func (c *segChecker) tail(pos int64, why string) error {
 // ends the file), only its contents are damaged: it is reported and the
 // walk goes on after it. Otherwise its length field is likely damaged too,
 // and the walk resynchronises on the next valid batch.
-func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, error) {
+func (c *segChecker) crcMismatch(b *record.Batch, computed uint32) (int64, error) {
 	pos, end := b.Position, b.End()
-	what := fmt.Sprintf("stored CRC %d does not match the computed %d (%s over %d bytes)", b.CRC, computed, crcName(b.Magic), end-pos-inspect.CRCStart(b.Magic))
+	what := fmt.Sprintf("stored CRC %d does not match the computed %d (%s over %d bytes)", b.CRC, computed, crcName(b.Magic), end-pos-record.CRCStart(b.Magic))
 	next, err := c.rs.SkipBadCRC(b) // dump-log --salvage's decision too
 	if err != nil {
 		return 0, err
@@ -315,7 +317,7 @@ func crcName(magic int8) string {
 	return "CRC-32"
 }
 
-func offsetsText(b *inspect.Batch) string {
+func offsetsText(b *record.Batch) string {
 	if b.BaseOffset < 0 || b.BaseOffset == b.LastOffset {
 		return fmt.Sprint(b.LastOffset)
 	}
@@ -505,21 +507,21 @@ func readFirstOffset(path string, base int64) (off, pos int64) {
 	if path == "" {
 		return base, -1
 	}
-	f, err := inspect.OpenPread(path)
+	f, err := fileio.OpenPread(path)
 	if err != nil {
 		return base, -1
 	}
 	defer f.Close()
-	var hdr [inspect.HeaderReadSize]byte
+	var hdr [record.HeaderReadSize]byte
 	n := min(int64(len(hdr)), f.Size())
-	if n < inspect.HeaderSizeUpToMagic+1 {
+	if n < record.HeaderSizeUpToMagic+1 {
 		return base, -1
 	}
 	if k, _ := f.ReadAt(hdr[:n], 0); int64(k) < n {
 		return base, -1
 	}
-	b, err := inspect.ParseBatch(hdr[:n], 0, path)
-	if err != nil || inspect.HeaderProblem(&b) != "" {
+	b, err := record.ParseBatch(hdr[:n], 0, path)
+	if err != nil || record.HeaderProblem(&b) != "" {
 		return base, -1
 	}
 	off = b.LastOffset

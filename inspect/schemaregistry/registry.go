@@ -19,6 +19,8 @@ import (
 	"sync"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Schema types as the registry names them (schemaType; absent means AVRO).
@@ -175,12 +177,12 @@ func readTopic(dir string) (*Registry, error) {
 	}
 	reg := newRegistry(dir)
 	live := map[subjectVersion]*Schema{}
-	var rd inspect.RecordDecoder
+	var rd record.RecordDecoder
 	walkErr := p.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
 		if w.Batch.IsControl() {
 			return nil
 		}
-		return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(rec *inspect.Record) error {
+		return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(rec *record.Record) error {
 			reg.Records++
 			replay(live, rec.Key, rec.Value)
 			return nil
@@ -283,8 +285,8 @@ func readFiles(dir string) (*Registry, error) {
 const maxSchemaFileBytes = 16 << 20
 
 func readSchemaFile(path string) (string, error) {
-	// inspect.OpenFile: a FIFO is refused, not waited on.
-	f, err := inspect.OpenFile(path)
+	// fileio.OpenFile: a FIFO is refused, not waited on.
+	f, err := fileio.OpenFile(path)
 	if err != nil {
 		return "", err
 	}

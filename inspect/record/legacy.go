@@ -1,9 +1,11 @@
-package inspect
+package record
 
 import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // Message format v0/v1 (section 3; broker: LegacyRecord, AbstractLegacyRecordBatch).
@@ -122,16 +124,16 @@ func (w *legacyWrapper) absolute(inner int64) int64 {
 func (d *RecordDecoder) openWrapper(file string, entry []byte, b *Batch, w *legacyWrapper) error {
 	codec := Compression(w.outer.attributes & AttrCompressionMask)
 	if codec > CompressionZstd {
-		return corruptf(file, b.Position, ErrCorruptRecords, "unknown compression type id %d", int8(codec))
+		return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "unknown compression type id %d", int8(codec))
 	}
 	if w.outer.magic != 0 && w.outer.magic != 1 {
-		return corruptf(file, b.Position, ErrCorruptRecords, "invalid wrapper magic %d found in legacy deep record iterator", w.outer.magic)
+		return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "invalid wrapper magic %d found in legacy deep record iterator", w.outer.magic)
 	}
 	if codec == CompressionZstd {
-		return corruptf(file, b.Position, ErrCorruptRecords, "invalid wrapper compression type zstd found in a magic %d message", w.outer.magic)
+		return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "invalid wrapper compression type zstd found in a magic %d message", w.outer.magic)
 	}
 	if w.outer.value == nil {
-		return corruptf(file, b.Position, ErrCorruptRecords, "found invalid compressed record set with null value (magic = %d)", w.outer.magic)
+		return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "found invalid compressed record set with null value (magic = %d)", w.outer.magic)
 	}
 	set, err := d.inflate(file, b, codec, w.outer.value, w.outer.magic)
 	if err != nil {
@@ -142,7 +144,7 @@ func (d *RecordDecoder) openWrapper(file string, entry []byte, b *Batch, w *lega
 	for pos := 0; ; n++ {
 		off, _, next, ok, err := nextInner(set, pos)
 		if err != nil {
-			return corruptf(file, b.Position, ErrCorruptRecords, "%v", err)
+			return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "%v", err)
 		}
 		if !ok {
 			break
@@ -150,7 +152,7 @@ func (d *RecordDecoder) openWrapper(file string, entry []byte, b *Batch, w *lega
 		last, pos = off, next
 	}
 	if n == 0 {
-		return corruptf(file, b.Position, ErrCorruptRecords, "found invalid compressed record set with no inner records")
+		return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "found invalid compressed record set with no inner records")
 	}
 	w.absBase = -1
 	if w.outer.magic == 1 {
@@ -159,7 +161,7 @@ func (d *RecordDecoder) openWrapper(file string, entry []byte, b *Batch, w *lega
 		case wrapperOffset == 0:
 			w.absBase = 0
 		case wrapperOffset < last:
-			return corruptf(file, b.Position, ErrCorruptRecords, "found invalid wrapper offset in compressed v1 message set, wrapper offset %d is less than the last inner message offset %d and it is not zero", wrapperOffset, last)
+			return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "found invalid wrapper offset in compressed v1 message set, wrapper offset %d is less than the last inner message offset %d and it is not zero", wrapperOffset, last)
 		default:
 			w.absBase = wrapperOffset - last
 		}
@@ -186,11 +188,11 @@ func checkInnerUncompressed(msg []byte) error {
 // message reports its own timestamp field.
 func (d *RecordDecoder) legacyRecords(file string, entry []byte, b *Batch, fn func(*Record) error) error {
 	if len(entry) < LogOverhead {
-		return corruptf(file, b.Position, ErrTorn, "entry of %d bytes is shorter than the log overhead", len(entry))
+		return fileio.Corruptf(file, b.Position, fileio.ErrTorn, "entry of %d bytes is shorter than the log overhead", len(entry))
 	}
 	var w legacyWrapper
 	if err := parseLegacyMessage(entry[LogOverhead:], &w.outer); err != nil {
-		return corruptf(file, b.Position, ErrCorruptRecords, "%v", err)
+		return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "%v", err)
 	}
 	if Compression(w.outer.attributes&AttrCompressionMask) == CompressionNone {
 		d.setLegacyRecord(int64(binary.BigEndian.Uint64(entry)), entry[LogOverhead:], &w.outer, w.outer.timestamp)
@@ -207,10 +209,10 @@ func (d *RecordDecoder) legacyRecords(file string, entry []byte, b *Batch, fn fu
 			return nil
 		}
 		if err := checkInnerUncompressed(msg); err != nil {
-			return corruptf(file, b.Position, ErrCorruptRecords, "inner message at byte %d of the decompressed set: %v", pos, err)
+			return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "inner message at byte %d of the decompressed set: %v", pos, err)
 		}
 		if err := parseLegacyMessage(msg, &m); err != nil {
-			return corruptf(file, b.Position, ErrCorruptRecords, "inner message at byte %d of the decompressed set: %v", pos, err)
+			return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "inner message at byte %d of the decompressed set: %v", pos, err)
 		}
 		ts := m.timestamp
 		if m.magic == 1 && logAppendTime {
@@ -241,21 +243,21 @@ func (d *RecordDecoder) setLegacyRecord(offset int64, msg []byte, m *legacyMessa
 // legacyFirstOffset is LegacyFileChannelRecordBatch.baseOffset.
 func (d *RecordDecoder) legacyFirstOffset(file string, entry []byte, b *Batch) (int64, error) {
 	if len(entry) < HeaderSizeUpToMagic+1 {
-		return -1, corruptf(file, b.Position, ErrTorn, "entry of %d bytes is shorter than a message header", len(entry))
+		return -1, fileio.Corruptf(file, b.Position, fileio.ErrTorn, "entry of %d bytes is shorter than a message header", len(entry))
 	}
 	if Compression(int8(entry[17])&AttrCompressionMask) == CompressionNone {
 		return int64(binary.BigEndian.Uint64(entry)), nil
 	}
 	var w legacyWrapper
 	if err := parseLegacyMessage(entry[LogOverhead:], &w.outer); err != nil {
-		return -1, corruptf(file, b.Position, ErrCorruptRecords, "%v", err)
+		return -1, fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "%v", err)
 	}
 	if err := d.openWrapper(file, entry, b, &w); err != nil {
 		return -1, err
 	}
 	off, msg, _, _, _ := nextInner(w.set, 0) // openWrapper found at least one
 	if err := checkInnerUncompressed(msg); err != nil {
-		return -1, corruptf(file, b.Position, ErrCorruptRecords, "first inner message: %v", err)
+		return -1, fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "first inner message: %v", err)
 	}
 	return w.absolute(off), nil
 }

@@ -1,4 +1,4 @@
-package inspect
+package record
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"testing"
 
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -222,7 +223,7 @@ func TestLegacyWrapperV1(t *testing.T) {
 	}
 	// A wrapper offset below the last inner offset (and not 0) is invalid.
 	_, err = rdLegacyDecode(t, rdWrapper(t, 1, CompressionGzip, 0, 1, 0, inner...))
-	rdWantCorrupt(t, err, ErrCorruptRecords, "invalid wrapper offset")
+	rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "invalid wrapper offset")
 }
 
 func equalInt64s(a, b []int64) bool {
@@ -258,14 +259,14 @@ func TestLegacyInnerSet(t *testing.T) {
 	b := rdParse(t, e)
 	var d RecordDecoder
 	err := d.Records("test.log", e, &b, func(*Record) error { calls++; return nil })
-	rdWantCorrupt(t, err, ErrCorruptRecords, "less than the minimum record overhead")
+	rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "less than the minimum record overhead")
 	if calls != 0 {
 		t.Errorf("%d records delivered before the bad inner size", calls)
 	}
 	// An empty inner set, or only a partial entry, is an error.
 	for _, set := range [][]byte{nil, one[:20]} {
 		_, err := decode(0, set)
-		rdWantCorrupt(t, err, ErrCorruptRecords, "no inner records")
+		rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "no inner records")
 	}
 	// A bad inner CRC is reported, not an error.
 	bad := append([]byte{}, two...)
@@ -278,7 +279,7 @@ func TestLegacyInnerSet(t *testing.T) {
 	overrun := append([]byte{}, two...)
 	binary.BigEndian.PutUint32(overrun[LogOverhead+6:], 100)
 	_, err = decode(0, rdCat(one, overrun))
-	rdWantCorrupt(t, err, ErrCorruptRecords, "key length 100 overruns")
+	rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "key length 100 overruns")
 }
 
 func TestLegacyWrapperErrors(t *testing.T) {
@@ -290,7 +291,7 @@ func TestLegacyWrapperErrors(t *testing.T) {
 	var d RecordDecoder
 	calls := 0
 	err := d.Records("test.log", e, &b, func(*Record) error { calls++; return nil })
-	rdWantCorrupt(t, err, ErrCorruptRecords, "inner messages must not be compressed")
+	rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "inner messages must not be compressed")
 	if calls != 1 {
 		t.Errorf("%d records delivered before the compressed inner message, want 1", calls)
 	}
@@ -298,11 +299,11 @@ func TestLegacyWrapperErrors(t *testing.T) {
 	e = rdLegacy(0, int8(CompressionSnappy), 1, 0, nil, rdCompress(t, CompressionSnappy, rdLegacy(0, int8(CompressionGzip), 1, 0, nil, rdGzip(t, inner))))
 	b = rdParse(t, e)
 	_, err = d.FirstOffset("test.log", e, &b)
-	rdWantCorrupt(t, err, ErrCorruptRecords, "inner messages must not be compressed")
+	rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "inner messages must not be compressed")
 	// Unknown inner codec.
 	e = rdLegacy(0, int8(CompressionGzip), 0, 0, nil, rdGzip(t, rdLegacy(0, 6, 0, 0, nil, []byte("x"))))
 	_, err = rdLegacyDecode(t, e)
-	rdWantCorrupt(t, err, ErrCorruptRecords, "unknown compression type id 6")
+	rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "unknown compression type id 6")
 
 	cases := []struct {
 		name   string
@@ -326,9 +327,9 @@ func TestLegacyWrapperErrors(t *testing.T) {
 			b := rdParse(t, c.entry)
 			var d RecordDecoder
 			err := d.Records("test.log", c.entry, &b, func(*Record) error { return nil })
-			rdWantCorrupt(t, err, ErrCorruptRecords, c.substr)
+			rdWantCorrupt(t, err, fileio.ErrCorruptRecords, c.substr)
 			_, err = d.FirstOffset("test.log", c.entry, &b)
-			rdWantCorrupt(t, err, ErrCorruptRecords, c.substr)
+			rdWantCorrupt(t, err, fileio.ErrCorruptRecords, c.substr)
 		})
 	}
 }
@@ -346,7 +347,7 @@ func TestFirstOffsetSimple(t *testing.T) {
 		t.Errorf("uncompressed legacy: %d, %v; want 77", fo, err)
 	}
 	_, err := d.FirstOffset("test.log", e[:len(e)-1], &b)
-	if !errors.Is(err, ErrTorn) {
+	if !errors.Is(err, fileio.ErrTorn) {
 		t.Errorf("short entry: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package inspect
+package record
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -155,7 +156,7 @@ func rdDecode(d *RecordDecoder, entry []byte, b Batch) ([]rdGot, error) {
 // contains substr.
 func rdWantCorrupt(t *testing.T, err error, kind error, substr string) {
 	t.Helper()
-	var ce *CorruptError
+	var ce *fileio.CorruptError
 	if !errors.As(err, &ce) {
 		t.Fatalf("error %v (%T) is not a *CorruptError", err, err)
 	}
@@ -394,8 +395,8 @@ func TestRecordsV2Errors(t *testing.T) {
 			var d RecordDecoder
 			calls := 0
 			err := d.Records("test.log", entry, &b, func(*Record) error { calls++; return nil })
-			rdWantCorrupt(t, err, ErrCorruptRecords, c.substr)
-			if ce := err.(*CorruptError); ce.Position != b.Position {
+			rdWantCorrupt(t, err, fileio.ErrCorruptRecords, c.substr)
+			if ce := err.(*fileio.CorruptError); ce.Position != b.Position {
 				t.Errorf("position %d, want %d", ce.Position, b.Position)
 			}
 			if c.name == "records remaining" && calls != 0 {
@@ -424,7 +425,7 @@ func TestRecordsUnknownCodec(t *testing.T) {
 		b := rdParse(t, entry)
 		var d RecordDecoder
 		err := d.Records("test.log", entry, &b, func(*Record) error { return nil })
-		rdWantCorrupt(t, err, ErrCorruptRecords, fmt.Sprintf("unknown compression type id %d", codec))
+		rdWantCorrupt(t, err, fileio.ErrCorruptRecords, fmt.Sprintf("unknown compression type id %d", codec))
 	}
 }
 
@@ -454,7 +455,7 @@ func TestRecordsShortEntry(t *testing.T) {
 	b := rdParse(t, entry)
 	var d RecordDecoder
 	err := d.Records("test.log", entry[:len(entry)-1], &b, func(*Record) error { return nil })
-	rdWantCorrupt(t, err, ErrTorn, "batch size")
+	rdWantCorrupt(t, err, fileio.ErrTorn, "batch size")
 }
 
 // TestMarkerRecord decodes the 17-byte end-transaction marker record of section 2.9
@@ -718,7 +719,7 @@ func FuzzRecords(f *testing.F) {
 			}
 			return nil
 		})
-		var ce *CorruptError
+		var ce *fileio.CorruptError
 		if err != nil && !errors.As(err, &ce) {
 			t.Fatalf("error %v (%T) is not a *CorruptError", err, err)
 		}

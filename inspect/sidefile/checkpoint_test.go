@@ -1,4 +1,4 @@
-package inspect_test
+package sidefile_test
 
 import (
 	"errors"
@@ -10,20 +10,22 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 func TestOffsetCheckpointGolden(t *testing.T) {
 	b := []byte("0\n3\norders 0 1234\n__consumer_offsets 49 -1\nmy.topic_x 7 9223372036854775807\n")
-	c, err := inspect.ParseOffsetCheckpoint("cp", b)
+	c, err := sidefile.ParseOffsetCheckpoint("cp", b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []inspect.OffsetCheckpointEntry{{"orders", 0, 1234}, {"__consumer_offsets", 49, -1}, {"my.topic_x", 7, 9223372036854775807}}
+	want := []sidefile.OffsetCheckpointEntry{{"orders", 0, 1234}, {"__consumer_offsets", 49, -1}, {"my.topic_x", 7, 9223372036854775807}}
 	if !reflect.DeepEqual(c.Entries, want) {
 		t.Fatalf("entries %+v", c.Entries)
 	}
-	if got := inspect.AppendOffsetCheckpoint(nil, want); string(got) != string(b) {
+	if got := sidefile.AppendOffsetCheckpoint(nil, want); string(got) != string(b) {
 		t.Errorf("re-encoded %q", got)
 	}
 	if o, ok := c.Lookup("__consumer_offsets", 49); !ok || o != -1 {
@@ -33,7 +35,7 @@ func TestOffsetCheckpointGolden(t *testing.T) {
 		t.Errorf("lookup of an unlisted partition found something")
 	}
 	// A partition listed twice: the later line wins, as in the broker's map.
-	c, err = inspect.ParseOffsetCheckpoint("cp", []byte("0\n2\na 0 1\na 0 2\n"))
+	c, err = sidefile.ParseOffsetCheckpoint("cp", []byte("0\n2\na 0 1\na 0 2\n"))
 	if o, _ := c.Lookup("a", 0); err != nil || o != 2 {
 		t.Errorf("duplicate: %d, %v", o, err)
 	}
@@ -72,7 +74,7 @@ func TestOffsetCheckpointReaderRules(t *testing.T) {
 		{"partition overflow", "0\n1\nt 2147483648 5\n", 0, 4, "malformed line"},
 		{"offset not a number", "0\n1\nt 0 5x\n", 0, 4, "malformed line"},
 	} {
-		cp, err := inspect.ParseOffsetCheckpoint("f", []byte(c.in))
+		cp, err := sidefile.ParseOffsetCheckpoint("f", []byte(c.in))
 		if len(cp.Entries) != c.entries {
 			t.Errorf("%s: %d entries, want %d", c.name, len(cp.Entries), c.entries)
 		}
@@ -82,20 +84,20 @@ func TestOffsetCheckpointReaderRules(t *testing.T) {
 			}
 			continue
 		}
-		var ce *inspect.CorruptError
-		if !errors.As(err, &ce) || !errors.Is(err, inspect.ErrCheckpointFormat) || ce.Position != c.errPos || !strings.Contains(err.Error(), c.msg) {
+		var ce *fileio.CorruptError
+		if !errors.As(err, &ce) || !errors.Is(err, sidefile.ErrCheckpointFormat) || ce.Position != c.errPos || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: %v, want a checkpoint format error at %d with %q", c.name, err, c.errPos, c.msg)
 		}
 	}
 }
 
 func TestLeaderEpochCheckpoint(t *testing.T) {
-	entries := []inspect.EpochEntry{{0, 0}, {3, 100}, {7, 250}}
-	b := inspect.AppendLeaderEpochCheckpoint(nil, entries)
+	entries := []sidefile.EpochEntry{{0, 0}, {3, 100}, {7, 250}}
+	b := sidefile.AppendLeaderEpochCheckpoint(nil, entries)
 	if string(b) != "0\n3\n0 0\n3 100\n7 250\n" {
 		t.Fatalf("encoded %q", b)
 	}
-	c, err := inspect.ParseLeaderEpochCheckpoint("lec", b)
+	c, err := sidefile.ParseLeaderEpochCheckpoint("lec", b)
 	if err != nil || !reflect.DeepEqual(c.Entries, entries) {
 		t.Fatalf("%v %+v", err, c.Entries)
 	}
@@ -117,13 +119,13 @@ func TestLeaderEpochCheckpoint(t *testing.T) {
 	// unsorted ones included; epochForOffset walks the map by epoch.
 	rng := rand.New(rand.NewPCG(5, 6))
 	for n := 0; n < 500; n++ {
-		var es []inspect.EpochEntry
+		var es []sidefile.EpochEntry
 		for i := rng.IntN(6); i > 0; i-- {
-			es = append(es, inspect.EpochEntry{Epoch: rng.Int32N(8), StartOffset: rng.Int64N(100)})
+			es = append(es, sidefile.EpochEntry{Epoch: rng.Int32N(8), StartOffset: rng.Int64N(100)})
 		}
-		model := map[int32]inspect.EpochEntry{}
-		latest := func() (inspect.EpochEntry, bool) {
-			var l inspect.EpochEntry
+		model := map[int32]sidefile.EpochEntry{}
+		latest := func() (sidefile.EpochEntry, bool) {
+			var l sidefile.EpochEntry
 			ok := false
 			for ep, e := range model {
 				if !ok || ep > l.Epoch {
@@ -143,7 +145,7 @@ func TestLeaderEpochCheckpoint(t *testing.T) {
 			}
 			model[e.Epoch] = e
 		}
-		c := &inspect.LeaderEpochCheckpoint{Entries: es}
+		c := &sidefile.LeaderEpochCheckpoint{Entries: es}
 		cache, err := c.Cache()
 		if err != nil || len(cache) != len(model) {
 			t.Fatalf("%+v: cache %+v (%v), model %+v", es, cache, err, model)
@@ -155,7 +157,7 @@ func TestLeaderEpochCheckpoint(t *testing.T) {
 		}
 		off := rng.Int64N(110) - 5
 		got, ok := c.EntryFor(off)
-		var want inspect.EpochEntry
+		var want sidefile.EpochEntry
 		found := false
 		for ep := int32(0); ep < 8; ep++ {
 			if x, in := model[ep]; in {
@@ -169,11 +171,11 @@ func TestLeaderEpochCheckpoint(t *testing.T) {
 			t.Fatalf("%+v EntryFor(%d) = %+v %v, want %+v %v", es, off, got, ok, want, found)
 		}
 	}
-	neg := &inspect.LeaderEpochCheckpoint{Entries: []inspect.EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: -1, StartOffset: 5}}}
-	if cache, err := neg.Cache(); !errors.Is(err, inspect.ErrNegativeEpoch) || len(cache) != 1 {
+	neg := &sidefile.LeaderEpochCheckpoint{Entries: []sidefile.EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: -1, StartOffset: 5}}}
+	if cache, err := neg.Cache(); !errors.Is(err, sidefile.ErrNegativeEpoch) || len(cache) != 1 {
 		t.Errorf("negative epoch: %+v %v", cache, err)
 	}
-	if _, err := inspect.ParseLeaderEpochCheckpoint("lec", []byte("0\n1\n3 100 9\n")); !errors.Is(err, inspect.ErrCheckpointFormat) {
+	if _, err := sidefile.ParseLeaderEpochCheckpoint("lec", []byte("0\n1\n3 100 9\n")); !errors.Is(err, sidefile.ErrCheckpointFormat) {
 		t.Errorf("three fields: %v", err)
 	}
 }
@@ -195,47 +197,47 @@ func TestPartitionMetadata(t *testing.T) {
 		{"empty", "", false, ""},
 		{"three parts", "version: 0: 1\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ", false, ""},
 	} {
-		pm, err := inspect.ParsePartitionMetadata("pm", []byte(c.in))
+		pm, err := sidefile.ParsePartitionMetadata("pm", []byte(c.in))
 		if (err == nil) != c.ok {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		if err != nil && !errors.Is(err, inspect.ErrCheckpointFormat) {
+		if err != nil && !errors.Is(err, sidefile.ErrCheckpointFormat) {
 			t.Errorf("%s: error kind %v", c.name, err)
 		}
-		if c.ok && (pm.TopicID != c.id || inspect.FormatUUID(pm.UUID) != c.id) {
-			t.Errorf("%s: id %q / %q", c.name, pm.TopicID, inspect.FormatUUID(pm.UUID))
+		if c.ok && (pm.TopicID != c.id || sidefile.FormatUUID(pm.UUID) != c.id) {
+			t.Errorf("%s: id %q / %q", c.name, pm.TopicID, sidefile.FormatUUID(pm.UUID))
 		}
 	}
 }
 
 func TestMetaPropertiesAndCleanShutdown(t *testing.T) {
-	mp, err := inspect.ParseMetaProperties("mp", []byte("#\n#Thu Oct 10 11:57:10 GMT 2024\nnode.id=1\ndirectory.id=ROP8qUaSlk7r55i85yz4Cg\nversion=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n"))
+	mp, err := sidefile.ParseMetaProperties("mp", []byte("#\n#Thu Oct 10 11:57:10 GMT 2024\nnode.id=1\ndirectory.id=ROP8qUaSlk7r55i85yz4Cg\nversion=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n"))
 	if err != nil || mp.Version != 1 || mp.NodeID == nil || *mp.NodeID != 1 || mp.ClusterID != "MkU3OEVBNTcwNTJENDM2Qk" || mp.DirectoryID != "ROP8qUaSlk7r55i85yz4Cg" ||
 		!reflect.DeepEqual(mp.Keys, []string{"node.id", "directory.id", "version", "cluster.id"}) {
 		t.Errorf("v1: %v %+v", err, mp)
 	}
-	mp, err = inspect.ParseMetaProperties("mp", []byte("version=0\nbroker.id = 1001\n"))
+	mp, err = sidefile.ParseMetaProperties("mp", []byte("version=0\nbroker.id = 1001\n"))
 	if err != nil || mp.Version != 0 || *mp.NodeID != 1001 || mp.ClusterID != "" {
 		t.Errorf("v0: %v %+v", err, mp)
 	}
-	mp, err = inspect.ParseMetaProperties("mp", []byte("a\\:b:c\n"))
+	mp, err = sidefile.ParseMetaProperties("mp", []byte("a\\:b:c\n"))
 	if err != nil || mp.Values["a:b"] != "c" || mp.NodeID != nil {
 		t.Errorf("escaped key: %v %+v", err, mp.Values)
 	}
 	for _, bad := range []string{"version=1\ncluster.id=x\n", "version=1\nnode.id=1\n", "version=2\n", "broker.id=x\n", "directory.id=###\n"} {
-		if _, err := inspect.ParseMetaProperties("mp", []byte(bad)); !errors.Is(err, inspect.ErrCheckpointFormat) {
+		if _, err := sidefile.ParseMetaProperties("mp", []byte(bad)); !errors.Is(err, sidefile.ErrCheckpointFormat) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	cs, err := inspect.ParseCleanShutdown("cs", []byte(`{"version":0,"brokerEpoch":79484}`))
+	cs, err := sidefile.ParseCleanShutdown("cs", []byte(`{"version":0,"brokerEpoch":79484}`))
 	if err != nil || cs.Version == nil || *cs.Version != 0 || cs.BrokerEpoch == nil || *cs.BrokerEpoch != 79484 {
 		t.Errorf("clean shutdown: %v %+v", err, cs)
 	}
-	if cs, err := inspect.ParseCleanShutdown("cs", nil); err != nil || cs.BrokerEpoch != nil {
+	if cs, err := sidefile.ParseCleanShutdown("cs", nil); err != nil || cs.BrokerEpoch != nil {
 		t.Errorf("empty marker: %v %+v", err, cs)
 	}
-	if _, err := inspect.ParseCleanShutdown("cs", []byte("garbage")); !errors.Is(err, inspect.ErrCheckpointFormat) {
+	if _, err := sidefile.ParseCleanShutdown("cs", []byte("garbage")); !errors.Is(err, sidefile.ErrCheckpointFormat) {
 		t.Errorf("garbage marker: %v", err)
 	}
 }
@@ -255,9 +257,9 @@ func TestCheckpointsOfGeneratedPartitions(t *testing.T) {
 	if !side.LeaderEpochs.OK() || !side.PartitionMetadata.OK() {
 		t.Fatalf("side files: %+v %+v", side.LeaderEpochs, side.PartitionMetadata)
 	}
-	var want []inspect.EpochEntry
+	var want []sidefile.EpochEntry
 	for _, e := range m.LeaderEpochs {
-		want = append(want, inspect.EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset})
+		want = append(want, sidefile.EpochEntry{Epoch: e.Epoch, StartOffset: e.StartOffset})
 	}
 	if len(want) != 4 || !reflect.DeepEqual(side.LeaderEpochs.Value.Entries, want) {
 		t.Errorf("epochs %+v, manifest %+v", side.LeaderEpochs.Value.Entries, want)
@@ -292,8 +294,8 @@ func TestCheckpointsRealFixtures(t *testing.T) {
 		if !e.IsDir() {
 			continue
 		}
-		dd := inspect.ReadDataDirFiles(filepath.Join(root, e.Name()))
-		for name, f := range map[string]*inspect.SideFile[inspect.OffsetCheckpoint]{
+		dd := sidefile.ReadDataDirFiles(filepath.Join(root, e.Name()))
+		for name, f := range map[string]*sidefile.SideFile[sidefile.OffsetCheckpoint]{
 			"recovery": &dd.RecoveryPoints, "log start": &dd.LogStarts, "replication": &dd.HighWatermarks, "cleaner": &dd.CleanerOffsets,
 		} {
 			if f.Present() && !f.OK() {
@@ -328,11 +330,11 @@ func TestCheckpointsRealFixtures(t *testing.T) {
 		t.Errorf("only %d partition directories seen", partitions)
 	}
 
-	dd := inspect.ReadDataDirFiles(filepath.Join(root, "cp-kraft-multiseg-compacted"))
-	if o, ok := inspect.CheckpointedOffset(&dd.CleanerOffsets, "__consumer_offsets", 13); !ok || o != 21 {
+	dd := sidefile.ReadDataDirFiles(filepath.Join(root, "cp-kraft-multiseg-compacted"))
+	if o, ok := sidefile.CheckpointedOffset(&dd.CleanerOffsets, "__consumer_offsets", 13); !ok || o != 21 {
 		t.Errorf("cleaner offset of __consumer_offsets-13: %d %v, want 21", o, ok)
 	}
-	if o, ok := inspect.CheckpointedOffset(&dd.RecoveryPoints, "__consumer_offsets", 13); !ok || o != 25 {
+	if o, ok := sidefile.CheckpointedOffset(&dd.RecoveryPoints, "__consumer_offsets", 13); !ok || o != 25 {
 		t.Errorf("recovery point of __consumer_offsets-13: %d %v, want 25", o, ok)
 	}
 	if dd.Meta.Value.ClusterID != "" || dd.Meta.Value.Version != 1 || *dd.Meta.Value.NodeID != 1 {
@@ -349,7 +351,7 @@ func TestCheckpointsRealFixtures(t *testing.T) {
 	if meta.PartitionMetadata.Value.TopicID != "AAAAAAAAAAAAAAAAAAAAAQ" || len(meta.LeaderEpochs.Value.Entries) != 8 || len(meta.Snapshots) != 3 {
 		t.Errorf("__cluster_metadata-0: %+v %+v %d snapshots", meta.PartitionMetadata.Value, meta.LeaderEpochs.Value, len(meta.Snapshots))
 	}
-	zk := inspect.ReadDataDirFiles(filepath.Join(root, "cp51-zk-lz4-unclean-noindex"))
+	zk := sidefile.ReadDataDirFiles(filepath.Join(root, "cp51-zk-lz4-unclean-noindex"))
 	if zk.CleanShutdown.Present() || zk.Meta.Value.Version != 0 || *zk.Meta.Value.NodeID != 1001 || zk.Meta.Value.ClusterID != "" {
 		t.Errorf("cp51: clean %v meta %+v", zk.CleanShutdown.Present(), zk.Meta.Value)
 	}

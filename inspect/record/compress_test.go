@@ -1,4 +1,4 @@
-package inspect
+package record
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/snappy/xerial"
 	"github.com/klauspost/compress/zstd"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -265,9 +266,9 @@ func TestRecordsTooLarge(t *testing.T) {
 		b.Position = 4242
 		d := RecordDecoder{MaxDecompressedBytes: int64(len(payload) - 1)}
 		err := d.Records("test.log", entry, &b, func(*Record) error { return nil })
-		rdWantCorrupt(t, err, ErrTooLarge, codec.String())
-		if err.(*CorruptError).Position != 4242 {
-			t.Errorf("%s: position %d", codec, err.(*CorruptError).Position)
+		rdWantCorrupt(t, err, fileio.ErrTooLarge, codec.String())
+		if err.(*fileio.CorruptError).Position != 4242 {
+			t.Errorf("%s: position %d", codec, err.(*fileio.CorruptError).Position)
 		}
 		d.MaxDecompressedBytes = int64(len(payload))
 		if err := d.Records("test.log", entry, &b, func(*Record) error { return nil }); err != nil {
@@ -291,7 +292,7 @@ func TestRecordsCompressedCorrupt(t *testing.T) {
 			var d RecordDecoder
 			calls := 0
 			err := d.Records("test.log", entry, &b, func(*Record) error { calls++; return nil })
-			rdWantCorrupt(t, err, ErrCorruptRecords, codec.String())
+			rdWantCorrupt(t, err, fileio.ErrCorruptRecords, codec.String())
 			if calls != 0 {
 				t.Errorf("%s: %d records delivered from a damaged stream", codec, calls)
 			}
@@ -462,7 +463,7 @@ func TestLZ4HeaderChecksum(t *testing.T) {
 				t.Errorf("magic 0 wrapper with the old header checksum: %v, %d records", err, len(got))
 			}
 		} else {
-			rdWantCorrupt(t, err, ErrCorruptRecords, "frame descriptor corrupted")
+			rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "frame descriptor corrupted")
 		}
 	}
 	// And a v2 batch.
@@ -470,7 +471,7 @@ func TestLZ4HeaderChecksum(t *testing.T) {
 	b := rdParse(t, entry)
 	var d RecordDecoder
 	_, err := rdDecode(&d, entry, b)
-	rdWantCorrupt(t, err, ErrCorruptRecords, "frame descriptor corrupted")
+	rdWantCorrupt(t, err, fileio.ErrCorruptRecords, "frame descriptor corrupted")
 }
 
 func TestLZ4Frame(t *testing.T) {

@@ -1,4 +1,4 @@
-package inspect
+package record
 
 // Zig-zag varints as the v2 record format stores them (broker: ByteUtils.readVarint,
 // ByteUtils.readVarlong): unsigned LEB128, 7 bits a byte, low group first, high bit set

@@ -1,4 +1,4 @@
-package inspect
+package fileio
 
 import (
 	"errors"
@@ -122,7 +122,7 @@ func (f *File) ReadAt(p []byte, off int64) (n int, err error) {
 }
 
 // readAt is ReadAt; guard false reads a mapping without readMapped's
-// per-read fault guard (see unguarded).
+// per-read fault guard (see Unguarded).
 func (f *File) readAt(p []byte, off int64, guard bool) (n int, err error) {
 	if off < 0 {
 		return 0, fmt.Errorf("%s: negative read position %d", f.Name, off)
@@ -161,12 +161,12 @@ func (f *File) readAt(p []byte, off int64, guard bool) (n int, err error) {
 	return n, err
 }
 
-// unguarded returns a reader of f that reads a mapping without the
+// Unguarded returns a reader of f that reads a mapping without the
 // per-read fault guard of ReadAt. Only code that holds the guard itself
 // around all its reads may use it (Segment.unguarded): a fault there
 // (another process cut the file short) is a panic that code recovers.
 // Files that are not mapped are returned as they are.
-func (f *File) unguarded() io.ReaderAt {
+func (f *File) Unguarded() io.ReaderAt {
 	if f.mm == nil {
 		return f
 	}
@@ -207,4 +207,26 @@ func (f *File) Close() error {
 		err = errors.Join(err, f.f.Close())
 	}
 	return err
+}
+
+// ReadSmallFile reads a whole side file (snapshot, checkpoint) of at most
+// limit bytes.
+func ReadSmallFile(path string, limit int64) ([]byte, error) {
+	f, size, err := openDescriptor(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d this kind of file can sensibly hold", path, size, limit)
+	}
+	b := make([]byte, size)
+	n, err := f.ReadAt(b, 0)
+	if int64(n) < size {
+		if err == nil {
+			err = errors.New("short read")
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }

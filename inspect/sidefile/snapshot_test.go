@@ -1,4 +1,4 @@
-package inspect_test
+package sidefile_test
 
 import (
 	"encoding/binary"
@@ -15,7 +15,9 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // sideFixtures is the directory of real broker data directories, read in
@@ -46,11 +48,11 @@ func TestProducerSnapshotGolden(t *testing.T) {
 	crc := crc32c(raw[6:])
 	binary.BigEndian.PutUint32(raw[2:], crc)
 
-	s, err := inspect.ParseProducerSnapshot("x.snapshot", raw)
+	s, err := sidefile.ParseProducerSnapshot("x.snapshot", raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := inspect.ProducerEntry{ProducerID: 1000, ProducerEpoch: 3, LastSequence: 9, LastOffset: 99, OffsetDelta: 4,
+	want := sidefile.ProducerEntry{ProducerID: 1000, ProducerEpoch: 3, LastSequence: 9, LastOffset: 99, OffsetDelta: 4,
 		Timestamp: 1700000000000, CoordinatorEpoch: 2, CurrentTxnFirstOffset: 90}
 	if s.Version != 1 || s.Count != 1 || len(s.Entries) != 1 || s.Entries[0] != want || !s.CRCValid() || s.StoredCRC != crc || s.TrailingBytes != 0 {
 		t.Fatalf("decoded %+v", s)
@@ -59,12 +61,12 @@ func TestProducerSnapshotGolden(t *testing.T) {
 	if !e.HasBatchMetadata() || !e.HasOpenTransaction() || e.FirstSequence() != 5 || e.FirstOffset() != 95 {
 		t.Errorf("derived: batch %v open %v firstSeq %d firstOffset %d", e.HasBatchMetadata(), e.HasOpenTransaction(), e.FirstSequence(), e.FirstOffset())
 	}
-	if got := inspect.AppendProducerSnapshot(nil, s.Entries); !reflect.DeepEqual(got, raw) {
+	if got := sidefile.AppendProducerSnapshot(nil, s.Entries); !reflect.DeepEqual(got, raw) {
 		t.Errorf("re-encoded %x\nwant        %x", got, raw)
 	}
 	// The empty snapshot every real broker writes for a partition without
 	// producers: version 1, count 0, CRC-32C of 00000000.
-	empty := inspect.AppendProducerSnapshot(nil, nil)
+	empty := sidefile.AppendProducerSnapshot(nil, nil)
 	if hex.EncodeToString(empty) != "000148674bc700000000" {
 		t.Errorf("empty snapshot %x", empty)
 	}
@@ -77,7 +79,7 @@ func TestProducerEntryFirstSequence(t *testing.T) {
 	for _, c := range []struct{ last, delta, want int32 }{
 		{10, 0, 10}, {10, 10, 0}, {3, 5, math.MaxInt32 - 1}, {0, 1, math.MaxInt32}, {math.MaxInt32, 7, math.MaxInt32 - 7},
 	} {
-		e := inspect.ProducerEntry{LastSequence: c.last, OffsetDelta: c.delta}
+		e := sidefile.ProducerEntry{LastSequence: c.last, OffsetDelta: c.delta}
 		if got := e.FirstSequence(); got != c.want {
 			t.Errorf("lastSequence %d offsetDelta %d: first %d, want %d", c.last, c.delta, got, c.want)
 		}
@@ -87,19 +89,19 @@ func TestProducerEntryFirstSequence(t *testing.T) {
 func TestProducerSnapshotRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := 0; n < 50; n++ {
-		entries := make([]inspect.ProducerEntry, rng.IntN(20))
+		entries := make([]sidefile.ProducerEntry, rng.IntN(20))
 		for i := range entries {
-			entries[i] = inspect.ProducerEntry{
+			entries[i] = sidefile.ProducerEntry{
 				ProducerID: rng.Int64(), ProducerEpoch: int16(rng.Uint32()), LastSequence: int32(rng.Uint32()),
 				LastOffset: rng.Int64() - math.MaxInt64/2, OffsetDelta: int32(rng.Uint32()), Timestamp: rng.Int64(),
 				CoordinatorEpoch: int32(rng.Uint32()), CurrentTxnFirstOffset: rng.Int64() - math.MaxInt64/2,
 			}
 		}
-		b := inspect.AppendProducerSnapshot([]byte("prefix"), entries)[len("prefix"):]
-		if len(b) != inspect.ProducerSnapshotHeaderSize+inspect.ProducerSnapshotEntrySize*len(entries) {
+		b := sidefile.AppendProducerSnapshot([]byte("prefix"), entries)[len("prefix"):]
+		if len(b) != sidefile.ProducerSnapshotHeaderSize+sidefile.ProducerSnapshotEntrySize*len(entries) {
 			t.Fatalf("%d entries: %d bytes", len(entries), len(b))
 		}
-		s, err := inspect.ParseProducerSnapshot("r.snapshot", b)
+		s, err := sidefile.ParseProducerSnapshot("r.snapshot", b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,8 +115,8 @@ func TestProducerSnapshotRoundTrip(t *testing.T) {
 // ProducerStateManager.readSnapshot refuses it, with the byte position,
 // and what can be decoded is still returned.
 func TestProducerSnapshotCorrupt(t *testing.T) {
-	two := []inspect.ProducerEntry{{ProducerID: 1, LastOffset: -1, LastSequence: -1, CurrentTxnFirstOffset: -1}, {ProducerID: 2, LastOffset: 5, CurrentTxnFirstOffset: -1}}
-	good := inspect.AppendProducerSnapshot(nil, two)
+	two := []sidefile.ProducerEntry{{ProducerID: 1, LastOffset: -1, LastSequence: -1, CurrentTxnFirstOffset: -1}, {ProducerID: 2, LastOffset: 5, CurrentTxnFirstOffset: -1}}
+	good := sidefile.AppendProducerSnapshot(nil, two)
 	mod := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
 	for _, c := range []struct {
 		name    string
@@ -135,17 +137,17 @@ func TestProducerSnapshotCorrupt(t *testing.T) {
 		{"huge count", mod(func(b []byte) []byte { binary.BigEndian.PutUint32(b[6:], 1<<30); return b }), 102, 2, "1073741824 producer entries declared"},
 		{"stale trailing bytes", append(append([]byte(nil), good...), 1, 2, 3), 2, 2, "CRC is no longer valid"},
 	} {
-		s, err := inspect.ParseProducerSnapshot("c.snapshot", c.b)
-		var ce *inspect.CorruptError
-		if !errors.As(err, &ce) || !errors.Is(err, inspect.ErrCorruptSnapshot) {
+		s, err := sidefile.ParseProducerSnapshot("c.snapshot", c.b)
+		var ce *fileio.CorruptError
+		if !errors.As(err, &ce) || !errors.Is(err, sidefile.ErrCorruptSnapshot) {
 			t.Errorf("%s: error %v, want a CorruptError of kind ErrCorruptSnapshot", c.name, err)
 			continue
 		}
 		if ce.Position != c.pos || ce.File != "c.snapshot" || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: %v (position %d), want position %d and %q", c.name, err, ce.Position, c.pos, c.msg)
 		}
-		if isCRC := strings.Contains(c.msg, "CRC"); errors.Is(err, inspect.ErrSnapshotCRC) != isCRC {
-			t.Errorf("%s: ErrSnapshotCRC %v, want %v", c.name, errors.Is(err, inspect.ErrSnapshotCRC), isCRC)
+		if isCRC := strings.Contains(c.msg, "CRC"); errors.Is(err, sidefile.ErrSnapshotCRC) != isCRC {
+			t.Errorf("%s: ErrSnapshotCRC %v, want %v", c.name, errors.Is(err, sidefile.ErrSnapshotCRC), isCRC)
 		}
 		if s == nil || len(s.Entries) != c.entries {
 			t.Errorf("%s: %v entries decoded, want %d", c.name, s, c.entries)
@@ -154,7 +156,7 @@ func TestProducerSnapshotCorrupt(t *testing.T) {
 	// Trailing bytes covered by the CRC: the broker loads the snapshot.
 	tail := append(append([]byte(nil), good...), 9, 9)
 	binary.BigEndian.PutUint32(tail[2:], crc32c(tail[6:]))
-	s, err := inspect.ParseProducerSnapshot("t.snapshot", tail)
+	s, err := sidefile.ParseProducerSnapshot("t.snapshot", tail)
 	if err != nil || s.TrailingBytes != 2 || len(s.Entries) != 2 {
 		t.Errorf("checksummed trailing bytes: %v, %+v", err, s)
 	}
@@ -185,12 +187,12 @@ func TestProducerSnapshotsOfGeneratedPartitions(t *testing.T) {
 			if sf.Offset != m.Snapshots[i] || filepath.Base(sf.Path) != kafkagen.SegmentName(sf.Offset)+".snapshot" {
 				t.Fatalf("snapshot %d: %+v, manifest offset %d", i, sf, m.Snapshots[i])
 			}
-			s, err := inspect.ReadProducerSnapshot(sf.Path)
+			s, err := sidefile.ReadProducerSnapshot(sf.Path)
 			if err != nil {
 				t.Fatalf("%s: %v", sf.Path, err)
 			}
 			want := replayProducers(batches, sf.Offset)
-			got := append([]inspect.ProducerEntry(nil), s.Entries...)
+			got := append([]sidefile.ProducerEntry(nil), s.Entries...)
 			sort.Slice(got, func(i, j int) bool { return got[i].ProducerID < got[j].ProducerID })
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s:\n got %+v\nwant %+v", sf.Path, got, want)
@@ -206,15 +208,15 @@ func TestProducerSnapshotsOfGeneratedPartitions(t *testing.T) {
 
 // replayProducers is the producer state after every batch ending before
 // offset, sorted by producer id.
-func replayProducers(batches []kafkagen.BatchManifest, offset int64) []inspect.ProducerEntry {
-	byID := map[int64]*inspect.ProducerEntry{}
+func replayProducers(batches []kafkagen.BatchManifest, offset int64) []sidefile.ProducerEntry {
+	byID := map[int64]*sidefile.ProducerEntry{}
 	for _, b := range batches {
 		if b.LastOffset >= offset || b.ProducerID < 0 {
 			continue
 		}
 		e := byID[b.ProducerID]
 		if e == nil {
-			e = &inspect.ProducerEntry{ProducerID: b.ProducerID, LastSequence: -1, LastOffset: -1, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1}
+			e = &sidefile.ProducerEntry{ProducerID: b.ProducerID, LastSequence: -1, LastOffset: -1, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1}
 			byID[b.ProducerID] = e
 		}
 		e.ProducerEpoch = b.ProducerEpoch
@@ -233,7 +235,7 @@ func replayProducers(batches []kafkagen.BatchManifest, offset int64) []inspect.P
 			e.CurrentTxnFirstOffset = b.BaseOffset
 		}
 	}
-	out := []inspect.ProducerEntry{}
+	out := []sidefile.ProducerEntry{}
 	for _, e := range byID {
 		out = append(out, *e)
 	}
@@ -258,9 +260,9 @@ func TestProducerSnapshotsRealFixtures(t *testing.T) {
 	if len(paths) < 20 {
 		t.Fatalf("found %d snapshots in the fixtures", len(paths))
 	}
-	byName := map[string]*inspect.ProducerSnapshot{}
+	byName := map[string]*sidefile.ProducerSnapshot{}
 	for _, p := range paths {
-		s, err := inspect.ReadProducerSnapshot(p)
+		s, err := sidefile.ReadProducerSnapshot(p)
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
 			continue
@@ -300,19 +302,19 @@ func TestProducerSnapshotsRealFixtures(t *testing.T) {
 // never outnumber what the file holds, and a snapshot that parses cleanly
 // re-encodes to the same bytes unless trailing bytes were checksummed.
 func FuzzProducerSnapshot(f *testing.F) {
-	f.Add(inspect.AppendProducerSnapshot(nil, nil))
-	f.Add(inspect.AppendProducerSnapshot(nil, []inspect.ProducerEntry{{ProducerID: 7, LastOffset: 3}}))
+	f.Add(sidefile.AppendProducerSnapshot(nil, nil))
+	f.Add(sidefile.AppendProducerSnapshot(nil, []sidefile.ProducerEntry{{ProducerID: 7, LastOffset: 3}}))
 	f.Add([]byte{0, 1, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := inspect.ParseProducerSnapshot("f.snapshot", b)
+		s, err := sidefile.ParseProducerSnapshot("f.snapshot", b)
 		if s == nil {
 			t.Fatal("nil snapshot")
 		}
-		if max := (len(b) - inspect.ProducerSnapshotHeaderSize) / inspect.ProducerSnapshotEntrySize; len(s.Entries) > max && len(s.Entries) > 0 {
+		if max := (len(b) - sidefile.ProducerSnapshotHeaderSize) / sidefile.ProducerSnapshotEntrySize; len(s.Entries) > max && len(s.Entries) > 0 {
 			t.Fatalf("%d entries from %d bytes", len(s.Entries), len(b))
 		}
 		if err == nil && s.TrailingBytes == 0 {
-			if got := inspect.AppendProducerSnapshot(nil, s.Entries); string(got) != string(b) {
+			if got := sidefile.AppendProducerSnapshot(nil, s.Entries); string(got) != string(b) {
 				t.Fatalf("clean snapshot does not re-encode to its bytes")
 			}
 		}

@@ -1,4 +1,4 @@
-package inspect_test
+package record_test
 
 import (
 	"path/filepath"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // BatchCount gives every batch's first offset and record count as the
@@ -28,21 +29,21 @@ func TestBatchCountMatchesManifest(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer seg.Close()
-			var dec inspect.RecordDecoder
+			var dec record.RecordDecoder
 			sc := seg.Scan(0)
 			i, fromRecords := 0, 0
 			for sc.Next() {
 				b := sc.Batch()
 				want := m.Segments[0].Batches[i]
 				i++
-				c := inspect.HeaderCount(b)
+				c := record.HeaderCount(b)
 				if c.FromRecords() {
 					fromRecords++
 					entry, err := seg.ReadEntry(b, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if err := dec.Records(seg.LogName, entry, b, func(r *inspect.Record) error { c.Record(r); return nil }); err != nil {
+					if err := dec.Records(seg.LogName, entry, b, func(r *record.Record) error { c.Record(r); return nil }); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -1,4 +1,4 @@
-package inspect
+package sidefile
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // Names of the small text files a broker keeps beside the segments: in a
@@ -137,7 +139,7 @@ func readCheckpoint(file string, b []byte, version int, parse func(line string) 
 		err   error
 	)
 	bad := func(pos int64, format string, args ...any) error {
-		return corruptf(file, pos, ErrCheckpointFormat, format, args...)
+		return fileio.Corruptf(file, pos, ErrCheckpointFormat, format, args...)
 	}
 	eachJavaLine(b, func(line []byte, pos int64) bool {
 		n++
@@ -166,7 +168,7 @@ func readCheckpoint(file string, b []byte, version int, parse func(line string) 
 		return err
 	}
 	if n-2 != count {
-		return corruptf(file, int64(len(b)), ErrCheckpointFormat, "expected [%d] entries, but found [%d]", count, n-2)
+		return fileio.Corruptf(file, int64(len(b)), ErrCheckpointFormat, "expected [%d] entries, but found [%d]", count, n-2)
 	}
 	return nil
 }
@@ -426,7 +428,7 @@ func ParsePartitionMetadata(file string, b []byte) (*PartitionMetadata, error) {
 	pm := &PartitionMetadata{}
 	lines := javaLines(b)
 	bad := func(pos int64, format string, args ...any) error {
-		return corruptf(file, pos, ErrCheckpointFormat, format, args...)
+		return fileio.Corruptf(file, pos, ErrCheckpointFormat, format, args...)
 	}
 	if len(lines) == 0 {
 		return pm, bad(0, "empty partition metadata file")
@@ -521,7 +523,7 @@ type MetaProperties struct {
 func ParseMetaProperties(file string, b []byte) (*MetaProperties, error) {
 	mp := &MetaProperties{Values: map[string]string{}}
 	bad := func(pos int64, format string, args ...any) error {
-		return corruptf(file, pos, ErrCheckpointFormat, format, args...)
+		return fileio.Corruptf(file, pos, ErrCheckpointFormat, format, args...)
 	}
 	for _, l := range javaLines(b) {
 		s := strings.TrimLeft(l.text, " \t\f")
@@ -627,7 +629,7 @@ func ParseCleanShutdown(file string, b []byte) (CleanShutdown, error) {
 		BrokerEpoch *int64 `json:"brokerEpoch"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
-		return cs, corruptf(file, 0, ErrCheckpointFormat, "not the expected JSON {\"version\":0,\"brokerEpoch\":N}: %v", err)
+		return cs, fileio.Corruptf(file, 0, ErrCheckpointFormat, "not the expected JSON {\"version\":0,\"brokerEpoch\":N}: %v", err)
 	}
 	cs.Version, cs.BrokerEpoch = v.Version, v.BrokerEpoch
 	return cs, nil

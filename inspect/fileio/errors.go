@@ -1,8 +1,9 @@
-package inspect
+package fileio
 
 import (
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Kinds of damage. A CorruptError wraps exactly one of them, so callers
@@ -56,7 +57,21 @@ func (e *CorruptError) Error() string {
 
 func (e *CorruptError) Unwrap() error { return e.Err }
 
-// corruptf builds a CorruptError of the given kind with a formatted detail.
-func corruptf(file string, pos int64, kind error, format string, args ...any) *CorruptError {
+// Corruptf builds a CorruptError of the given kind with a formatted detail.
+func Corruptf(file string, pos int64, kind error, format string, args ...any) *CorruptError {
 	return &CorruptError{File: file, Position: pos, Offset: -1, Err: fmt.Errorf("%w: "+format, append([]any{kind}, args...)...)}
+}
+
+// ReadError is the error of a read at pos of the named file that came back
+// short: a *CorruptError the reader raised as it is, else one wrapping err
+// (io.ErrUnexpectedEOF for a plain end of file).
+func ReadError(name string, pos int64, err error) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return &CorruptError{File: name, Position: pos, Offset: -1, Err: err}
 }

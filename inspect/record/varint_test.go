@@ -1,4 +1,4 @@
-package inspect
+package record
 
 import (
 	"encoding/binary"

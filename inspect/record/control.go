@@ -1,8 +1,10 @@
-package inspect
+package record
 
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // ControlType is the type id in a control record's key (broker: ControlRecordType).
@@ -56,11 +58,11 @@ const (
 // and bytes after the first 4 are ignored, as the broker does.
 func ParseControlKey(key []byte) (version int16, typ ControlType, err error) {
 	if len(key) < controlKeySize {
-		return 0, 0, fmt.Errorf("%w: control record key has %d bytes, it needs at least %d", ErrCorruptRecords, len(key), controlKeySize)
+		return 0, 0, fmt.Errorf("%w: control record key has %d bytes, it needs at least %d", fileio.ErrCorruptRecords, len(key), controlKeySize)
 	}
 	version = int16(binary.BigEndian.Uint16(key[0:]))
 	if version < 0 {
-		return version, 0, fmt.Errorf("%w: invalid control record key version %d", ErrCorruptRecords, version)
+		return version, 0, fmt.Errorf("%w: invalid control record key version %d", fileio.ErrCorruptRecords, version)
 	}
 	return version, ControlType(binary.BigEndian.Uint16(key[2:])), nil
 }
@@ -71,11 +73,11 @@ func ParseControlKey(key []byte) (version int16, typ ControlType, err error) {
 // versions are read as version 0 and trailing bytes are ignored.
 func ParseEndTxnMarker(value []byte) (version int16, coordinatorEpoch int32, err error) {
 	if len(value) < endTxnMarkerSize {
-		return 0, 0, fmt.Errorf("%w: end transaction marker value has %d bytes, it needs at least %d", ErrCorruptRecords, len(value), endTxnMarkerSize)
+		return 0, 0, fmt.Errorf("%w: end transaction marker value has %d bytes, it needs at least %d", fileio.ErrCorruptRecords, len(value), endTxnMarkerSize)
 	}
 	version = int16(binary.BigEndian.Uint16(value[0:]))
 	if version < 0 {
-		return version, 0, fmt.Errorf("%w: invalid end transaction marker version %d", ErrCorruptRecords, version)
+		return version, 0, fmt.Errorf("%w: invalid end transaction marker version %d", fileio.ErrCorruptRecords, version)
 	}
 	return version, int32(binary.BigEndian.Uint32(value[2:])), nil
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package inspect_test
+package fileio_test
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
@@ -99,7 +100,7 @@ func evict(t *testing.T, path string) {
 
 func resident(t *testing.T, path string) []bool {
 	t.Helper()
-	r, err := inspect.ResidentPages(path)
+	r, err := fileio.ResidentPages(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestCacheNeutralWalk(t *testing.T) {
 	sameResidency(t, log, before, resident(t, log))
 
 	// Control: keeping the cache, the same reading leaves every page in.
-	f, err := inspect.Open(log, inspect.OpenOptions{})
+	f, err := fileio.Open(log, fileio.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestCacheNeutralMapped(t *testing.T) {
 	if count(before) == 0 || count(before) == len(before) {
 		t.Fatalf("%d of %d index pages resident before: the test needs some of each", count(before), len(before))
 	}
-	m, err := inspect.Open(idx, inspect.OpenOptions{Mapped: true, CacheNeutral: true})
+	m, err := fileio.Open(idx, fileio.OpenOptions{Mapped: true, CacheNeutral: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
-package inspect
+package record
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 func TestParseControlKey(t *testing.T) {
@@ -29,7 +31,7 @@ func TestParseControlKey(t *testing.T) {
 	} {
 		v, typ, err := ParseControlKey(c.key)
 		if c.err {
-			if err == nil || !errors.Is(err, ErrCorruptRecords) {
+			if err == nil || !errors.Is(err, fileio.ErrCorruptRecords) {
 				t.Errorf("ParseControlKey(% x): err %v, want an ErrCorruptRecords", c.key, err)
 			}
 			continue
@@ -56,7 +58,7 @@ func TestParseEndTxnMarker(t *testing.T) {
 	} {
 		v, e, err := ParseEndTxnMarker(c.value)
 		if c.err {
-			if err == nil || !errors.Is(err, ErrCorruptRecords) {
+			if err == nil || !errors.Is(err, fileio.ErrCorruptRecords) {
 				t.Errorf("ParseEndTxnMarker(% x): err %v, want an ErrCorruptRecords", c.value, err)
 			}
 			continue

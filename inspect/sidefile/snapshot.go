@@ -1,15 +1,13 @@
-package inspect
+package sidefile
 
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // Producer state snapshot, <offset>.snapshot (broker:
@@ -138,7 +136,7 @@ func (s *ProducerSnapshot) OpenTransactions() []ProducerEntry {
 func ParseProducerSnapshot(file string, b []byte) (*ProducerSnapshot, error) {
 	s := &ProducerSnapshot{}
 	bad := func(pos int64, format string, args ...any) error {
-		return corruptf(file, pos, ErrCorruptSnapshot, format, args...)
+		return fileio.Corruptf(file, pos, ErrCorruptSnapshot, format, args...)
 	}
 	if len(b) < 2 {
 		return s, bad(0, "%d bytes: too short for the version field (snapshot failed schema validation)", len(b))
@@ -223,65 +221,11 @@ var MaxSnapshotBytes int64 = 100 << 20
 // ParseProducerSnapshot). I/O problems and over-large files are returned as
 // plain errors with a nil snapshot.
 func ReadProducerSnapshot(path string) (*ProducerSnapshot, error) {
-	b, err := readSmallFile(path, MaxSnapshotBytes)
+	b, err := fileio.ReadSmallFile(path, MaxSnapshotBytes)
 	if err != nil {
 		return nil, err
 	}
 	return ParseProducerSnapshot(path, b)
 }
 
-// SnapshotFile is one producer snapshot file of a partition directory.
-type SnapshotFile struct {
-	// Offset is the name's offset: the exclusive end offset the snapshot
-	// covers.
-	Offset int64
-	Path   string
-}
-
-// ListSnapshots lists the producer snapshot files of a partition
-// directory by offset, as the broker finds them
-// (ProducerStateManager.listSnapshotFiles: regular files whose name ends
-// with ".snapshot"; the offset is the digits before the first '.').
-// Names that do not start with an offset are skipped.
-func ListSnapshots(dir string) ([]SnapshotFile, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []SnapshotFile
-	for _, e := range ents {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, SnapshotSuffix) {
-			continue
-		}
-		off, err := ParseBaseOffset(name)
-		if err != nil {
-			continue
-		}
-		out = append(out, SnapshotFile{Offset: off, Path: filepath.Join(dir, name)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
-	return out, nil
-}
-
-// readSmallFile reads a whole side file (snapshot, checkpoint) of at most
-// limit bytes.
-func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, size, err := openDescriptor(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if size > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d this kind of file can sensibly hold", path, size, limit)
-	}
-	b := make([]byte, size)
-	n, err := f.ReadAt(b, 0)
-	if int64(n) < size {
-		if err == nil {
-			err = errors.New("short read")
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
-}
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)

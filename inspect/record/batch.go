@@ -1,8 +1,10 @@
-package inspect
+package record
 
 import (
 	"encoding/binary"
 	"hash/crc32"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // Log entry framing, common to every magic (broker: Records, DefaultRecordBatch,
@@ -24,12 +26,12 @@ import (
 //	12 u32 crc (CRC-32 over [16, end))  16 i8 magic  17 i8 attributes  [v1: 18 i64 timestamp]
 //	then i32 keyLength, key, i32 valueLength, value.
 const (
-	LogOverhead         = 12 // offset + length prefix (Records.LOG_OVERHEAD)
-	HeaderSizeUpToMagic = 17 // Records.HEADER_SIZE_UP_TO_MAGIC
-	V2HeaderSize        = 61 // DefaultRecordBatch.RECORD_BATCH_OVERHEAD
-	MinEntryLength      = 14 // smallest length field the file iterator accepts (LegacyRecord.RECORD_OVERHEAD_V0)
-	legacyHeaderV0      = LogOverhead + 6
-	legacyHeaderV1      = LogOverhead + 14
+	LogOverhead         = 12               // offset + length prefix (Records.LOG_OVERHEAD)
+	HeaderSizeUpToMagic = 17               // Records.HEADER_SIZE_UP_TO_MAGIC
+	V2HeaderSize        = 61               // DefaultRecordBatch.RECORD_BATCH_OVERHEAD
+	MinEntryLength      = 14               // smallest length field the file iterator accepts (LegacyRecord.RECORD_OVERHEAD_V0)
+	LegacyHeaderV0      = LogOverhead + 6  // a v0 entry up to its key length: offset, length, crc, magic, attributes
+	LegacyHeaderV1      = LogOverhead + 14 // a v1 entry up to its key length: v0 plus the timestamp
 
 	// HeaderReadSize is how many bytes of an entry ParseBatch needs to see
 	// (fewer are fine when the entry is shorter).
@@ -138,7 +140,7 @@ func (b *Batch) End() int64 { return b.Position + b.Size }
 func ParseBatch(hdr []byte, pos int64, file string) (Batch, error) {
 	var b Batch
 	if len(hdr) < HeaderSizeUpToMagic {
-		return b, corruptf(file, pos, ErrTorn, "%d bytes left, a batch header needs %d", len(hdr), HeaderSizeUpToMagic)
+		return b, fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a batch header needs %d", len(hdr), HeaderSizeUpToMagic)
 	}
 	length := int32(binary.BigEndian.Uint32(hdr[8:]))
 	offset := int64(binary.BigEndian.Uint64(hdr[0:]))
@@ -146,14 +148,14 @@ func ParseBatch(hdr []byte, pos int64, file string) (Batch, error) {
 	b.Size = LogOverhead + int64(length)
 	b.Magic = int8(hdr[16])
 	if length < MinEntryLength {
-		return b, corruptf(file, pos, ErrCorruptHeader, "batch length %d is smaller than the minimum record overhead (%d)", length, MinEntryLength)
+		return b, fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "batch length %d is smaller than the minimum record overhead (%d)", length, MinEntryLength)
 	}
 	if b.Magic >= 2 {
 		if b.Size < V2HeaderSize {
-			return b, corruptf(file, pos, ErrCorruptHeader, "record batch size %d is smaller than the minimum allowed overhead %d", b.Size, V2HeaderSize)
+			return b, fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "record batch size %d is smaller than the minimum allowed overhead %d", b.Size, V2HeaderSize)
 		}
 		if len(hdr) < V2HeaderSize {
-			return b, corruptf(file, pos, ErrTorn, "%d bytes left, a v2 batch header needs %d", len(hdr), V2HeaderSize)
+			return b, fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a v2 batch header needs %d", len(hdr), V2HeaderSize)
 		}
 		b.BaseOffset = offset
 		b.PartitionLeaderEpoch = int32(binary.BigEndian.Uint32(hdr[12:]))
@@ -168,19 +170,19 @@ func ParseBatch(hdr []byte, pos int64, file string) (Batch, error) {
 		b.BaseSequence = int32(binary.BigEndian.Uint32(hdr[53:]))
 		b.RecordCount = int32(binary.BigEndian.Uint32(hdr[57:]))
 		if b.LastOffsetDelta < 0 {
-			return b, corruptf(file, pos, ErrCorruptHeader, "negative last offset delta %d", b.LastOffsetDelta)
+			return b, fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "negative last offset delta %d", b.LastOffsetDelta)
 		}
 		return b, nil
 	}
-	need := int64(legacyHeaderV0)
+	need := int64(LegacyHeaderV0)
 	if b.Magic == 1 {
-		need = legacyHeaderV1
+		need = LegacyHeaderV1
 	}
 	if b.Size < need+8 { // + key and value length fields
-		return b, corruptf(file, pos, ErrCorruptHeader, "magic %d message size %d is smaller than its header", b.Magic, length)
+		return b, fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "magic %d message size %d is smaller than its header", b.Magic, length)
 	}
 	if int64(len(hdr)) < need {
-		return b, corruptf(file, pos, ErrTorn, "%d bytes left, a magic %d header needs %d", len(hdr), b.Magic, need)
+		return b, fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a magic %d header needs %d", len(hdr), b.Magic, need)
 	}
 	b.LastOffset = offset
 	b.CRC = binary.BigEndian.Uint32(hdr[12:])

@@ -1,4 +1,4 @@
-package inspect
+package record
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // Header is one record header; Key and Value are views (Value nil when null).
@@ -67,7 +69,7 @@ type RecordDecoder struct {
 // (the broker streams it), so a damaged stream yields an error and no records.
 func (d *RecordDecoder) Records(file string, entry []byte, b *Batch, fn func(*Record) error) error {
 	if int64(len(entry)) < b.Size {
-		return corruptf(file, b.Position, ErrTorn, "entry has %d bytes, the batch size is %d", len(entry), b.Size)
+		return fileio.Corruptf(file, b.Position, fileio.ErrTorn, "entry has %d bytes, the batch size is %d", len(entry), b.Size)
 	}
 	if b.Size >= 0 {
 		entry = entry[:b.Size]
@@ -84,7 +86,7 @@ func (d *RecordDecoder) Records(file string, entry []byte, b *Batch, fn func(*Re
 // that answers) copies the batch only up to that record; any other batch
 // is read whole first. The records and errors are those Records gives for
 // the whole entry. buf is the read buffer, grown as needed and returned
-// for reuse; read errors are reported by readErr's rules.
+// for reuse; read errors are reported by fileio.ReadError's rules.
 func (d *RecordDecoder) RecordsAt(file string, r io.ReaderAt, b *Batch, buf []byte, fn func(*Record) error) ([]byte, error) {
 	if cap(buf) < int(b.Size) {
 		buf = make([]byte, 0, b.Size)
@@ -125,7 +127,7 @@ func (e *partialEntry) need(n int) error {
 	}
 	to := min(max(n, 2*e.have), len(e.buf))
 	if k, err := e.r.ReadAt(e.buf[e.have:to], e.pos+int64(e.have)); k < to-e.have {
-		return readErr(e.file, e.pos+int64(e.have), err)
+		return fileio.ReadError(e.file, e.pos+int64(e.have), err)
 	}
 	e.have = to
 	return nil
@@ -141,7 +143,7 @@ func (d *RecordDecoder) FirstOffset(file string, entry []byte, b *Batch) (int64,
 		return b.BaseOffset, nil
 	}
 	if int64(len(entry)) < b.Size {
-		return -1, corruptf(file, b.Position, ErrTorn, "entry has %d bytes, the batch size is %d", len(entry), b.Size)
+		return -1, fileio.Corruptf(file, b.Position, fileio.ErrTorn, "entry has %d bytes, the batch size is %d", len(entry), b.Size)
 	}
 	if b.Size >= 0 {
 		entry = entry[:b.Size]
@@ -155,7 +157,7 @@ func (d *RecordDecoder) limit() int { return limitOf(d.MaxDecompressedBytes) }
 // inflate decompresses a payload, turning failures into CorruptErrors.
 func (d *RecordDecoder) inflate(file string, b *Batch, codec Compression, src []byte, magic int8) ([]byte, error) {
 	if codec > CompressionZstd {
-		return nil, corruptf(file, b.Position, ErrCorruptRecords, "unknown compression type id %d", int8(codec))
+		return nil, fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "unknown compression type id %d", int8(codec))
 	}
 	out, err := d.dec.decompress(codec, src, magic, d.limit())
 	if err == nil {
@@ -164,11 +166,11 @@ func (d *RecordDecoder) inflate(file string, b *Batch, codec Compression, src []
 	var claim *limitClaim
 	switch {
 	case errors.As(err, &claim):
-		return nil, corruptf(file, b.Position, ErrTooLarge, "%s payload of %d bytes declares %d bytes decompressed, over the cap of %d bytes", codec, len(src), claim.claimed, d.limit())
+		return nil, fileio.Corruptf(file, b.Position, fileio.ErrTooLarge, "%s payload of %d bytes declares %d bytes decompressed, over the cap of %d bytes", codec, len(src), claim.claimed, d.limit())
 	case errors.Is(err, errDecompressLimit):
-		return nil, corruptf(file, b.Position, ErrTooLarge, "%s payload of %d bytes inflates past the cap of %d bytes", codec, len(src), d.limit())
+		return nil, fileio.Corruptf(file, b.Position, fileio.ErrTooLarge, "%s payload of %d bytes inflates past the cap of %d bytes", codec, len(src), d.limit())
 	}
-	return nil, corruptf(file, b.Position, ErrCorruptRecords, "%s payload of %d bytes does not decompress: %v", codec, len(src), err)
+	return nil, fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "%s payload of %d bytes does not decompress: %v", codec, len(src), err)
 }
 
 // recordsV2 iterates a magic 2 batch like DefaultRecordBatch.RecordIterator: exactly
@@ -181,11 +183,11 @@ func (d *RecordDecoder) inflate(file string, b *Batch, codec Compression, src []
 // reads on as each record needs (the payload is uncompressed then).
 func (d *RecordDecoder) recordsV2(file string, entry []byte, b *Batch, partial *partialEntry, fn func(*Record) error) error {
 	if len(entry) < V2HeaderSize {
-		return corruptf(file, b.Position, ErrCorruptHeader, "record batch size %d is smaller than the minimum allowed overhead %d", len(entry), V2HeaderSize)
+		return fileio.Corruptf(file, b.Position, fileio.ErrCorruptHeader, "record batch size %d is smaller than the minimum allowed overhead %d", len(entry), V2HeaderSize)
 	}
 	count := b.RecordCount
 	if count < 0 {
-		return corruptf(file, b.Position, ErrCorruptRecords, "found invalid record count %d in magic v%d batch", count, b.Magic)
+		return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "found invalid record count %d in magic v%d batch", count, b.Magic)
 	}
 	if count == 0 {
 		return nil
@@ -242,7 +244,7 @@ func (d *RecordDecoder) v2Error(file string, b *Batch, i int32, pos int, msg str
 	if b.Compression() != CompressionNone {
 		where = "decompressed payload"
 	}
-	return corruptf(file, b.Position, ErrCorruptRecords, "record %d of %d at byte %d of the %s: %s", i, b.RecordCount, pos, where, msg)
+	return fileio.Corruptf(file, b.Position, fileio.ErrCorruptRecords, "record %d of %d at byte %d of the %s: %s", i, b.RecordCount, pos, where, msg)
 }
 
 var errRecordStructure = errors.New("found invalid record structure")

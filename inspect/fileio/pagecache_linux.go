@@ -1,6 +1,6 @@
 //go:build linux
 
-package inspect
+package fileio
 
 import (
 	"fmt"

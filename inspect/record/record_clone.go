@@ -1,4 +1,4 @@
-package inspect
+package record
 
 // Clone returns a copy of r whose byte slices are its own: a Record's
 // views are valid only during the decoder's callback, and a caller that
