@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/inspect/sidefile"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -279,18 +280,18 @@ func TestReencodeRealSnapshots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var es []snapshotEntry
+		var es []sidefile.ProducerEntry
 		for p := 10; p+46 <= len(data); p += 46 {
 			e := data[p:]
-			es = append(es, snapshotEntry{
-				int64(binary.BigEndian.Uint64(e)), int16(binary.BigEndian.Uint16(e[8:])), int32(binary.BigEndian.Uint32(e[10:])),
-				int64(binary.BigEndian.Uint64(e[14:])), int32(binary.BigEndian.Uint32(e[22:])), int64(binary.BigEndian.Uint64(e[26:])),
-				int32(binary.BigEndian.Uint32(e[34:])), int64(binary.BigEndian.Uint64(e[38:]))})
+			es = append(es, sidefile.ProducerEntry{
+				ProducerID: int64(binary.BigEndian.Uint64(e)), ProducerEpoch: int16(binary.BigEndian.Uint16(e[8:])), LastSequence: int32(binary.BigEndian.Uint32(e[10:])),
+				LastOffset: int64(binary.BigEndian.Uint64(e[14:])), OffsetDelta: int32(binary.BigEndian.Uint32(e[22:])), Timestamp: int64(binary.BigEndian.Uint64(e[26:])),
+				CoordinatorEpoch: int32(binary.BigEndian.Uint32(e[34:])), CurrentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:]))})
 		}
 		if len(es) > 0 {
 			withEntries++
 		}
-		if got := encodeSnapshot(es); !bytes.Equal(got, data) {
+		if got := sidefile.AppendProducerSnapshot(nil, es); !bytes.Equal(got, data) {
 			t.Errorf("%s: re-encoded snapshot\n%x\nbroker\n%x", path, got, data)
 		}
 	}

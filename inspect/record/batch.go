@@ -49,20 +49,17 @@ const (
 	CompressionZstd   Compression = 4
 )
 
-func (c Compression) String() string {
-	switch c {
-	case CompressionNone:
-		return "none"
-	case CompressionGzip:
-		return "gzip"
-	case CompressionSnappy:
-		return "snappy"
-	case CompressionLZ4:
-		return "lz4"
-	case CompressionZstd:
-		return "zstd"
+// compressionNames are the codecs' names, by id (CompressionType.name).
+var compressionNames = []string{"none", "gzip", "snappy", "lz4", "zstd"}
+
+func (c Compression) String() string { return nameOf(compressionNames, int(c)) }
+
+// nameOf is names[i], or "unknown" for an id outside the list.
+func nameOf(names []string, i int) string {
+	if i < 0 || i >= len(names) {
+		return "unknown"
 	}
-	return "unknown"
+	return names[i]
 }
 
 // Attribute masks (DefaultRecordBatch; bit 3 is also LegacyRecord's timestamp type).

@@ -24,25 +24,10 @@ const (
 	ControlKRaftVoters    ControlType = 6
 )
 
-func (t ControlType) String() string {
-	switch t {
-	case ControlAbort:
-		return "abort"
-	case ControlCommit:
-		return "commit"
-	case ControlLeaderChange:
-		return "leader_change"
-	case ControlSnapshotHeader:
-		return "snapshot_header"
-	case ControlSnapshotFooter:
-		return "snapshot_footer"
-	case ControlKRaftVersion:
-		return "kraft_version"
-	case ControlKRaftVoters:
-		return "kraft_voters"
-	}
-	return "unknown"
-}
+// controlNames are the control record types' names, by id.
+var controlNames = []string{"abort", "commit", "leader_change", "snapshot_header", "snapshot_footer", "kraft_version", "kraft_voters"}
+
+func (t ControlType) String() string { return nameOf(controlNames, int(t)) }
 
 // Known reports whether the broker has a name for the type id.
 func (t ControlType) Known() bool { return t >= ControlAbort && t <= ControlKRaftVoters }
@@ -57,12 +42,8 @@ const (
 // 4 bytes or a negative version is invalid; any other version is read as version 0,
 // and bytes after the first 4 are ignored, as the broker does.
 func ParseControlKey(key []byte) (version int16, typ ControlType, err error) {
-	if len(key) < controlKeySize {
-		return 0, 0, fmt.Errorf("%w: control record key has %d bytes, it needs at least %d", fileio.ErrCorruptRecords, len(key), controlKeySize)
-	}
-	version = int16(binary.BigEndian.Uint16(key[0:]))
-	if version < 0 {
-		return version, 0, fmt.Errorf("%w: invalid control record key version %d", fileio.ErrCorruptRecords, version)
+	if version, err = controlVersion(key, controlKeySize, "control record key", "control record key"); err != nil {
+		return version, 0, err
 	}
 	return version, ControlType(binary.BigEndian.Uint16(key[2:])), nil
 }
@@ -72,14 +53,24 @@ func ParseControlKey(key []byte) (version int16, typ ControlType, err error) {
 // epoch. A value shorter than 6 bytes or a negative version is invalid; higher
 // versions are read as version 0 and trailing bytes are ignored.
 func ParseEndTxnMarker(value []byte) (version int16, coordinatorEpoch int32, err error) {
-	if len(value) < endTxnMarkerSize {
-		return 0, 0, fmt.Errorf("%w: end transaction marker value has %d bytes, it needs at least %d", fileio.ErrCorruptRecords, len(value), endTxnMarkerSize)
-	}
-	version = int16(binary.BigEndian.Uint16(value[0:]))
-	if version < 0 {
-		return version, 0, fmt.Errorf("%w: invalid end transaction marker version %d", fileio.ErrCorruptRecords, version)
+	if version, err = controlVersion(value, endTxnMarkerSize, "end transaction marker value", "end transaction marker"); err != nil {
+		return version, 0, err
 	}
 	return version, int32(binary.BigEndian.Uint32(value[2:])), nil
+}
+
+// controlVersion reads the i16 version that starts a control record's key
+// or an end transaction marker's value (what, of at least size bytes):
+// a shorter one or a negative version is invalid.
+func controlVersion(b []byte, size int, what, versionOf string) (int16, error) {
+	if len(b) < size {
+		return 0, fmt.Errorf("%w: %s has %d bytes, it needs at least %d", fileio.ErrCorruptRecords, what, len(b), size)
+	}
+	version := int16(binary.BigEndian.Uint16(b[0:]))
+	if version < 0 {
+		return version, fmt.Errorf("%w: invalid %s version %d", fileio.ErrCorruptRecords, versionOf, version)
+	}
+	return version, nil
 }
 
 // MinMarkerBatchSize is the fewest bytes a transaction marker batch takes
