@@ -189,7 +189,7 @@ var txnEntryColumns = []column[txnEntryJSON]{
 }
 
 func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
-	file, err := fileio.OpenMapped(f.path)
+	file, err := fileio.Open(f.path, fileio.Options{Mapped: true})
 	if err != nil {
 		return err
 	}

@@ -446,7 +446,7 @@ func TestLimitIndexesAtCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, s := range segs {
-		sg, err := inspect.OpenSegment(p.Segments[k])
+		sg, err := inspect.OpenSegment(p.Segments[k], inspect.SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

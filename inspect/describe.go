@@ -42,7 +42,7 @@ func (p *Partition) Describe(segmentBaseOffset int64, b record.Batch) (BatchDeta
 		if sf.BaseOffset != segmentBaseOffset {
 			continue
 		}
-		seg, err := OpenSegment(sf)
+		seg, err := OpenSegment(sf, SegmentOptions{})
 		if err != nil {
 			return BatchDetail{}, err
 		}

@@ -80,14 +80,14 @@ func TestMappedLogTruncatedUnderneath(t *testing.T) {
 	logPath := m.LogPath(seg)
 	last := seg.Batches[len(seg.Batches)-1]
 
-	s, err := inspect.OpenSegment(p.Segments[0])
+	s, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	// The same segment with the log mapped too: its lookups read the
 	// mappings under one fault guard for the whole lookup.
-	sm, err := inspect.OpenSegmentWith(p.Segments[0], fileio.OpenOptions{Mapped: true})
+	sm, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{Log: fileio.Options{Mapped: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestMappedIndexTruncatedUnderneath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.OpenSegment(p.Segments[0])
+	s, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestPreadFileTruncatedUnderneath(t *testing.T) {
 	_, m := liveGenerate(t, kafkagen.Options{Seed: 43, Batches: 100})
 	seg := &m.Segments[0]
 	logPath := m.LogPath(seg)
-	f, err := fileio.OpenPread(logPath)
+	f, err := fileio.Open(logPath, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestConcurrentTruncationNeverCrashes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(44, 2))
 	faults, answers := 0, 0
 	for i := 0; i < rounds; i++ {
-		s, err := inspect.OpenSegment(p.Segments[0])
+		s, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 		if err != nil {
 			continue // a file may be absent for an instant of WriteFile's truncation: fine
 		}
@@ -456,7 +456,7 @@ func TestGrowingLogReadToAConsistentPoint(t *testing.T) {
 		}
 
 		// The log end offset as the broker reads it at load.
-		s, err := inspect.OpenSegment(p.Segments[0])
+		s, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

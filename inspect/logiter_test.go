@@ -25,7 +25,7 @@ type iterEvent struct {
 // does (Judge, then Entry) and returns its events and error.
 func iterate(t *testing.T, path string, salvage bool) ([]iterEvent, error) {
 	t.Helper()
-	f, err := fileio.OpenPread(path)
+	f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		t.Fatal(err)
 	}

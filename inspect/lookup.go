@@ -129,7 +129,7 @@ func (p *Partition) brokerState(opts LookupOptions) (*BrokerState, error) {
 // (opts.RecoveredIndexes), and knowing whether its next start would
 // recover it (Segment.Kept).
 func openForLookup(sf SegmentFiles, st *BrokerState, opts LookupOptions, tr *tracer) (*Segment, error) {
-	seg, err := OpenSegment(sf)
+	seg, err := OpenSegment(sf, SegmentOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func allBatches(t testing.TB, p *inspect.Partition) []bruteBatch {
 	t.Helper()
 	var out []bruteBatch
 	for i, sf := range p.Segments {
-		seg, err := inspect.OpenSegment(sf)
+		seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,17 +183,17 @@ func TestOpenSegmentUnmappedReadsTheSame(t *testing.T) {
 	n := 0
 	for _, p := range realPartitions(t) {
 		for _, sf := range p.Segments {
-			b, err := inspect.OpenSegmentUnmapped(sf)
+			b, err := inspect.OpenSegment(sf, inspect.SegmentOptions{Unmapped: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			bm, ok := mapped(sf.Index)
-			a, err := inspect.OpenSegment(sf)
+			a, err := inspect.OpenSegment(sf, inspect.SegmentOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if am, _ := mapped(sf.Index); ok && sf.Index != "" && a.Index.Size() > 0 && (bm || !am) {
-				t.Errorf("%s: mapped after OpenSegmentUnmapped %v, after OpenSegment too %v", sf.Index, bm, am)
+				t.Errorf("%s: mapped opened Unmapped %v, opened mapped too %v", sf.Index, bm, am)
 			}
 			an, aerr := a.NextOffset()
 			bn, berr := b.NextOffset()

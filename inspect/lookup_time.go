@@ -108,7 +108,7 @@ func (p *Partition) lookupEarliest(tr *tracer, opts LookupOptions) (*TimeLookup,
 
 func (p *Partition) lookupLatest(tr *tracer) (*TimeLookup, error) {
 	last := p.Segments[len(p.Segments)-1]
-	seg, err := OpenSegment(last)
+	seg, err := OpenSegment(last, SegmentOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 		}
 	}
 	if sf.TimeIndex != "" {
-		f, err := fileio.Open(sf.TimeIndex, fileio.OpenOptions{})
+		f, err := fileio.Open(sf.TimeIndex, fileio.Options{})
 		if err != nil {
 			return 0, 0, nil, err
 		}
@@ -206,7 +206,7 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 			return ts, offset, hit, nil
 		}
 	}
-	seg, err := OpenSegment(sf)
+	seg, err := OpenSegment(sf, SegmentOptions{})
 	if err != nil {
 		return 0, 0, nil, err
 	}

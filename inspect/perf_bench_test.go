@@ -162,7 +162,7 @@ func BenchmarkScanLog(b *testing.B) {
 				b.StopTimer()
 				gentest.Warm(b, path)
 				b.StartTimer()
-				f, err := fileio.Open(path, fileio.OpenOptions{CacheNeutral: neutral})
+				f, err := fileio.Open(path, fileio.Options{CacheNeutral: neutral})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -208,7 +208,7 @@ func BenchmarkScanLogCold(b *testing.B) {
 				b.StopTimer()
 				evict()
 				b.StartTimer()
-				f, err := fileio.Open(path, fileio.OpenOptions{CacheNeutral: neutral})
+				f, err := fileio.Open(path, fileio.Options{CacheNeutral: neutral})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -268,18 +268,18 @@ func timeTargets(b *testing.B, seg *inspect.Segment) []int64 {
 }
 
 // lookupSegments opens the segment of the "seg" data set, warmed, twice:
-// with the log mapped (OpenSegmentWith, a long-lived process) and read
+// with the log mapped (SegmentOptions.Log mapped, a long-lived process) and read
 // with pread (OpenSegment, what the one-shot commands use). Both are
 // closed when the benchmark ends.
 func lookupSegments(b *testing.B) (p *inspect.Partition, mapped, pread *inspect.Segment) {
 	p = benchPartition(b, "seg")
 	gentest.Warm(b, filepath.Dir(p.Segments[0].Log))
-	mapped, err := inspect.OpenSegmentWith(p.Segments[0], fileio.OpenOptions{Mapped: true})
+	mapped, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{Log: fileio.Options{Mapped: true}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { mapped.Close() })
-	pread, err = inspect.OpenSegment(p.Segments[0])
+	pread, err = inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func lookupSegments(b *testing.B) (p *inspect.Partition, mapped, pread *inspect.
 // BenchmarkLookupOffset is an offset lookup in an opened segment of the
 // "seg" data set (default index density: index.interval.bytes 4096):
 // the offset index's warm/cold binary search and the header scan, for
-// random offsets, with the log mapped (OpenSegmentWith, a long-lived
+// random offsets, with the log mapped (SegmentOptions.Log mapped, a long-lived
 // process) and, "segment-pread-log", read with pread (OpenSegment, what
 // the one-shot commands use). "latency" times each lookup alone and
 // reports the median and 99th percentile.

@@ -727,7 +727,7 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 		}
 	}
 	for i := range p.Segments {
-		s, err := OpenSegment(p.Segments[i])
+		s, err := OpenSegment(p.Segments[i], SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

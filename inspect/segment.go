@@ -108,38 +108,37 @@ func (s *Segment) unguarded(lookup func(r readers)) (faulted bool) {
 	return false
 }
 
+// SegmentOptions say how OpenSegment opens a segment's files.
+type SegmentOptions struct {
+	// Log says how the .log is opened. The zero value reads it with pread,
+	// as the broker's FileRecords reads it: a lookup reads a few batch
+	// headers of a file of up to 2 GiB, and mapping it would cost more than
+	// the reads (every first touch of a mapped page faults, and the unmap
+	// tears down what the faults set up; docs/performance.md has the
+	// figures); the pages read stay cached. A process that makes many
+	// lookups in one segment (the broker's case) does better mapping it
+	// too, fileio.Options{Mapped: true}: once its pages are mapped a header
+	// read is a copy, not a system call.
+	Log fileio.Options
+	// Unmapped maps nothing: every file, the indexes too (which are
+	// otherwise mapped, as the broker maps them: small, read at random), is
+	// read with pread, cache-neutral, and Log is not used. For a short read
+	// (a segment's last batches, one slot) made beside other goroutines of
+	// the process, which the unmap at Close would interrupt with a TLB
+	// flush on every core running them (docs/performance.md, "What changed
+	// since run G").
+	Unmapped bool
+}
+
 // OpenSegment opens the segment's .log, .index and .timeindex read-only
-// (the ones that exist). The indexes are mapped, as the broker maps them
-// (small, read at random); the .log is read with pread, as the broker's
-// FileRecords reads it: a lookup reads a few batch headers of a file of up
-// to 2 GiB, and mapping it would cost more than the reads (every first
-// touch of a mapped page faults, and the unmap tears down what the faults
-// set up; docs/performance.md has the figures). The pages read stay
-// cached. On error everything opened is closed again.
-func OpenSegment(sf SegmentFiles) (*Segment, error) {
-	return OpenSegmentWith(sf, fileio.OpenOptions{})
-}
-
-// OpenSegmentWith is OpenSegment with the .log opened as log says. A
-// process that makes many lookups in one segment (the broker's case) does
-// better mapping it too, OpenOptions{Mapped: true}: once its pages are
-// mapped a header read is a copy, not a system call.
-func OpenSegmentWith(sf SegmentFiles, log fileio.OpenOptions) (*Segment, error) {
-	return openSegment(sf, log, fileio.OpenOptions{Mapped: true})
-}
-
-// OpenSegmentUnmapped opens the segment with every file read by pread,
-// cache-neutral, nothing mapped: for a short read (a segment's last
-// batches, one slot) made beside other goroutines of the process, which
-// the unmap at Close would interrupt with a TLB flush on every core
-// running them (docs/performance.md, "What changed since run G").
-func OpenSegmentUnmapped(sf SegmentFiles) (*Segment, error) {
-	o := fileio.OpenOptions{CacheNeutral: true}
-	return openSegment(sf, o, o)
-}
-
-// openSegment opens the .log as log says and the indexes as indexes says.
-func openSegment(sf SegmentFiles, log, indexes fileio.OpenOptions) (*Segment, error) {
+// (the ones that exist) as o says: the one way to open a segment's files.
+// On error everything opened is closed again.
+func OpenSegment(sf SegmentFiles, o SegmentOptions) (*Segment, error) {
+	log, indexes := o.Log, fileio.Options{Mapped: true}
+	if o.Unmapped {
+		log = fileio.Options{CacheNeutral: true}
+		indexes = log
+	}
 	s := &Segment{BaseOffset: sf.BaseOffset}
 	if sf.Log != "" {
 		f, err := fileio.Open(sf.Log, log)

@@ -143,7 +143,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
 	var idx *indexfmt.OffsetIndex
 	if sf.Index != "" {
-		f, err := fileio.Open(sf.Index, fileio.OpenOptions{})
+		f, err := fileio.Open(sf.Index, fileio.Options{})
 		if err != nil {
 			return s, err
 		}
@@ -154,7 +154,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		}
 	}
 	if sf.TimeIndex != "" {
-		f, err := fileio.Open(sf.TimeIndex, fileio.OpenOptions{})
+		f, err := fileio.Open(sf.TimeIndex, fileio.Options{})
 		if err != nil {
 			return s, err
 		}
@@ -182,9 +182,9 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		err error
 	)
 	if opts.Deep {
-		f, err = fileio.OpenPread(sf.Log) // a long sequential read
+		f, err = fileio.Open(sf.Log, fileio.Options{CacheNeutral: true}) // a long sequential read
 	} else {
-		f, err = fileio.Open(sf.Log, fileio.OpenOptions{}) // a few headers
+		f, err = fileio.Open(sf.Log, fileio.Options{}) // a few headers
 	}
 	if err != nil {
 		return s, err

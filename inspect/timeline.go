@@ -59,7 +59,7 @@ func (p *Partition) Traffic() ([]SegmentTraffic, error) {
 
 // SegmentTrafficOf reads one segment's traffic marks.
 func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
-	seg, err := OpenSegment(sf)
+	seg, err := OpenSegment(sf, SegmentOptions{})
 	if err != nil {
 		return SegmentTraffic{}, err
 	}

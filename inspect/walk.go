@@ -140,7 +140,7 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		if sf.Log == "" {
 			continue
 		}
-		f, err := fileio.OpenPread(sf.Log)
+		f, err := fileio.Open(sf.Log, fileio.Options{CacheNeutral: true})
 		if err != nil {
 			return err
 		}

@@ -342,7 +342,7 @@ func differs(path string, want []byte) (bool, error) {
 	}
 	// Cache-neutral, like the log reads: comparing leaves the page cache
 	// as it was.
-	f, err := fileio.OpenPread(path)
+	f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
 	}

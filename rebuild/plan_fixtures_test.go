@@ -166,7 +166,7 @@ func checkFixtureIndex(t *testing.T, key, path string, planned []byte, want fixt
 // offset), and the rebuilt entries are a subset of them.
 func checkCloseEntries(t *testing.T, key string, disk, planned []byte, pl *SegmentPlan) {
 	t.Helper()
-	f, err := fileio.OpenPread(pl.Segment.Log)
+	f, err := fileio.Open(pl.Segment.Log, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func TestCRCAheadRealFixtures(t *testing.T) {
 func TestCRCAheadTakesChecksums(t *testing.T) {
 	m := generate(t, kafkagen.Options{Seed: 23, Segments: 1, Batches: 2000, RecordsPerBatch: 5, ValueSize: 120})
 	_, log, _, _ := segFiles(m, 0)
-	f, err := fileio.OpenPread(log)
+	f, err := fileio.Open(log, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
 	if sf.TxnIndex == "" {
 		return false, nil
 	}
-	f, err := fileio.OpenMapped(sf.TxnIndex)
+	f, err := fileio.Open(sf.TxnIndex, fileio.Options{Mapped: true})
 	if err != nil {
 		return false, err
 	}

@@ -414,7 +414,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	}
 	hasLog := sf.Log != ""
 	if hasLog {
-		f, err := fileio.OpenPread(sf.Log)
+		f, err := fileio.Open(sf.Log, fileio.Options{CacheNeutral: true})
 		if err != nil {
 			res.err = err
 			return res
@@ -454,7 +454,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		// cycles on partitions of small segments, docs/performance.md).
 		// Cache-neutral, so that verifying beside a live broker leaves
 		// its page cache as it was.
-		f, err := fileio.Open(path, fileio.OpenOptions{CacheNeutral: true})
+		f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
 		if err != nil {
 			return nil, err
 		}

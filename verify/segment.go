@@ -507,7 +507,7 @@ func readFirstOffset(path string, base int64) (off, pos int64) {
 	if path == "" {
 		return base, -1
 	}
-	f, err := fileio.OpenPread(path)
+	f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		return base, -1
 	}

@@ -221,7 +221,7 @@ func partitionEnds(p *inspect.Partition) (logEnds, error) {
 	// The last segment holding a batch gives the epoch; the last segment
 	// gives the log end offset (an empty active segment: its base).
 	for i := len(p.Segments) - 1; i >= 0; i-- {
-		seg, err := inspect.OpenSegmentUnmapped(p.Segments[i])
+		seg, err := inspect.OpenSegment(p.Segments[i], inspect.SegmentOptions{Unmapped: true})
 		if err != nil {
 			return e, err
 		}
@@ -395,7 +395,7 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 	if i < 0 {
 		return false, nil
 	}
-	seg, err := inspect.OpenSegmentUnmapped(p.Segments[i])
+	seg, err := inspect.OpenSegment(p.Segments[i], inspect.SegmentOptions{Unmapped: true})
 	if err != nil {
 		return false, err
 	}
@@ -516,7 +516,7 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 	have := indexfmt.NewTxnIndex(emptyReader{}, 0)
 	path := pl.Segment.TxnIndex
 	if path != "" {
-		f, err := fileio.OpenPread(path)
+		f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
 		if err != nil {
 			return nil, err
 		}
@@ -594,7 +594,7 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 // txnIndexSound: every entry has version byte 0, a first offset not above
 // its last, a last offset inside the segment, and last offsets increase.
 func txnIndexSound(sf inspect.SegmentFiles, x *indexfmt.TxnIndex) (bool, error) {
-	seg, err := inspect.OpenSegmentUnmapped(sf)
+	seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{Unmapped: true})
 	if err != nil {
 		return false, err
 	}

@@ -22,8 +22,8 @@ import (
 // *CorruptError of kind ErrFault naming the file, instead of a crash. This
 // guard is the only recover() on a data path in kseg.
 //
-// A File opened with OpenOptions.CacheNeutral leaves the page cache as it
-// found it: see OpenOptions. A File is not safe for concurrent use when it
+// A File opened with Options.CacheNeutral leaves the page cache as it
+// found it: see Options. A File is not safe for concurrent use when it
 // is cache-neutral (its bookkeeping is unsynchronised); otherwise ReadAt
 // may be called from several goroutines.
 type File struct {
@@ -34,8 +34,8 @@ type File struct {
 	cache *pageCache     // nil unless cache-neutral (and supported)
 }
 
-// OpenOptions say how Open reads a file.
-type OpenOptions struct {
+// Options say how Open reads a file.
+type Options struct {
 	// Mapped reads through a read-only memory mapping: the choice for
 	// small files read at random (indexes, the few batch headers of a
 	// lookup). Otherwise the file is read with pread, the choice for long
@@ -57,8 +57,13 @@ type OpenOptions struct {
 	CacheNeutral bool
 }
 
-// Open opens path read-only as o says.
-func Open(path string, o OpenOptions) (*File, error) {
+// Open opens path read-only as o says: the one way kseg opens a file to
+// read it (inspect.OpenSegment opens a segment's files through it). The
+// zero Options read with pread and leave the pages read cached; Mapped is
+// for small files read at random (indexes), CacheNeutral for long
+// sequential reads beside a live broker (verify, rebuild, dump-log). An
+// empty file is not mapped (mmap rejects length 0) and reads as empty.
+func Open(path string, o Options) (*File, error) {
 	var (
 		f   *File
 		err error
@@ -74,16 +79,6 @@ func Open(path string, o OpenOptions) (*File, error) {
 	f.cache = newPageCache(path, f, !o.Mapped)
 	return f, nil
 }
-
-// OpenMapped maps path read-only. An empty file is not mapped (mmap rejects
-// length 0) and reads as empty. The pages it touches stay cached: lookups
-// touch a few.
-func OpenMapped(path string) (*File, error) { return Open(path, OpenOptions{Mapped: true}) }
-
-// OpenPread opens path read-only for sequential reading with pread,
-// cache-neutral (OpenOptions.CacheNeutral): the reading path of verify,
-// rebuild and dump-log.
-func OpenPread(path string) (*File, error) { return Open(path, OpenOptions{CacheNeutral: true}) }
 
 func openMapped(path string) (*File, error) {
 	st, err := os.Stat(path)
@@ -112,7 +107,7 @@ func openPread(path string) (*File, error) {
 func (f *File) Size() int64 { return f.size }
 
 // CacheNeutral reports whether the File releases the pages it brings into
-// the page cache (OpenOptions.CacheNeutral, where supported).
+// the page cache (Options.CacheNeutral, where supported).
 func (f *File) CacheNeutral() bool { return f.cache != nil }
 
 // ReadAt reads len(p) bytes at off. Reading past the size fixed at open
@@ -209,23 +204,20 @@ func (f *File) Close() error {
 	return err
 }
 
-// ReadSmallFile reads a whole side file (snapshot, checkpoint) of at most
-// limit bytes.
-func ReadSmallFile(path string, limit int64) ([]byte, error) {
-	f, size, err := openDescriptor(path)
+// ReadFile reads the whole of a small file (a checkpoint, a producer
+// snapshot, a schema) of at most limit bytes, refusing a larger one before
+// reading it.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := Open(path, Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if size > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d this kind of file can sensibly hold", path, size, limit)
+	if f.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d this kind of file can sensibly hold", path, f.Size(), limit)
 	}
-	b := make([]byte, size)
-	n, err := f.ReadAt(b, 0)
-	if int64(n) < size {
-		if err == nil {
-			err = errors.New("short read")
-		}
+	b := make([]byte, f.Size())
+	if n, err := f.ReadAt(b, 0); n < len(b) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil

@@ -26,7 +26,7 @@ func TestPreadFileReads(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := fileio.Open(path, fileio.OpenOptions{})
+	f, err := fileio.Open(path, fileio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestPreadFileReads(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	other, err := fileio.Open(path, fileio.OpenOptions{}) // likely given the same descriptor number
+	other, err := fileio.Open(path, fileio.Options{}) // likely given the same descriptor number
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestPreadFileReads(t *testing.T) {
 	if n, err := other.ReadAt(buf[:10], 0); n != 10 || err != nil {
 		t.Errorf("another file after a second Close of the first: %d bytes, %v", n, err)
 	}
-	if _, err := fileio.Open(dir, fileio.OpenOptions{}); err == nil {
+	if _, err := fileio.Open(dir, fileio.Options{}); err == nil {
 		t.Error("a directory opens for pread")
 	}
 }

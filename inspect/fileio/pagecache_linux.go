@@ -12,7 +12,7 @@ import (
 )
 
 // Residency sampling and release for cache-neutral Files
-// (OpenOptions.CacheNeutral).
+// (Options.CacheNeutral).
 //
 // Residency is sampled with cachestat() (a count per chunk: all cached or
 // none cached settles it) and, for a chunk partly cached, mincore() on a

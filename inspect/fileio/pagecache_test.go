@@ -161,7 +161,7 @@ func TestCacheNeutralWalk(t *testing.T) {
 	sameResidency(t, log, before, resident(t, log))
 
 	// Control: keeping the cache, the same reading leaves every page in.
-	f, err := fileio.Open(log, fileio.OpenOptions{})
+	f, err := fileio.Open(log, fileio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestCacheNeutralMapped(t *testing.T) {
 	if count(before) == 0 || count(before) == len(before) {
 		t.Fatalf("%d of %d index pages resident before: the test needs some of each", count(before), len(before))
 	}
-	m, err := fileio.Open(idx, fileio.OpenOptions{Mapped: true, CacheNeutral: true})
+	m, err := fileio.Open(idx, fileio.Options{Mapped: true, CacheNeutral: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestBatchCountMatchesManifest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seg, err := inspect.OpenSegment(inspect.SegmentFiles{BaseOffset: m.Segments[0].BaseOffset, Log: m.LogPath(&m.Segments[0])})
+			seg, err := inspect.OpenSegment(inspect.SegmentFiles{BaseOffset: m.Segments[0].BaseOffset, Log: m.LogPath(&m.Segments[0])}, inspect.SegmentOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -222,7 +222,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 	if seg.Log == "" {
 		return plan, fmt.Errorf("segment %s: %w: no .log file to rebuild from", inspect.SegmentName(seg.BaseOffset), fileio.ErrNotKafka)
 	}
-	f, err := fileio.OpenPread(seg.Log)
+	f, err := fileio.Open(seg.Log, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		return plan, err
 	}

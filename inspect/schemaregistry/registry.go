@@ -285,22 +285,7 @@ func readFiles(dir string) (*Registry, error) {
 const maxSchemaFileBytes = 16 << 20
 
 func readSchemaFile(path string) (string, error) {
-	// fileio.OpenFile: a FIFO is refused, not waited on.
-	f, err := fileio.OpenFile(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if st.Size() > maxSchemaFileBytes {
-		return "", fmt.Errorf("%s: %d bytes, over the %d a schema may have", path, st.Size(), maxSchemaFileBytes)
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil && st.Size() > 0 {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return string(b), nil
+	// fileio.ReadFile: a FIFO is refused, not waited on.
+	b, err := fileio.ReadFile(path, maxSchemaFileBytes)
+	return string(b), err
 }

@@ -36,7 +36,7 @@ func readSide[T any](path string, parse func(string, []byte) (*T, error)) SideFi
 	if st.IsDir() {
 		return SideFile[T]{}
 	}
-	b, err := fileio.ReadSmallFile(path, MaxCheckpointBytes)
+	b, err := fileio.ReadFile(path, MaxCheckpointBytes)
 	if err != nil {
 		return SideFile[T]{Path: path, Err: err}
 	}

@@ -221,7 +221,7 @@ var MaxSnapshotBytes int64 = 100 << 20
 // ParseProducerSnapshot). I/O problems and over-large files are returned as
 // plain errors with a nil snapshot.
 func ReadProducerSnapshot(path string) (*ProducerSnapshot, error) {
-	b, err := fileio.ReadSmallFile(path, MaxSnapshotBytes)
+	b, err := fileio.ReadFile(path, MaxSnapshotBytes)
 	if err != nil {
 		return nil, err
 	}
