@@ -8,13 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/internal/fuzzcheck"
 	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/sidefile"
@@ -26,47 +26,6 @@ import (
 // allocation is sized by an unchecked length read from the input. Seed
 // corpora are committed under testdata/fuzz/<target>/ (see
 // docs/reliability.md for how they are made); `make fuzz` runs each target.
-
-// fzAllocated runs fn and returns how many bytes it allocated (the whole
-// process's count: fuzz functions run one at a time).
-func fzAllocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// fzSlack is the allocation every bound below allows on top of what it
-// scales with the input: fixed costs (decoders, regexp and JSON state). The
-// race detector makes sync.Pool drop items, so pooled state is rebuilt
-// there and the slack is larger; either way it is far below what a length
-// or count taken from disk unchecked would cost (up to gigabytes).
-func fzSlack() uint64 {
-	if raceEnabled {
-		return 32 << 20
-	}
-	return 1 << 20
-}
-
-// fzWantCorrupt requires err to be a *CorruptError naming file with a
-// position inside [0, size] (or -1, unknown) and wrapping one of kinds.
-func fzWantCorrupt(t *testing.T, what string, err error, file string, size int64, kinds ...error) {
-	t.Helper()
-	var ce *fileio.CorruptError
-	if !errors.As(err, &ce) {
-		t.Fatalf("%s: error %v (%T) is not a *CorruptError", what, err, err)
-	}
-	if ce.File != file || ce.Position < -1 || ce.Position > size {
-		t.Fatalf("%s: error names %q at position %d (file %q of %d bytes): %v", what, ce.File, ce.Position, file, size, err)
-	}
-	for _, k := range kinds {
-		if errors.Is(err, k) {
-			return
-		}
-	}
-	t.Fatalf("%s: error %v is not of the expected kinds %v", what, err, kinds)
-}
 
 // fzAppendHeader encodes the header fields of b as they sit on disk (the
 // first 61 bytes of a v2 batch, the first 18 or 26 of a legacy message):
@@ -126,7 +85,7 @@ func FuzzBatchHeader(f *testing.F) {
 			hdr := data[:min(len(data), record.HeaderReadSize)]
 			b, err := record.ParseBatch(hdr, 0, name)
 			if err != nil {
-				fzWantCorrupt(t, "ParseBatch", err, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
+				fuzzcheck.WantCorrupt(t, "ParseBatch", err, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
 				if ce := err.(*fileio.CorruptError); ce.Position != 0 {
 					t.Fatalf("ParseBatch error at %d, the entry starts at 0", ce.Position)
 				}
@@ -154,7 +113,7 @@ func FuzzBatchHeader(f *testing.F) {
 			viaHeaders = append(viaHeaders, seen{b.Position, b.Size, b.LastOffset})
 		}
 		var es *EntryScanner
-		alloc := fzAllocated(func() {
+		alloc := fuzzcheck.Allocated(func() {
 			es = NewEntryScanner(bytes.NewReader(data), name, size, 0, win)
 			for es.Next() {
 				b := es.Batch()
@@ -172,7 +131,7 @@ func FuzzBatchHeader(f *testing.F) {
 				}
 			}
 		})
-		if bound := uint64(max(win, DefaultWindow)) + 2*uint64(size) + fzSlack(); alloc > bound {
+		if bound := uint64(max(win, DefaultWindow)) + 2*uint64(size) + fuzzcheck.Slack(); alloc > bound {
 			t.Fatalf("scanning %d bytes with a %d-byte window allocated %d bytes (bound %d)", size, win, alloc, bound)
 		}
 		if len(viaHeaders) != len(viaEntries) {
@@ -196,8 +155,8 @@ func FuzzBatchHeader(f *testing.F) {
 				t.Fatalf("clean end at %d of %d bytes", next, size)
 			}
 		default:
-			fzWantCorrupt(t, "Scanner", err1, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
-			fzWantCorrupt(t, "EntryScanner", err2, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
+			fuzzcheck.WantCorrupt(t, "Scanner", err1, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
+			fuzzcheck.WantCorrupt(t, "EntryScanner", err2, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
 			if errors.Is(err1, fileio.ErrTorn) != errors.Is(err2, fileio.ErrTorn) || err1.(*fileio.CorruptError).Position != next {
 				t.Fatalf("stop reasons differ or are misplaced (entries end at %d): %v / %v", next, err1, err2)
 			}
@@ -306,11 +265,11 @@ func FuzzCheckpointFiles(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, b []byte) {
 		size := int64(len(b))
-		bound := 512*uint64(len(b)) + fzSlack()
+		bound := 512*uint64(len(b)) + fuzzcheck.Slack()
 		check := func(what string, err error, kind error) {
 			t.Helper()
 			if err != nil {
-				fzWantCorrupt(t, what, err, what, size, kind)
+				fuzzcheck.WantCorrupt(t, what, err, what, size, kind)
 			}
 		}
 		var (
@@ -320,7 +279,7 @@ func FuzzCheckpointFiles(f *testing.F) {
 			ps  *sidefile.ProducerSnapshot
 			err [6]error
 		)
-		alloc := fzAllocated(func() {
+		alloc := fuzzcheck.Allocated(func() {
 			oc, err[0] = sidefile.ParseOffsetCheckpoint(sidefile.RecoveryPointCheckpointFile, b)
 			lc, err[1] = sidefile.ParseLeaderEpochCheckpoint(sidefile.LeaderEpochCheckpointFile, b)
 			pm, err[2] = sidefile.ParsePartitionMetadata(sidefile.PartitionMetadataFile, b)
@@ -642,8 +601,8 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 	}
 
 	var res *OffsetLookup
-	alloc := fzAllocated(func() { res, err = p.LookupOffset(target, LookupOptions{Trace: shape&1 == 1}) })
-	if bound := 4*uint64(total) + fzSlack(); alloc > bound {
+	alloc := fuzzcheck.Allocated(func() { res, err = p.LookupOffset(target, LookupOptions{Trace: shape&1 == 1}) })
+	if bound := 4*uint64(total) + fuzzcheck.Slack(); alloc > bound {
 		t.Fatalf("LookupOffset allocated %d bytes over %d bytes of files (bound %d)", alloc, total, bound)
 	}
 	switch {
@@ -686,7 +645,7 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 	// Walk is the scans from position 0, segment after segment.
 	var walked []record.Batch
 	var walkErr error
-	alloc = fzAllocated(func() {
+	alloc = fuzzcheck.Allocated(func() {
 		walkErr = p.Walk(LogRange{}, func(wb WalkBatch) error {
 			walked = append(walked, *wb.Batch)
 			if int64(len(wb.Entry)) != wb.Batch.Size || wb.CRCValid != (record.ComputeCRC(wb.Batch.Magic, wb.Entry) == wb.Batch.CRC) {
@@ -695,7 +654,7 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 			return nil
 		})
 	})
-	if bound := uint64(nseg)*(DefaultWindow+64<<10) + 4*uint64(total) + fzSlack(); alloc > bound {
+	if bound := uint64(nseg)*(DefaultWindow+64<<10) + 4*uint64(total) + fuzzcheck.Slack(); alloc > bound {
 		t.Fatalf("Walk allocated %d bytes over %d bytes of files (bound %d)", alloc, total, bound)
 	}
 	var wantWalk []record.Batch

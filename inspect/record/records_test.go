@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/internal/fuzzcheck"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -508,7 +509,7 @@ func TestRecordsAllocations(t *testing.T) {
 			}
 		})
 		t.Logf("%s batch: %.1f allocations per Records call", codec, allocs)
-		if allocs != 0 && !(raceEnabled && codec != CompressionNone) {
+		if allocs != 0 && !(fuzzcheck.RaceEnabled && codec != CompressionNone) {
 			t.Errorf("%s batch: %.1f allocations per Records call after warm-up, want 0", codec, allocs)
 		}
 	}

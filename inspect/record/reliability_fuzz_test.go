@@ -2,12 +2,11 @@ package record
 
 import (
 	"bytes"
-	"errors"
 	"math"
-	"runtime"
 	"testing"
 
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/internal/fuzzcheck"
 )
 
 // Fuzz targets for the record decoder and the decompressors, with
@@ -16,47 +15,6 @@ import (
 // allocation is sized by an unchecked length read from the input. Seed
 // corpora are committed under testdata/fuzz/<target>/ (see
 // docs/reliability.md for how they are made); `make fuzz` runs each target.
-
-// fzAllocated runs fn and returns how many bytes it allocated (the whole
-// process's count: fuzz functions run one at a time).
-func fzAllocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// fzSlack is the allocation every bound below allows on top of what it
-// scales with the input: fixed costs (decoders, regexp and JSON state). The
-// race detector makes sync.Pool drop items, so pooled state is rebuilt
-// there and the slack is larger; either way it is far below what a length
-// or count taken from disk unchecked would cost (up to gigabytes).
-func fzSlack() uint64 {
-	if raceEnabled {
-		return 32 << 20
-	}
-	return 1 << 20
-}
-
-// fzWantCorrupt requires err to be a *CorruptError naming file with a
-// position inside [0, size] (or -1, unknown) and wrapping one of kinds.
-func fzWantCorrupt(t *testing.T, what string, err error, file string, size int64, kinds ...error) {
-	t.Helper()
-	var ce *fileio.CorruptError
-	if !errors.As(err, &ce) {
-		t.Fatalf("%s: error %v (%T) is not a *CorruptError", what, err, err)
-	}
-	if ce.File != file || ce.Position < -1 || ce.Position > size {
-		t.Fatalf("%s: error names %q at position %d (file %q of %d bytes): %v", what, ce.File, ce.Position, file, size, err)
-	}
-	for _, k := range kinds {
-		if errors.Is(err, k) {
-			return
-		}
-	}
-	t.Fatalf("%s: error %v is not of the expected kinds %v", what, err, kinds)
-}
 
 // fzRecord is a decoded record, copied out of the decoder.
 type fzRecord = rdGot
@@ -95,12 +53,12 @@ func FuzzRecordsRoundTrip(f *testing.F) {
 		}
 		entry := data[:b.Size]
 		var got []fzRecord
-		alloc := fzAllocated(func() { got, err = rdDecode(d, entry, b) })
-		if bound := 6*uint64(limit) + 8*uint64(len(entry)) + fzSlack(); alloc > bound {
+		alloc := fuzzcheck.Allocated(func() { got, err = rdDecode(d, entry, b) })
+		if bound := 6*uint64(limit) + 8*uint64(len(entry)) + fuzzcheck.Slack(); alloc > bound {
 			t.Fatalf("decoding a %d-byte entry allocated %d bytes (bound %d)", len(entry), alloc, bound)
 		}
 		if err != nil {
-			fzWantCorrupt(t, "Records", err, name, int64(len(entry)), fileio.ErrCorruptRecords, fileio.ErrCorruptHeader, fileio.ErrTooLarge, fileio.ErrTorn)
+			fuzzcheck.WantCorrupt(t, "Records", err, name, int64(len(entry)), fileio.ErrCorruptRecords, fileio.ErrCorruptHeader, fileio.ErrTooLarge, fileio.ErrTorn)
 			return
 		}
 		if b.Magic >= 2 {
@@ -189,11 +147,11 @@ func FuzzDecompress(f *testing.F) {
 		c := Compression(1 + codec%4)
 		var out []byte
 		var err error
-		alloc := fzAllocated(func() { out, err = d.decompress(c, data, magic, limit) })
+		alloc := fuzzcheck.Allocated(func() { out, err = d.decompress(c, data, magic, limit) })
 		if err == nil && len(out) > limit {
 			t.Fatalf("%s: %d bytes out, the cap is %d", c, len(out), limit)
 		}
-		if bound := 8*uint64(limit) + 4*uint64(len(data)) + fzSlack(); alloc > bound {
+		if bound := 8*uint64(limit) + 4*uint64(len(data)) + fuzzcheck.Slack(); alloc > bound {
 			t.Fatalf("%s: inflating %d bytes allocated %d (bound %d)", c, len(data), alloc, bound)
 		}
 		if len(data) > limit {

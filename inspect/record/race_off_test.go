@@ -1,5 +1,0 @@
-//go:build !race
-
-package record
-
-const raceEnabled = false
