@@ -193,7 +193,7 @@ func TestOpenSegmentUnmappedReadsTheSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			if am, _ := mapped(sf.Index); ok && sf.Index != "" && a.Index.Size() > 0 && (bm || !am) {
-				t.Errorf("%s: mapped opened Unmapped %v, opened mapped too %v", sf.Index, bm, am)
+				t.Errorf("%s: mapped after opening Unmapped %v, after opening mapped %v", sf.Index, bm, am)
 			}
 			an, aerr := a.NextOffset()
 			bn, berr := b.NextOffset()
