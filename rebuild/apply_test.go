@@ -14,6 +14,8 @@ import (
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // genPartition writes a generated partition data/<name> and returns the
@@ -128,7 +130,7 @@ func TestApplyInPlace(t *testing.T) {
 	}
 	keep := inode(m.IndexPath(&m.Segments[0]))
 
-	res, err := Run(resolve(t, dataDir), ApplyOptions{Options: Options{IndexIntervalBytes: 600}})
+	res, err := Run(resolve(t, dataDir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 600}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestApplyInPlace(t *testing.T) {
 	}
 
 	// A second run finds nothing to do, and leaves the .bak files alone.
-	res, err = Run(resolve(t, dir), ApplyOptions{Options: Options{IndexIntervalBytes: 600}})
+	res, err = Run(resolve(t, dir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 600}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,12 +297,12 @@ func TestApplyOut(t *testing.T) {
 // was none, an empty one if there was one; aborted ones -> the entries.
 func TestApplyTxnIndexRule(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data", "t-0")
-	p := writeLogs(t, dir, map[int64][]byte{
-		0:  concat(txnData(0, 1, 1, 1, true), marker(1, 2, 1, commitType)),
-		10: concat(data(10, 1, 3)),
-		20: concat(txnData(20, 1, 4, 1, true), marker(21, 5, 1, abortType)),
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{
+		0:  gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.Marker(1, 2, 1, gentest.CommitType)),
+		10: gentest.Concat(gentest.Data(10, 1, 3)),
+		20: gentest.Concat(gentest.TxnData(20, 1, 4, 1, true), gentest.Marker(21, 5, 1, gentest.AbortType)),
 	})
-	stale := txnEntries(indexfmt.AbortedTxn{ProducerID: 1, FirstOffset: 0, LastOffset: 1, LastStableOffset: 2})
+	stale := indexfmt.AppendTxnEntry(nil, indexfmt.AbortedTxn{ProducerID: 1, FirstOffset: 0, LastOffset: 1, LastStableOffset: 2})
 	mustWrite(t, filepath.Join(dir, inspect.SegmentName(0)+".txnindex"), stale)
 	if len(p.Segments) != 3 {
 		t.Fatalf("%d segments", len(p.Segments))

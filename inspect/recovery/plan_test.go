@@ -1,4 +1,4 @@
-package rebuild
+package recovery
 
 import (
 	"bytes"
@@ -9,13 +9,8 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
-
-// sized is a data batch of exactly size bytes (records are not decoded by
-// recovery, so the payload is filler).
-func sized(base int64, lastDelta int32, ts int64, size int) []byte {
-	return v2Batch(batchSpec{base: base, lastDelta: lastDelta, maxTs: ts, pid: -1, count: lastDelta + 1, payload: make([]byte, size-61)})
-}
 
 type offEntry struct {
 	offset   int64
@@ -58,13 +53,13 @@ func equalEntries[T comparable](a, b []T) bool {
 // batches at 0, 3000, 5000, 5500, 9500, 9600 with the default interval are
 // indexed at 5000 and 9500 (strict '>' against the last indexed position).
 func TestPlanIndexPointsExample(t *testing.T) {
-	log := concat(
-		sized(0, 0, 100, 3000),
-		sized(1, 1, 90, 2000),
-		sized(3, 0, 300, 500),
-		sized(4, 2, 200, 4000),
-		sized(7, 0, 300, 100),
-		sized(8, 0, 400, 100),
+	log := gentest.Concat(
+		gentest.Sized(0, 0, 100, 3000),
+		gentest.Sized(1, 1, 90, 2000),
+		gentest.Sized(3, 0, 300, 500),
+		gentest.Sized(4, 2, 200, 4000),
+		gentest.Sized(7, 0, 300, 100),
+		gentest.Sized(8, 0, 400, 100),
 	)
 	pl := planOne(t, log, Options{})
 	wantIdx := []offEntry{{3, 5000}, {7, 9500}}
@@ -102,18 +97,18 @@ func TestPlanIndexPointsExample(t *testing.T) {
 // time index; v1 messages are indexed by their timestamp; a segment whose
 // timestamps never exceed -1 gets no final entry.
 func TestPlanLegacy(t *testing.T) {
-	v0 := concat(legacyMessage(0, 0, 0, make([]byte, 100)), legacyMessage(1, 0, 0, make([]byte, 100)), legacyMessage(2, 0, 0, []byte("x")))
+	v0 := gentest.Concat(gentest.LegacyMessage(0, 0, 0, make([]byte, 100)), gentest.LegacyMessage(1, 0, 0, make([]byte, 100)), gentest.LegacyMessage(2, 0, 0, []byte("x")))
 	pl := planOne(t, v0, Options{IndexIntervalBytes: 100})
 	if len(pl.TimeIndex) != 0 || pl.IndexEntries != 2 || pl.StopErr != nil {
 		t.Errorf("v0: %d time index bytes, %d index entries, stop %v; want 0, 2, nil", len(pl.TimeIndex), pl.IndexEntries, pl.StopErr)
 	}
-	v1 := concat(legacyMessage(5, 1, 1000, []byte("a")), legacyMessage(6, 1, 900, []byte("b")), legacyMessage(7, 1, 2000, []byte("c")))
+	v1 := gentest.Concat(gentest.LegacyMessage(5, 1, 1000, []byte("a")), gentest.LegacyMessage(6, 1, 900, []byte("b")), gentest.LegacyMessage(7, 1, 2000, []byte("c")))
 	pl = planOne(t, v1, Options{})
 	if got, want := decodeTimeIndex(pl.TimeIndex, 0), []timeEntry{{2000, 7}}; !equalEntries(got, want) {
 		t.Errorf("v1: time index %v, want %v", got, want)
 	}
 	bad := bytes.Clone(v1)
-	m2 := len(legacyMessage(5, 1, 1000, []byte("a")))
+	m2 := len(gentest.LegacyMessage(5, 1, 1000, []byte("a")))
 	bad[m2+12] ^= 0x01 // CRC-32 field of the second message
 	pl = planOne(t, bad, Options{})
 	if !errors.Is(pl.StopErr, inspect.ErrCRC) || pl.ValidBytes != int64(m2) {
@@ -127,7 +122,7 @@ func corruptionBase() (log []byte, positions []int64) {
 	for i := 0; i < 30; i++ {
 		positions = append(positions, int64(len(log)))
 		n := int32(1 + i%4)
-		log = append(log, sized(off, n-1, 1000+int64((i*37)%50), 80+(i*53)%300)...)
+		log = append(log, gentest.Sized(off, n-1, 1000+int64((i*37)%50), 80+(i*53)%300)...)
 		off += int64(n)
 	}
 	return log, positions
@@ -203,7 +198,7 @@ func TestPlanCorruption(t *testing.T) {
 // throw InvalidOffsetException and LogLoader empties the segment.
 func TestPlanInvalidOffsetEmptiesSegment(t *testing.T) {
 	t.Run("offset index", func(t *testing.T) {
-		log := concat(sized(0, 9, 1, 100), sized(10, 90, 5, 100), sized(101, 29, 6, 100), sized(40, 0, 7, 100), sized(200, 0, 8, 100))
+		log := gentest.Concat(gentest.Sized(0, 9, 1, 100), gentest.Sized(10, 90, 5, 100), gentest.Sized(101, 29, 6, 100), gentest.Sized(40, 0, 7, 100), gentest.Sized(200, 0, 8, 100))
 		pl := planOne(t, log, Options{IndexIntervalBytes: IndexEveryBatch})
 		checkEmptied(t, pl, int64(len(log)), 300)
 		// Not at an index point, the broker does not notice.
@@ -216,15 +211,15 @@ func TestPlanInvalidOffsetEmptiesSegment(t *testing.T) {
 		// A at 100 is indexed (100 > 90) with time entry (5, 100); B at 180
 		// is not (80 <= 90) and raises the max to (6, 50): the close-time
 		// maybeAppend(6, 50) goes backwards in offset.
-		log := concat(sized(0, 9, 1, 100), sized(100, 0, 5, 80), sized(50, 0, 6, 80))
+		log := gentest.Concat(gentest.Sized(0, 9, 1, 100), gentest.Sized(100, 0, 5, 80), gentest.Sized(50, 0, 6, 80))
 		pl := planOne(t, log, Options{IndexIntervalBytes: 90})
 		checkEmptied(t, pl, int64(len(log)), 180)
 	})
 	t.Run("producer state rolled back", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "t-0")
-		seg0 := concat(sized(0, 9, 1, 100), txnData(10, 1, 2, 5, true), sized(100, 0, 3, 100), sized(50, 0, 4, 100))
-		seg1 := concat(marker(300, 5, 5, abortType), txnData(301, 1, 6, 6, true), marker(302, 7, 6, abortType))
-		p := writeLogs(t, dir, map[int64][]byte{0: seg0, 300: seg1})
+		seg0 := gentest.Concat(gentest.Sized(0, 9, 1, 100), gentest.TxnData(10, 1, 2, 5, true), gentest.Sized(100, 0, 3, 100), gentest.Sized(50, 0, 4, 100))
+		seg1 := gentest.Concat(gentest.Marker(300, 5, 5, gentest.AbortType), gentest.TxnData(301, 1, 6, 6, true), gentest.Marker(302, 7, 6, gentest.AbortType))
+		p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 300: seg1})
 		plans, err := PlanPartition(p, Options{IndexIntervalBytes: IndexEveryBatch})
 		if err != nil {
 			t.Fatal(err)
@@ -255,8 +250,8 @@ func checkEmptied(t *testing.T, pl SegmentPlan, size, at int64) {
 // lastOffsetDelta, but the broker's ensureValid accepts it when the CRC
 // matches; recovery indexes it at base + delta.
 func TestPlanNegativeDelta(t *testing.T) {
-	neg := v2Batch(batchSpec{base: 30, lastDelta: -5, maxTs: 50, pid: -1, count: 1, payload: make([]byte, 40)})
-	log := concat(sized(0, 9, 10, 200), sized(10, 9, 20, 200), neg, sized(40, 9, 60, 200))
+	neg := gentest.V2Batch(gentest.BatchSpec{Base: 30, LastDelta: -5, MaxTs: 50, PID: -1, Count: 1, Payload: make([]byte, 40)})
+	log := gentest.Concat(gentest.Sized(0, 9, 10, 200), gentest.Sized(10, 9, 20, 200), neg, gentest.Sized(40, 9, 60, 200))
 	pl := planOne(t, log, Options{IndexIntervalBytes: 100})
 	want := []offEntry{{19, 200}, {25, 400}, {49, 501}}
 	if got := decodeIndex(pl.Index, 0); pl.StopErr != nil || pl.Batches != 4 || !equalEntries(got, want) {
@@ -269,7 +264,7 @@ func TestPlanNegativeDelta(t *testing.T) {
 		t.Errorf("negative delta with a bad CRC: stop %v valid %d; want ErrCRC at 400", pl.StopErr, pl.ValidBytes)
 	}
 	// Below the segment's base offset: LogSegmentOffsetOverflowException.
-	p := writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{28: v2Batch(batchSpec{base: 30, lastDelta: -5, maxTs: 1, pid: -1, count: 0})})
+	p := gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{28: gentest.V2Batch(gentest.BatchSpec{Base: 30, LastDelta: -5, MaxTs: 1, PID: -1, Count: 0})})
 	_, err := PlanPartition(p, Options{})
 	var ce *inspect.CorruptError
 	if !errors.Is(err, ErrUnrecoverable) || !errors.As(err, &ce) || ce.Position != 0 {
@@ -282,11 +277,11 @@ func TestPlanNegativeDelta(t *testing.T) {
 // catch.
 func TestPlanOffsetOverflow(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t-0")
-	p := writeLogs(t, dir, map[int64][]byte{0: concat(data(0, 3, 1), data(1<<31-10, 20, 2))})
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: gentest.Concat(gentest.Data(0, 3, 1), gentest.Data(1<<31-10, 20, 2))})
 	plans, err := PlanPartition(p, Options{})
 	var ce *inspect.CorruptError
-	if !errors.Is(err, ErrUnrecoverable) || !errors.Is(err, indexfmt.ErrOffsetOverflow) || !errors.As(err, &ce) || ce.Position != int64(len(data(0, 3, 1))) || len(plans) != 0 {
-		t.Errorf("PlanPartition: %d plans, %v; want ErrUnrecoverable naming position %d", len(plans), err, len(data(0, 3, 1)))
+	if !errors.Is(err, ErrUnrecoverable) || !errors.Is(err, indexfmt.ErrOffsetOverflow) || !errors.As(err, &ce) || ce.Position != int64(len(gentest.Data(0, 3, 1))) || len(plans) != 0 {
+		t.Errorf("PlanPartition: %d plans, %v; want ErrUnrecoverable naming position %d", len(plans), err, len(gentest.Data(0, 3, 1)))
 	}
 }
 
@@ -301,25 +296,25 @@ func txnEntries(ts ...indexfmt.AbortedTxn) []byte {
 // TestPlanTransactions replays producers by hand with the last stable
 // offsets worked out from ProducerStateManager.lastStableOffset.
 func TestPlanTransactions(t *testing.T) {
-	seg0 := concat(
-		txnData(0, 3, 1, 1, true),   // A opens at 0
-		txnData(3, 2, 2, 2, true),   // B opens at 3
-		txnData(5, 1, 3, 3, false),  // C idempotent, no transaction
-		marker(6, 4, 1, abortType),  // A aborts: LSO = B's first offset 3
-		txnData(7, 1, 5, 2, true),   // B continues
-		marker(8, 6, 2, commitType), // B commits: no entry
-		txnData(9, 2, 7, 1, true),   // A opens at 9, open across the roll
-		data(11, 1, 8),              // no producer id
-		marker(12, 9, 4, abortType), // producer 4 has nothing open: nothing
+	seg0 := gentest.Concat(
+		gentest.TxnData(0, 3, 1, 1, true),           // A opens at 0
+		gentest.TxnData(3, 2, 2, 2, true),           // B opens at 3
+		gentest.TxnData(5, 1, 3, 3, false),          // C idempotent, no transaction
+		gentest.Marker(6, 4, 1, gentest.AbortType),  // A aborts: LSO = B's first offset 3
+		gentest.TxnData(7, 1, 5, 2, true),           // B continues
+		gentest.Marker(8, 6, 2, gentest.CommitType), // B commits: no entry
+		gentest.TxnData(9, 2, 7, 1, true),           // A opens at 9, open across the roll
+		gentest.Data(11, 1, 8),                      // no producer id
+		gentest.Marker(12, 9, 4, gentest.AbortType), // producer 4 has nothing open: nothing
 	)
-	seg1 := concat(
-		txnData(20, 1, 10, 2, true),  // B opens at 20
-		marker(21, 11, 1, abortType), // A aborts: LSO = 20 (B), first offset 9 in the previous segment
-		v2Batch(batchSpec{base: 22, maxTs: 12, pid: 2, attrs: 0x30, count: 0}), // empty marker (cleaned): nothing
-		marker(23, 13, 2, abortType), // B aborts: nothing else open, LSO 24
+	seg1 := gentest.Concat(
+		gentest.TxnData(20, 1, 10, 2, true),                                                    // B opens at 20
+		gentest.Marker(21, 11, 1, gentest.AbortType),                                           // A aborts: LSO = 20 (B), first offset 9 in the previous segment
+		gentest.V2Batch(gentest.BatchSpec{Base: 22, MaxTs: 12, PID: 2, Attrs: 0x30, Count: 0}), // empty marker (cleaned): nothing
+		gentest.Marker(23, 13, 2, gentest.AbortType),                                           // B aborts: nothing else open, LSO 24
 	)
 	dir := filepath.Join(t.TempDir(), "t-0")
-	p := writeLogs(t, dir, map[int64][]byte{0: seg0, 20: seg1})
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 20: seg1})
 	plans, err := PlanPartition(p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +347,7 @@ func TestPlanTransactions(t *testing.T) {
 	}
 
 	// No abort at all: TxnIndex stays nil.
-	pl := planOne(t, concat(txnData(0, 1, 1, 1, true), marker(1, 2, 1, commitType)), Options{})
+	pl := planOne(t, gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.Marker(1, 2, 1, gentest.CommitType)), Options{})
 	if pl.TxnIndex != nil {
 		t.Errorf("committed only: txn index %x, want nil", pl.TxnIndex)
 	}
@@ -362,13 +357,13 @@ func TestPlanTransactions(t *testing.T) {
 // producer id is read; InvalidRecordException cuts the log after the batch,
 // the exceptions recovery does not catch are errors.
 func TestPlanControlRecords(t *testing.T) {
-	head := txnData(0, 2, 1, 1, true)
+	head := gentest.TxnData(0, 2, 1, 1, true)
 	ctl := func(pid int64, count int32, payload []byte) []byte {
-		return v2Batch(batchSpec{base: 2, maxTs: 2, pid: pid, attrs: 0x30, count: count, payload: payload})
+		return gentest.V2Batch(gentest.BatchSpec{Base: 2, MaxTs: 2, PID: pid, Attrs: 0x30, Count: count, Payload: payload})
 	}
-	tail := data(3, 1, 3)
-	rec := func(key, value []byte) []byte { return v2Record(0, key, value) }
-	good := rec(controlKey(abortType), markerValue(1))
+	tail := gentest.Data(3, 1, 3)
+	rec := func(key, value []byte) []byte { return gentest.V2Record(0, key, value) }
+	good := rec(gentest.ControlKey(gentest.AbortType), gentest.MarkerValue(1))
 	cases := []struct {
 		name  string
 		batch []byte
@@ -379,20 +374,20 @@ func TestPlanControlRecords(t *testing.T) {
 		{"abort marker", ctl(1, 1, good), nil, false, true},
 		{"count 2, one record: only the first is read", ctl(1, 2, good), nil, false, true},
 		{"count 1, bytes after the record", ctl(1, 1, append(bytes.Clone(good), 0)), inspect.ErrCorruptRecords, false, false},
-		{"key shorter than 4 bytes", ctl(1, 1, rec([]byte{0, 0}, markerValue(1))), inspect.ErrCorruptRecords, false, false},
-		{"negative key version", ctl(1, 1, rec([]byte{0xff, 0xff, 0, 0}, markerValue(1))), inspect.ErrCorruptRecords, false, false},
-		{"value shorter than 6 bytes", ctl(1, 1, rec(controlKey(abortType), []byte{0, 0, 0})), inspect.ErrCorruptRecords, false, false},
+		{"key shorter than 4 bytes", ctl(1, 1, rec([]byte{0, 0}, gentest.MarkerValue(1))), inspect.ErrCorruptRecords, false, false},
+		{"negative key version", ctl(1, 1, rec([]byte{0xff, 0xff, 0, 0}, gentest.MarkerValue(1))), inspect.ErrCorruptRecords, false, false},
+		{"value shorter than 6 bytes", ctl(1, 1, rec(gentest.ControlKey(gentest.AbortType), []byte{0, 0, 0})), inspect.ErrCorruptRecords, false, false},
 		{"record runs past the batch", ctl(1, 1, good[:len(good)-3]), inspect.ErrCorruptRecords, false, false},
 		{"negative record count", ctl(1, -1, good), inspect.ErrCorruptRecords, false, false},
 		{"garbage, no producer id: not read", ctl(-1, 1, []byte{1, 2, 3}), nil, false, false},
-		{"leader change with a producer id", ctl(1, 1, rec(controlKey(2), []byte{0, 0, 0, 0})), nil, true, false},
-		{"null key", ctl(1, 1, rec(nil, markerValue(1))), nil, true, false},
-		{"null value", ctl(1, 1, rec(controlKey(abortType), nil)), nil, true, false},
+		{"leader change with a producer id", ctl(1, 1, rec(gentest.ControlKey(2), []byte{0, 0, 0, 0})), nil, true, false},
+		{"null key", ctl(1, 1, rec(nil, gentest.MarkerValue(1))), nil, true, false},
+		{"null value", ctl(1, 1, rec(gentest.ControlKey(gentest.AbortType), nil)), nil, true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			log := concat(head, c.batch, tail)
-			p := writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
+			log := gentest.Concat(head, c.batch, tail)
+			p := gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
 			plans, err := PlanPartition(p, Options{IndexIntervalBytes: IndexEveryBatch})
 			if c.fail {
 				var ce *inspect.CorruptError
@@ -430,13 +425,13 @@ func TestPlanControlRecords(t *testing.T) {
 // TestPlanTransactionFailures: producer-state replays the broker cannot do.
 func TestPlanTransactionFailures(t *testing.T) {
 	cases := map[string][]byte{
-		"non-transactional batch inside a transaction": concat(txnData(0, 1, 1, 1, true), txnData(1, 1, 2, 1, false)),
-		"aborts out of offset order":                   concat(txnData(0, 1, 1, 1, true), txnData(1, 1, 1, 2, true), marker(9, 2, 1, abortType), marker(5, 3, 2, abortType)),
-		"two transactions starting at one offset":      concat(txnData(0, 1, 1, 1, true), txnData(0, 1, 1, 2, true), marker(3, 2, 1, commitType), marker(4, 3, 2, commitType)),
+		"non-transactional batch inside a transaction": gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.TxnData(1, 1, 2, 1, false)),
+		"aborts out of offset order":                   gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.TxnData(1, 1, 1, 2, true), gentest.Marker(9, 2, 1, gentest.AbortType), gentest.Marker(5, 3, 2, gentest.AbortType)),
+		"two transactions starting at one offset":      gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.TxnData(0, 1, 1, 2, true), gentest.Marker(3, 2, 1, gentest.CommitType), gentest.Marker(4, 3, 2, gentest.CommitType)),
 	}
 	for name, log := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
+			p := gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
 			if _, err := PlanPartition(p, Options{}); !errors.Is(err, ErrUnrecoverable) {
 				t.Errorf("got %v, want ErrUnrecoverable", err)
 			}
@@ -461,9 +456,9 @@ func TestPlanAllocations(t *testing.T) {
 	mk := func(n int) *inspect.Partition {
 		var log []byte
 		for i := 0; i < n; i++ {
-			log = append(log, txnData(int64(i), 1, int64(i), 7, false)...)
+			log = append(log, gentest.TxnData(int64(i), 1, int64(i), 7, false)...)
 		}
-		return writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
+		return gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
 	}
 	small, large := mk(50), mk(3000)
 	allocs := func(p *inspect.Partition) float64 {
