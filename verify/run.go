@@ -582,13 +582,8 @@ func leftovers(p *inspect.Partition) []Finding {
 }
 
 func leftoverMessage(name, reason string) string {
-	switch {
-	case strings.HasSuffix(name, ".deleted"):
-		return "file renamed for asynchronous deletion (.deleted): the broker deletes it at load (LogLoader.removeTempFilesAndCollectSwapFiles)"
-	case strings.HasSuffix(name, ".cleaned"):
-		return "log cleaner or segment split output not yet swapped in (.cleaned): the broker deletes it at load, and any .swap file at or above its base offset with it"
-	case strings.HasSuffix(name, ".swap"):
-		return "interrupted segment swap of the log cleaner or a split (.swap): at load the broker deletes the segment files its offsets cover (producer snapshots included) and renames it into place"
+	if m := inspect.LeftoverAtLoad(name); m != "" {
+		return m
 	}
 	return reason + ": the broker deletes such files at load, or fails on a name it cannot parse"
 }
