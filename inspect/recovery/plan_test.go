@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
@@ -37,18 +38,6 @@ func decodeTimeIndex(b []byte, base int64) []timeEntry {
 	return out
 }
 
-func equalEntries[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestPlanIndexPointsExample is kafka-on-disk.md section 9.1's example:
 // batches at 0, 3000, 5000, 5500, 9500, 9600 with the default interval are
 // indexed at 5000 and 9500 (strict '>' against the last indexed position).
@@ -63,14 +52,14 @@ func TestPlanIndexPointsExample(t *testing.T) {
 	)
 	pl := planOne(t, log, Options{})
 	wantIdx := []offEntry{{3, 5000}, {7, 9500}}
-	if got := decodeIndex(pl.Index, 0); !equalEntries(got, wantIdx) {
+	if got := decodeIndex(pl.Index, 0); !slices.Equal(got, wantIdx) {
 		t.Errorf("offset index %v, want %v", got, wantIdx)
 	}
 	// Running max: 100@0, 90 no, 300@3 (first reaching 300), 200 no, 300 no
 	// (not strictly greater), 400@8. Index points add (300,3) at 5000 and
 	// (300,3) again at 9500 (not strictly greater: skipped); close adds (400,8).
 	wantTime := []timeEntry{{300, 3}, {400, 8}}
-	if got := decodeTimeIndex(pl.TimeIndex, 0); !equalEntries(got, wantTime) {
+	if got := decodeTimeIndex(pl.TimeIndex, 0); !slices.Equal(got, wantTime) {
 		t.Errorf("time index %v, want %v", got, wantTime)
 	}
 	if pl.IndexEntries != 2 || pl.TimeIndexEntries != 2 || pl.Batches != 6 || pl.ValidBytes != 9700 || pl.StopErr != nil {
@@ -79,13 +68,13 @@ func TestPlanIndexPointsExample(t *testing.T) {
 	// Interval exactly equal to a distance does not index (strict '>'):
 	// 5000 - 0 > 5000 is false, 5500 - 0 > 5000 is true.
 	pl = planOne(t, log, Options{IndexIntervalBytes: 5000})
-	if got, want := decodeIndex(pl.Index, 0), []offEntry{{6, 5500}}; !equalEntries(got, want) {
+	if got, want := decodeIndex(pl.Index, 0), []offEntry{{6, 5500}}; !slices.Equal(got, want) {
 		t.Errorf("interval 5000: offset index %v, want %v", got, want)
 	}
 	// Interval 0: every batch but the first.
 	pl = planOne(t, log, Options{IndexIntervalBytes: IndexEveryBatch})
 	want := []offEntry{{2, 3000}, {3, 5000}, {6, 5500}, {7, 9500}, {8, 9600}}
-	if got := decodeIndex(pl.Index, 0); !equalEntries(got, want) {
+	if got := decodeIndex(pl.Index, 0); !slices.Equal(got, want) {
 		t.Errorf("interval 0: offset index %v, want %v", got, want)
 	}
 	if _, err := PlanPartition(&inspect.Partition{}, Options{IndexIntervalBytes: -2}); err == nil {
@@ -104,7 +93,7 @@ func TestPlanLegacy(t *testing.T) {
 	}
 	v1 := gentest.Concat(gentest.LegacyMessage(5, 1, 1000, []byte("a")), gentest.LegacyMessage(6, 1, 900, []byte("b")), gentest.LegacyMessage(7, 1, 2000, []byte("c")))
 	pl = planOne(t, v1, Options{})
-	if got, want := decodeTimeIndex(pl.TimeIndex, 0), []timeEntry{{2000, 7}}; !equalEntries(got, want) {
+	if got, want := decodeTimeIndex(pl.TimeIndex, 0), []timeEntry{{2000, 7}}; !slices.Equal(got, want) {
 		t.Errorf("v1: time index %v, want %v", got, want)
 	}
 	bad := bytes.Clone(v1)
@@ -254,7 +243,7 @@ func TestPlanNegativeDelta(t *testing.T) {
 	log := gentest.Concat(gentest.Sized(0, 9, 10, 200), gentest.Sized(10, 9, 20, 200), neg, gentest.Sized(40, 9, 60, 200))
 	pl := planOne(t, log, Options{IndexIntervalBytes: 100})
 	want := []offEntry{{19, 200}, {25, 400}, {49, 501}}
-	if got := decodeIndex(pl.Index, 0); pl.StopErr != nil || pl.Batches != 4 || !equalEntries(got, want) {
+	if got := decodeIndex(pl.Index, 0); pl.StopErr != nil || pl.Batches != 4 || !slices.Equal(got, want) {
 		t.Errorf("stop %v, %d batches, index %v; want nil, 4, %v", pl.StopErr, pl.Batches, got, want)
 	}
 	bad := bytes.Clone(log)
@@ -470,5 +459,123 @@ func TestPlanAllocations(t *testing.T) {
 	}
 	if a, b := allocs(small), allocs(large); b > a+2 {
 		t.Errorf("%v allocations for 50 batches, %v for 3000: something is allocated per batch", a, b)
+	}
+}
+
+func TestPlanOverlap(t *testing.T) {
+	seg0, seg15, cutAt := gentest.OverlapLogs()
+	dir := filepath.Join(t.TempDir(), "t-0")
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 15: seg15})
+	opts := Options{IndexIntervalBytes: IndexEveryBatch}
+
+	// Recovery alone keeps the batches, and the plan reports the first.
+	plans, err := PlanPartition(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *inspect.CorruptError
+	pl := plans[0]
+	if pl.StopErr != nil || pl.ValidBytes != int64(len(seg0)) || !errors.Is(pl.Overlap, ErrOverlap) ||
+		!errors.As(pl.Overlap, &ce) || ce.Position != cutAt || ce.Offset != 19 || ce.File != p.Segments[0].Log {
+		t.Fatalf("without CutOverlap: stop %v, valid %d, overlap %v", pl.StopErr, pl.ValidBytes, pl.Overlap)
+	}
+	if pl.IndexEntries != 3 {
+		t.Errorf("recovery indexes every batch after the first: %d entries, want 3", pl.IndexEntries)
+	}
+	if plans[1].Overlap != nil {
+		t.Errorf("the last segment reaches no next segment: %v", plans[1].Overlap)
+	}
+
+	// With CutOverlap the plan is recovery's over the log cut before that
+	// batch: the same bytes as planning the prefix alone.
+	opts.CutOverlap = true
+	cut, err := PlanPartition(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl = cut[0]
+	if pl.StopErr != pl.Overlap || !errors.Is(pl.StopErr, ErrOverlap) || pl.ValidBytes != cutAt || pl.TruncatedBytes != int64(len(seg0))-cutAt || pl.Batches != 1 {
+		t.Fatalf("with CutOverlap: stop %v, valid %d, truncated %d, %d batches", pl.StopErr, pl.ValidBytes, pl.TruncatedBytes, pl.Batches)
+	}
+	alone := planOne(t, seg0[:cutAt], Options{IndexIntervalBytes: IndexEveryBatch})
+	if !bytes.Equal(pl.Index, alone.Index) || !bytes.Equal(pl.TimeIndex, alone.TimeIndex) {
+		t.Errorf("cut plan's indexes %x %x, want the prefix's %x %x", pl.Index, pl.TimeIndex, alone.Index, alone.TimeIndex)
+	}
+	if ts, off := lastTimeEntry(t, pl.TimeIndex, 0); ts != 1000 || off != 9 {
+		t.Errorf("time index ends at (%d, %d), want the prefix's maximum (1000, 9)", ts, off)
+	}
+	if cut[1].StopErr != nil || cut[1].ValidBytes != int64(len(seg15)) {
+		t.Errorf("segment 15: %+v", cut[1])
+	}
+}
+
+// lastTimeEntry decodes the last entry of a time index (timestamp,
+// absolute offset).
+func lastTimeEntry(t *testing.T, b []byte, base int64) (int64, int64) {
+	t.Helper()
+	n := len(b) / indexfmt.TimeEntrySize
+	if n == 0 {
+		t.Fatal("empty time index")
+	}
+	e := b[(n-1)*indexfmt.TimeEntrySize:]
+	return int64(binary.BigEndian.Uint64(e)), base + int64(int32(binary.BigEndian.Uint32(e[8:])))
+}
+
+// TestPlanOverlapEdges: a segment whose first batch already reaches
+// the next segment's base offset is cut whole; one that stops earlier for
+// damage keeps recovery's stop.
+func TestPlanOverlapEdges(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	seg0 := gentest.Concat(gentest.Data(20, 5, 1), gentest.Data(25, 5, 2))
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 22: gentest.Data(22, 10, 3)})
+	plans, err := PlanPartition(p, Options{CutOverlap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl := plans[0]; pl.ValidBytes != 0 || pl.Batches != 0 || !errors.Is(pl.StopErr, ErrOverlap) || len(pl.Index) != 0 || len(pl.TimeIndex) != 0 {
+		t.Errorf("first batch reaching: valid %d, %d batches, stop %v, index %x, time index %x", pl.ValidBytes, pl.Batches, pl.StopErr, pl.Index, pl.TimeIndex)
+	}
+
+	// Damage before the overlap: recovery's stop comes first, and the
+	// overlapping batch, past it, is not looked at.
+	seg0, seg15, cutAt := gentest.OverlapLogs()
+	seg0[cutAt-3] ^= 0xff // in the first batch's last record
+	dir = filepath.Join(t.TempDir(), "t-0")
+	p = gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 15: seg15})
+	plans, err = PlanPartition(p, Options{CutOverlap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl := plans[0]; pl.ValidBytes != 0 || !errors.Is(pl.StopErr, inspect.ErrCRC) || pl.Overlap != nil {
+		t.Errorf("damage first: valid %d, stop %v, overlap %v", pl.ValidBytes, pl.StopErr, pl.Overlap)
+	}
+}
+
+// TestPlanOverlapTransactions: the cut batches are not replayed, so a
+// transaction whose ABORT marker was cut stays open into the next segment,
+// whose own ABORT then records it there, as a broker recovering the cut
+// partition would.
+func TestPlanOverlapTransactions(t *testing.T) {
+	seg0 := gentest.Concat(gentest.TxnData(0, 5, 1, 7, true), gentest.Marker(5, 2, 7, gentest.CommitType), gentest.TxnData(6, 4, 3, 7, true), gentest.Marker(12, 4, 7, gentest.AbortType))
+	seg10 := gentest.Concat(gentest.Data(10, 5, 5), gentest.Marker(15, 6, 7, gentest.AbortType))
+	dir := filepath.Join(t.TempDir(), "t-0")
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 10: seg10})
+	plain, err := PlanPartition(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain[0].TxnEntries != 1 || plain[1].TxnEntries != 0 {
+		t.Fatalf("recovery: %d and %d aborted transactions, want 1 and 0", plain[0].TxnEntries, plain[1].TxnEntries)
+	}
+	cut, err := PlanPartition(p, Options{CutOverlap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut[0].TxnEntries != 0 || cut[1].TxnEntries != 1 {
+		t.Fatalf("cut: %d and %d aborted transactions, want 0 and 1", cut[0].TxnEntries, cut[1].TxnEntries)
+	}
+	txn := indexfmt.DecodeTxnEntry(cut[1].TxnIndex)
+	if txn.ProducerID != 7 || txn.FirstOffset != 6 || txn.LastOffset != 15 {
+		t.Errorf("aborted transaction %+v, want producer 7, offsets 6..15", txn)
 	}
 }
