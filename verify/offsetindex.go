@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -253,7 +254,7 @@ func (o *offsetIndexCheck) rescan(e indexfmt.OffsetEntry, slot int) {
 	}
 	cp := o.cps[i]
 	maxLast, maxLastPos := cp.maxLast, cp.maxLastPos
-	sc := inspect.NewScanner(o.c.w.reader(), o.c.logName, o.logSize, cp.pos)
+	sc := inspect.NewScanner(o.c.log, o.c.logName, o.logSize, cp.pos)
 	prev, prevEnd := int64(-1), int64(-1)
 	for sc.Next() {
 		b := sc.Batch()
@@ -310,4 +311,15 @@ func (o *offsetIndexCheck) meaning() string {
 		return fmt.Sprintf("%d of %d entries name an offset inside their batch", o.inside, total)
 	}
 	return "every entry names the last offset of the batch it points at, as recovery writes them, but the spacing differs: a broker restarts it after every restart or truncation (bytesSinceLastIndexEntry is not persisted), or the topic uses another index.interval.bytes"
+}
+
+func readError(name string, pos int64, err error) error {
+	var ce *inspect.CorruptError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%s: reading at byte position %d: %w", name, pos, err)
 }
