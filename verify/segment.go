@@ -131,8 +131,8 @@ func (c *segChecker) checkLog() error {
 			c.opts.meter.Advance(&c.job.reported, d.End)
 			continue
 		}
-		b := *it.Batch()
-		if p := inspect.HeaderProblem(&b); p != "" {
+		b := it.Batch() // valid until the next Next
+		if p := inspect.HeaderProblem(b); p != "" {
 			if err := it.Reject(p); err != nil {
 				return err
 			}
@@ -150,19 +150,16 @@ func (c *segChecker) checkLog() error {
 			if err := it.JudgeMismatch(computed); err != nil {
 				return err
 			}
-			c.crcMismatch(&b, computed, it.Damage())
+			c.crcMismatch(b, computed, it.Damage())
 			c.opts.meter.Advance(&c.job.reported, b.End())
 			continue
 		}
 		c.batches++
-		first, err := c.checkRecords(&b)
+		first, err := c.checkRecords(b)
 		if err != nil {
 			return err
 		}
-		if b.BaseOffset < 0 && first >= 0 {
-			b.BaseOffset = first // a legacy wrapper's first inner offset
-		}
-		c.batch(&b, true)
+		c.batch(b, true, first)
 		c.opts.meter.Advance(&c.job.reported, b.End())
 	}
 	return it.Err()
@@ -200,9 +197,15 @@ func detail(err error) string {
 	return err.Error()
 }
 
-// batch hands a batch whose header parsed to the offset tracker.
-func (c *segChecker) batch(b *inspect.Batch, crcOK bool) {
-	c.track.push(c, region{pos: b.Position, end: b.End(), base: b.BaseOffset, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK})
+// batch hands a batch whose header parsed to the offset tracker. first,
+// when not -1, is a legacy compressed wrapper's first inner offset (its
+// header does not hold it).
+func (c *segChecker) batch(b *inspect.Batch, crcOK bool, first int64) {
+	base := b.BaseOffset
+	if base < 0 && first >= 0 {
+		base = first
+	}
+	c.track.push(c, region{pos: b.Position, end: b.End(), base: base, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK})
 }
 
 // damage records the damaged range [pos, end).
@@ -313,7 +316,7 @@ func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32, d *inspect.D
 		return
 	}
 	c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s: the batch (offsets %s) is damaged; broker recovery would truncate the segment here, dropping %d bytes", what, offsetsText(b), c.logSize-pos)
-	c.batch(b, false)
+	c.batch(b, false, -1)
 }
 
 func crcName(magic int8) string {
