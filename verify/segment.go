@@ -273,13 +273,8 @@ func (c *segChecker) runsPast(d *inspect.Damage) error {
 		c.damage(pos, d.End)
 		return nil
 	}
-	zero, err := c.it.ZeroFilled()
-	if err != nil {
-		return err
-	}
+	// Its length field is above the bytes left, so they are not all zero.
 	switch {
-	case zero:
-		c.tail(pos, "zero-filled tail (a preallocated .log, or blocks never written before an unclean shutdown)")
 	case d.Magic < 0 || d.Magic > 2:
 		// Not the start of a batch cut short: bytes that are no batch at all.
 		c.logFinding(LogCorruptHeader, pos, nil, "magic %d is not 0, 1 or 2 and the length field %d runs past the end of the file; no valid batch follows: broker recovery would truncate the segment here, dropping %d bytes",
