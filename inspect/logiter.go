@@ -79,8 +79,9 @@ func (d *Damage) Kind() DamageKind {
 //	err := it.Err()
 //
 // Partition.Walk and WalkSalvage (dump-log), the summaries (ls) and broker
-// recovery's plan (rebuild, verify's stale checks) read through it. It is
-// not safe for concurrent use.
+// recovery's plan (rebuild, verify's stale checks) and verify's log check
+// (stricter: see Reject) read through it. It is not safe for concurrent
+// use.
 type LogIterator struct {
 	salvage bool
 	window  int
