@@ -85,19 +85,20 @@ func under(pkg, dir string) bool {
 }
 
 // TestLayersPointOneWay holds the arrows of docs/design.md:
-// cmd → {verify, rebuild} → inspect → indexfmt, verify and rebuild
+// cmd → {verify, rebuild} → inspect → {inspect/record, inspect/sidefile}
+// → inspect/fileio, and inspect → indexfmt, verify and rebuild
 // siblings that do not import each other (what both need of broker recovery
 // is in inspect/recovery), and nothing but main importing cmd. Test files
 // are not counted: their imports do not reach the binary.
 func TestLayersPointOneWay(t *testing.T) {
 	pkgs := packages(t)
-	for _, want := range []string{"cmd", "verify", "rebuild", "inspect", "inspect/recovery", "indexfmt"} {
+	for _, want := range []string{"cmd", "verify", "rebuild", "inspect", "inspect/recovery", "inspect/record", "inspect/sidefile", "inspect/fileio", "indexfmt"} {
 		if _, ok := pkgs[module+"/"+want]; !ok {
 			t.Fatalf("package %s not found: the walk over the module is broken (found %v)", want, pkgs)
 		}
 	}
 	// Known arrows, so that an empty graph cannot pass.
-	for _, arrow := range [][2]string{{"verify", "inspect"}, {"rebuild", "inspect/recovery"}, {"inspect", "indexfmt"}, {"cmd", "verify"}} {
+	for _, arrow := range [][2]string{{"verify", "inspect"}, {"rebuild", "inspect/recovery"}, {"inspect", "indexfmt"}, {"inspect", "inspect/record"}, {"inspect", "inspect/sidefile"}, {"inspect/record", "inspect/fileio"}, {"cmd", "verify"}} {
 		if !slices.Contains(deps(pkgs, module+"/"+arrow[0]), module+"/"+arrow[1]) {
 			t.Errorf("%s does not reach %s: the import graph is not read", arrow[0], arrow[1])
 		}
@@ -122,6 +123,14 @@ func TestLayersPointOneWay(t *testing.T) {
 				}
 			}
 		}
+		// The layers under inspect's face reach only the ones below them.
+		if below, ok := lowLayers[strings.TrimPrefix(pkg, module+"/")]; ok {
+			for _, d := range deps(pkgs, pkg) {
+				if !slices.Contains(below, strings.TrimPrefix(d, module+"/")) {
+					t.Errorf("%s imports %s (directly or not): it may reach only %v (docs/design.md)", pkg, d, below)
+				}
+			}
+		}
 		if pkg != module && !under(pkg, "cmd") {
 			for _, d := range deps(pkgs, pkg) {
 				if under(d, "cmd") {
@@ -130,6 +139,16 @@ func TestLayersPointOneWay(t *testing.T) {
 			}
 		}
 	}
+}
+
+// lowLayers are the packages below inspect's face, each with the only
+// packages of the module it may reach: the batch codec and the side-file
+// formats stand on file access (and the codec on the XXH32 leaf it shares
+// with the generator), and file access on nothing.
+var lowLayers = map[string][]string{
+	"inspect/record":   {"inspect/fileio", "inspect/internal/xxh32"},
+	"inspect/sidefile": {"inspect/fileio"},
+	"inspect/fileio":   {},
 }
 
 // TestNothingBelowCmdPrintsOrExits scans the non-test source of every

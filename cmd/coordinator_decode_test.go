@@ -7,6 +7,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/internaltopics"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // TestCoordinatorPartitionOfDecodedRecords ties the coordinator hash to
@@ -33,12 +34,12 @@ func TestCoordinatorPartitionOfDecodedRecords(t *testing.T) {
 			if dec != internaltopics.ConsumerOffsets && dec != internaltopics.TransactionState {
 				continue
 			}
-			var rd inspect.RecordDecoder
+			var rd record.RecordDecoder
 			err := p.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
 				if w.Batch.IsControl() {
 					return nil
 				}
-				return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(r *inspect.Record) error {
+				return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(r *record.Record) error {
 					d := internaltopics.Decode(dec, r.Key, r.Value)
 					name := "group"
 					if dec == internaltopics.TransactionState {

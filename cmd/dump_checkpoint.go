@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 type dumpCheckpointOptions struct {
@@ -129,20 +131,20 @@ var checkpointColumns = []column[checkpointLineJSON]{
 
 // checkpointKinds maps a file name to how it is read.
 var checkpointKinds = map[string]string{
-	inspect.RecoveryPointCheckpointFile:  "recovery_point",
-	inspect.LogStartOffsetCheckpointFile: "log_start",
-	inspect.ReplicationCheckpointFile:    "high_watermark",
-	inspect.CleanerCheckpointFile:        "cleaner",
-	inspect.LeaderEpochCheckpointFile:    "leader_epoch",
-	inspect.PartitionMetadataFile:        "partition_metadata",
-	inspect.MetaPropertiesFile:           "meta_properties",
-	inspect.CleanShutdownFile:            "clean_shutdown",
+	sidefile.RecoveryPointCheckpointFile:  "recovery_point",
+	sidefile.LogStartOffsetCheckpointFile: "log_start",
+	sidefile.ReplicationCheckpointFile:    "high_watermark",
+	sidefile.CleanerCheckpointFile:        "cleaner",
+	sidefile.LeaderEpochCheckpointFile:    "leader_epoch",
+	sidefile.PartitionMetadataFile:        "partition_metadata",
+	sidefile.MetaPropertiesFile:           "meta_properties",
+	sidefile.CleanShutdownFile:            "clean_shutdown",
 }
 
-var dataDirCheckpoints = []string{inspect.RecoveryPointCheckpointFile, inspect.LogStartOffsetCheckpointFile,
-	inspect.ReplicationCheckpointFile, inspect.CleanerCheckpointFile, inspect.MetaPropertiesFile, inspect.CleanShutdownFile}
+var dataDirCheckpoints = []string{sidefile.RecoveryPointCheckpointFile, sidefile.LogStartOffsetCheckpointFile,
+	sidefile.ReplicationCheckpointFile, sidefile.CleanerCheckpointFile, sidefile.MetaPropertiesFile, sidefile.CleanShutdownFile}
 
-var partitionCheckpoints = []string{inspect.LeaderEpochCheckpointFile, inspect.PartitionMetadataFile}
+var partitionCheckpoints = []string{sidefile.LeaderEpochCheckpointFile, sidefile.PartitionMetadataFile}
 
 // collectCheckpoints lists the existing files a PATH names.
 func collectCheckpoints(path string) ([]string, error) {
@@ -153,7 +155,7 @@ func collectCheckpoints(path string) ([]string, error) {
 	if !st.IsDir() {
 		if _, ok := checkpointKinds[filepath.Base(path)]; !ok {
 			return nil, fmt.Errorf("%s: %w: expected a checkpoint file (%s, ...), a partition directory or a data directory",
-				path, inspect.ErrNotKafka, inspect.RecoveryPointCheckpointFile)
+				path, fileio.ErrNotKafka, sidefile.RecoveryPointCheckpointFile)
 		}
 		return []string{path}, nil
 	}
@@ -208,9 +210,9 @@ func checkpointLines(path string, out func(checkpointLineJSON)) error {
 	base := checkpointLineJSON{File: path}
 	switch kind {
 	case "leader_epoch":
-		f := inspect.ReadLeaderEpochCheckpoint(path)
+		f := sidefile.ReadLeaderEpochCheckpoint(path)
 		if f.Value != nil {
-			f.Value.Kept(func(_ int, e inspect.EpochEntry, kept bool) bool {
+			f.Value.Kept(func(_ int, e sidefile.EpochEntry, kept bool) bool {
 				l := base
 				l.Kind, l.Epoch, l.StartOffset, l.InCache = "leader_epoch", &e.Epoch, &e.StartOffset, &kept
 				out(l)
@@ -219,7 +221,7 @@ func checkpointLines(path string, out func(checkpointLineJSON)) error {
 		}
 		return f.Err
 	case "partition_metadata":
-		f := inspect.ReadPartitionMetadata(path)
+		f := sidefile.ReadPartitionMetadata(path)
 		if f.Err == nil {
 			l := base
 			l.Kind, l.Version, l.TopicID = "partition_metadata", ptr(f.Value.Version), ptr(f.Value.TopicID)
@@ -227,7 +229,7 @@ func checkpointLines(path string, out func(checkpointLineJSON)) error {
 		}
 		return f.Err
 	case "meta_properties":
-		f := inspect.ReadMetaProperties(path)
+		f := sidefile.ReadMetaProperties(path)
 		if f.Value != nil {
 			for _, k := range f.Value.Keys {
 				l := base
@@ -237,7 +239,7 @@ func checkpointLines(path string, out func(checkpointLineJSON)) error {
 		}
 		return f.Err
 	case "clean_shutdown":
-		f := inspect.ReadCleanShutdown(path)
+		f := sidefile.ReadCleanShutdown(path)
 		if f.Value != nil {
 			l := base
 			l.Kind, l.BrokerEpoch = "clean_shutdown", f.Value.BrokerEpoch
@@ -245,7 +247,7 @@ func checkpointLines(path string, out func(checkpointLineJSON)) error {
 		}
 		return f.Err
 	}
-	f := inspect.ReadOffsetCheckpoint(path)
+	f := sidefile.ReadOffsetCheckpoint(path)
 	if f.Value != nil {
 		for _, e := range f.Value.Entries {
 			l := base

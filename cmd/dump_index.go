@@ -11,6 +11,8 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 type dumpIndexOptions struct {
@@ -189,7 +191,7 @@ var txnEntryColumns = []column[txnEntryJSON]{
 }
 
 func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
-	file, err := inspect.OpenMapped(f.path)
+	file, err := fileio.Open(f.path, fileio.Options{Mapped: true})
 	if err != nil {
 		return err
 	}
@@ -232,12 +234,12 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 	default:
 		x := indexfmt.NewTxnIndex(file, size)
 		// Beside its log, no more entries are listed than the log could
-		// justify (inspect.MaxTxnIndexEntries): a forged or sparse file of
+		// justify (record.MaxTxnIndexEntries): a forged or sparse file of
 		// billions of entries is not walked.
 		n, bound := int64(x.Entries()), int64(-1)
 		if f.log != "" {
-			if st, err := os.Stat(f.log); err == nil && n > inspect.MaxTxnIndexEntries(st.Size()) {
-				bound = inspect.MaxTxnIndexEntries(st.Size())
+			if st, err := os.Stat(f.log); err == nil && n > record.MaxTxnIndexEntries(st.Size()) {
+				bound = record.MaxTxnIndexEntries(st.Size())
 				n = bound
 			}
 		}
@@ -255,7 +257,7 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 		}
 		if bound >= 0 {
 			return fmt.Errorf("%s: %d entries, but its log %s holds at most %d ABORT markers (one batch of at least %d bytes each): the first %d are listed, the rest no broker wrote",
-				f.path, x.Entries(), f.log, bound, inspect.MinMarkerBatchSize, bound)
+				f.path, x.Entries(), f.log, bound, record.MinMarkerBatchSize, bound)
 		}
 		return trailingError(f.path, size, indexfmt.TxnEntrySize)
 	}

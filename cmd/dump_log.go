@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 type dumpLogOptions struct {
@@ -423,7 +424,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		}
 	}
 	l := newLister(ios, logColumnsFor(decoder))
-	var dec inspect.RecordDecoder
+	var dec record.RecordDecoder
 	var salvage *salvageReport // nil: stop at damage
 	if opts.salvage {
 		salvage = &salvageReport{ios: ios}
@@ -442,8 +443,8 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		var recErr error // records that do not decode, when salvaging
 		if b.Magic < 2 {
 			// A legacy wrapper's first offset and count are inside it.
-			count := inspect.RecordsCount()
-			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
+			count := record.RecordsCount()
+			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
 				count.Record(r)
 				if opts.records && opts.rng.Contains(r) {
 					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder, true))
@@ -459,7 +460,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		} else {
 			l.Add(logLine{batch: line})
 			if opts.records {
-				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
+				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
 					if !opts.rng.Contains(r) {
 						return nil
 					}
@@ -510,22 +511,22 @@ func ptr[T any](v T) *T { return &v }
 
 // recordLine is a record's line; with headers false its headers are
 // left out, for recordWriter to stream.
-func recordLine(r *inspect.Record, b *inspect.Batch, encoding string, headers bool) recordLineJSON {
+func recordLine(r *record.Record, b *record.Batch, encoding string, headers bool) recordLineJSON {
 	out := recordLineJSON{Kind: "record", Offset: r.Offset, Timestamp: r.Timestamp, Headers: []headerJSON{}}
 	out.Key, out.KeyEncoding = encodeBytes(r.Key, encoding)
 	out.Value, out.ValueEncoding = encodeBytes(r.Value, encoding)
 	if headers {
-		_ = r.EachHeader(func(h inspect.Header) error {
+		_ = r.EachHeader(func(h record.Header) error {
 			out.Headers = append(out.Headers, headerLine(h, encoding))
 			return nil
 		})
 	}
 	if b.IsControl() {
 		c := &controlJSON{Type: "unknown"}
-		if _, typ, err := inspect.ParseControlKey(r.Key); err == nil {
+		if _, typ, err := record.ParseControlKey(r.Key); err == nil {
 			c.Type = typ.String()
-			if typ == inspect.ControlAbort || typ == inspect.ControlCommit {
-				if _, epoch, err := inspect.ParseEndTxnMarker(r.Value); err == nil {
+			if typ == record.ControlAbort || typ == record.ControlCommit {
+				if _, epoch, err := record.ParseEndTxnMarker(r.Value); err == nil {
 					c.CoordinatorEpoch = &epoch
 				}
 			}
@@ -535,7 +536,7 @@ func recordLine(r *inspect.Record, b *inspect.Batch, encoding string, headers bo
 	return out
 }
 
-func headerLine(h inspect.Header, encoding string) headerJSON {
+func headerLine(h record.Header, encoding string) headerJSON {
 	v, enc := encodeBytes(h.Value, encoding)
 	return headerJSON{Key: string(h.Key), Value: v, ValueEncoding: enc}
 }
@@ -563,7 +564,7 @@ func newRecordWriter(out io.Writer) *recordWriter {
 // string is escaped).
 var headersPlaceholder = []byte(`"headers":null`)
 
-func (rw *recordWriter) write(line recordLineJSON, r *inspect.Record, encoding string) error {
+func (rw *recordWriter) write(line recordLineJSON, r *record.Record, encoding string) error {
 	line.Headers = nil
 	rw.buf.Reset()
 	if err := rw.enc.Encode(line); err != nil {
@@ -575,7 +576,7 @@ func (rw *recordWriter) write(line recordLineJSON, r *inspect.Record, encoding s
 	rest := append([]byte(nil), b[i+len(headersPlaceholder):]...)
 	rw.w.WriteString(`"headers":[`)
 	n := 0
-	err := r.EachHeader(func(h inspect.Header) error {
+	err := r.EachHeader(func(h record.Header) error {
 		rw.buf.Reset()
 		if err := rw.enc.Encode(headerLine(h, encoding)); err != nil {
 			return err

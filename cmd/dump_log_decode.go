@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/internaltopics"
+	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/schemaregistry"
 )
 
@@ -182,7 +183,7 @@ func openSchemas(ios *IOStreams, so schemaOptions, p *inspect.Partition) (*recor
 }
 
 // decodedRecordLine is recordLine plus the decoding of a data record.
-func decodedRecordLine(r *inspect.Record, b *inspect.Batch, encoding string, v *recordValues, headers bool) recordLineJSON {
+func decodedRecordLine(r *record.Record, b *record.Batch, encoding string, v *recordValues, headers bool) recordLineJSON {
 	line := recordLine(r, b, encoding, headers)
 	if v == nil || b.IsControl() {
 		return line

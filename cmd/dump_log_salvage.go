@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // dump-log --salvage: past damage, resynchronise on the next valid batch
@@ -35,7 +36,7 @@ func (s *salvageReport) add(d inspect.Damage) error {
 	s.ranges++
 	s.bytes += d.End - d.Position
 	detail := d.Err.Error()
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if errors.As(d.Err, &ce) {
 		detail = ce.Err.Error() // the file and position are said apart
 	}
@@ -51,7 +52,7 @@ func (s *salvageReport) add(d inspect.Damage) error {
 // recordsDamaged turns a batch whose records do not decode into a damaged
 // range when salvaging; otherwise the error stands.
 func (s *salvageReport) recordsDamaged(w inspect.WalkBatch, err error) error {
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if s == nil || !errors.As(err, &ce) {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 type dumpSnapshotOptions struct {
@@ -167,7 +169,7 @@ func collectSnapshots(path string) ([]inspect.SnapshotFile, error) {
 	if !st.IsDir() {
 		name := filepath.Base(path)
 		if !strings.HasSuffix(name, inspect.SnapshotSuffix) {
-			return nil, fmt.Errorf("%s: %w: expected a .snapshot file, a partition directory or a data directory", path, inspect.ErrNotKafka)
+			return nil, fmt.Errorf("%s: %w: expected a .snapshot file, a partition directory or a data directory", path, fileio.ErrNotKafka)
 		}
 		off, err := inspect.ParseBaseOffset(name)
 		if err != nil {
@@ -209,7 +211,7 @@ func runDumpSnapshot(ios *IOStreams, opts dumpSnapshotOptions) error {
 	l := newLister(ios, snapshotColumns)
 	var firstErr error
 	for _, sf := range files {
-		s, err := inspect.ReadProducerSnapshot(sf.Path)
+		s, err := sidefile.ReadProducerSnapshot(sf.Path)
 		if s == nil {
 			if cerr := l.Close(); cerr != nil {
 				return cerr
@@ -232,7 +234,7 @@ func runDumpSnapshot(ios *IOStreams, opts dumpSnapshotOptions) error {
 		switch {
 		case err == nil:
 			l.Footer("%s: offset %d, %d producers, crc ok", filepath.Base(sf.Path), sf.Offset, len(s.Entries))
-		case errors.Is(err, inspect.ErrSnapshotCRC):
+		case errors.Is(err, sidefile.ErrSnapshotCRC):
 			msg := fmt.Sprintf("%s: crc %d does not match the bytes (computed %d): a broker deletes this snapshot at load", filepath.Base(sf.Path), s.StoredCRC, s.ComputedCRC)
 			l.Footer("%s", msg)
 			ios.Warnf("%s", msg)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // epochEntryJSON is the leader-epoch-checkpoint entry an answer falls in.
@@ -19,11 +20,11 @@ type epochEntryJSON struct {
 // has no checkpoint or no entry that early; a checkpoint the broker could
 // not load is reported once on stderr and gives nil.
 type epochView struct {
-	cp *inspect.LeaderEpochCheckpoint
+	cp *sidefile.LeaderEpochCheckpoint
 }
 
 func newEpochView(ios *IOStreams, p *inspect.Partition) *epochView {
-	f := inspect.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, inspect.LeaderEpochCheckpointFile))
+	f := sidefile.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, sidefile.LeaderEpochCheckpointFile))
 	switch {
 	case !f.Present():
 		return &epochView{}

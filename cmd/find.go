@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/find"
 	"github.com/kseg/kseg/inspect/internaltopics"
 )
@@ -315,7 +316,7 @@ func findValues(ios *IOStreams) func(*inspect.Partition) *recordValues {
 // searched.
 func reportFindDamage(ios *IOStreams, d *inspect.Damage, salvage bool) {
 	detail := d.Err.Error()
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if errors.As(d.Err, &ce) {
 		detail = ce.Err.Error()
 	}

@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // forgedBatch is a v2 batch of one record whose payload, compressed with
 // codec, is payload as given.
-func forgedBatch(base int64, codec inspect.Compression, payload []byte) []byte {
+func forgedBatch(base int64, codec record.Compression, payload []byte) []byte {
 	b := limV2Header(base, 0, 1, 1700000000000, payload)
 	b[22] = byte(codec)
 	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], limCastagnoli))
@@ -33,12 +34,12 @@ func TestForgedDecompressedSizes(t *testing.T) {
 	zstdPayload = append(zstdPayload, 0x01, 0x00, 0x00) // last block, raw, empty
 	cases := []struct {
 		name    string
-		codec   inspect.Compression
+		codec   record.Compression
 		payload []byte
 		claim   string
 	}{
-		{"snappy", inspect.CompressionSnappy, snappyPayload, "declares 4294967295 bytes decompressed, over the cap of 67108864 bytes"},
-		{"zstd", inspect.CompressionZstd, zstdPayload, "declares 4611686018427387904 bytes decompressed, over the cap of 67108864 bytes"},
+		{"snappy", record.CompressionSnappy, snappyPayload, "declares 4294967295 bytes decompressed, over the cap of 67108864 bytes"},
+		{"zstd", record.CompressionZstd, zstdPayload, "declares 4611686018427387904 bytes decompressed, over the cap of 67108864 bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

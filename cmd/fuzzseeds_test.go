@@ -11,8 +11,9 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
-	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // The committed seed corpora of the fuzz targets that read disk bytes:
@@ -154,7 +155,7 @@ func batchEntries(log []byte, batches []kafkagen.BatchManifest, n int) [][]byte 
 // section, or a legacy wrapper's value.
 func payload(entry []byte, magic int8) []byte {
 	if magic >= 2 {
-		return entry[inspect.V2HeaderSize:]
+		return entry[record.V2HeaderSize:]
 	}
 	p := 18
 	if magic == 1 {
@@ -194,14 +195,14 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 		}
 		for name, l := range logs {
 			add("inspect", "FuzzBatchHeader", name, l, uint16(0))
-			add("rebuild", "FuzzPlanSegment", name, l, int64(300))
+			add("inspect/recovery", "FuzzPlanSegment", name, l, int64(300))
 			add("verify", "FuzzVerifySegment", name, l, idx, tidx, strings.HasSuffix(name, "crc"))
 			if name != p.name {
 				add("inspect", "FuzzResync", name, l, int64(1))
 			}
 		}
 		add("inspect", "FuzzBatchHeader", p.name+"-window-100", log, uint16(100))
-		add("rebuild", "FuzzPlanSegment", p.name+"-every-batch", log, int64(0))
+		add("inspect/recovery", "FuzzPlanSegment", p.name+"-every-batch", log, int64(0))
 		add("verify", "FuzzVerifySegment", p.name+"-records", log, idx, tidx, true)
 		// Indexes.
 		add("indexfmt", "FuzzIndexLookup", p.name+"-index", idx, s0.BaseOffset, mid, uint8(0))
@@ -217,11 +218,11 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 		// Entries and their payloads.
 		for i, e := range batchEntries(log, s0.Batches, 2) {
 			name := fmt.Sprintf("%s-batch%d", p.name, i)
-			add("inspect", "FuzzRecords", name, e)
-			add("inspect", "FuzzRecordsRoundTrip", name, e)
+			add("inspect/record", "FuzzRecords", name, e)
+			add("inspect/record", "FuzzRecordsRoundTrip", name, e)
 			if b := s0.Batches[i]; b.Compression != "none" && i == 0 {
 				codec := map[string]uint8{"gzip": 0, "snappy": 1, "lz4": 2, "zstd": 3}[b.Compression]
-				add("inspect", "FuzzDecompress", p.name+"-payload", codec, b.Magic, payload(e, b.Magic))
+				add("inspect/record", "FuzzDecompress", p.name+"-payload", codec, b.Magic, payload(e, b.Magic))
 			}
 		}
 		// Names and the small files.
@@ -233,9 +234,9 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 		for _, name := range names {
 			switch {
 			case strings.HasSuffix(name, ".snapshot"):
-				add("inspect", "FuzzProducerSnapshot", p.name+"-"+name, p.files[name])
+				add("inspect/sidefile", "FuzzProducerSnapshot", p.name+"-"+name, p.files[name])
 				add("inspect", "FuzzCheckpointFiles", p.name+"-"+name, p.files[name])
-			case name == inspect.LeaderEpochCheckpointFile || name == inspect.PartitionMetadataFile:
+			case name == sidefile.LeaderEpochCheckpointFile || name == sidefile.PartitionMetadataFile:
 				add("inspect", "FuzzCheckpointFiles", p.name+"-"+name, p.files[name])
 			}
 		}
@@ -243,19 +244,19 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 		add("inspect", "FuzzNames", p.name+"-segment", kafkagen.SegmentName(s0.BaseOffset)+".timeindex")
 	}
 	// Broker text files of the data directory.
-	add("inspect", "FuzzCheckpointFiles", "recovery-point", inspect.AppendOffsetCheckpoint(nil, []inspect.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: 368}, {Topic: "__consumer_offsets", Partition: 49, Offset: 12}}))
+	add("inspect", "FuzzCheckpointFiles", "recovery-point", sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: 368}, {Topic: "__consumer_offsets", Partition: 49, Offset: 12}}))
 	add("inspect", "FuzzCheckpointFiles", "recovery-point-crlf", []byte("0\r\n1\r\norders 0 368\r\n"))
 	add("inspect", "FuzzCheckpointFiles", "meta-properties-kraft", []byte("#\n#Mon Nov 14 22:13:20 UTC 2023\nnode.id=1\ndirectory.id=J8aAPcfLQt2bqs1JT_rMgQ\nversion=1\ncluster.id=4L6g3nShT-eMCtK--X86sw\n"))
 	add("inspect", "FuzzCheckpointFiles", "meta-properties-zk", []byte("version=0\nbroker.id=3\n"))
 	add("inspect", "FuzzCheckpointFiles", "clean-shutdown", []byte(`{"version":0,"brokerEpoch":42}`))
 	// Long epoch files: every entry kept, and every entry a repeat.
-	var rising, repeats []inspect.EpochEntry
+	var rising, repeats []sidefile.EpochEntry
 	for i := range 3000 {
-		rising = append(rising, inspect.EpochEntry{Epoch: int32(i), StartOffset: int64(i) * 7})
-		repeats = append(repeats, inspect.EpochEntry{Epoch: 5, StartOffset: 100})
+		rising = append(rising, sidefile.EpochEntry{Epoch: int32(i), StartOffset: int64(i) * 7})
+		repeats = append(repeats, sidefile.EpochEntry{Epoch: 5, StartOffset: 100})
 	}
-	add("inspect", "FuzzCheckpointFiles", "leader-epoch-long-rising", inspect.AppendLeaderEpochCheckpoint(nil, rising))
-	add("inspect", "FuzzCheckpointFiles", "leader-epoch-long-repeats", inspect.AppendLeaderEpochCheckpoint(nil, repeats))
+	add("inspect", "FuzzCheckpointFiles", "leader-epoch-long-rising", sidefile.AppendLeaderEpochCheckpoint(nil, rising))
+	add("inspect", "FuzzCheckpointFiles", "leader-epoch-long-repeats", sidefile.AppendLeaderEpochCheckpoint(nil, repeats))
 	for _, n := range []string{"orders-0.0123456789abcdef0123456789abcdef-delete", "lost+found", "__cluster_metadata-0", "orders-2147483647", "orders-2147483648"} {
 		add("inspect", "FuzzNames", n, n)
 	}

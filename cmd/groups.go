@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/groups"
 )
 
@@ -182,7 +182,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	var damaged []error
 	for _, p := range parts {
 		if err := st.Load(p, groups.Options{At: opts.at.Value}); err != nil {
-			var ce *inspect.CorruptError
+			var ce *fileio.CorruptError
 			if !errors.As(err, &ce) {
 				return err
 			}

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/rebuild"
 )
 
 // Errors a person can act on. Every error kseg reports names the file and,
-// where it applies, the byte position (inspect.CorruptError says both);
+// where it applies, the byte position (fileio.CorruptError says both);
 // reportError then adds one line, "kseg: hint: ...", with the check that
 // failed (the id verify reports it under) and the command to run next,
 // when there is one to suggest. The hint is derived from the error itself,
@@ -39,13 +39,13 @@ func withHint(err error, hint string) error {
 // checkOf is the verify check id for a kind of log damage.
 func checkOf(err error) string {
 	switch {
-	case errors.Is(err, inspect.ErrTorn):
+	case errors.Is(err, fileio.ErrTorn):
 		return "log.truncated"
-	case errors.Is(err, inspect.ErrCorruptHeader):
+	case errors.Is(err, fileio.ErrCorruptHeader):
 		return "log.corrupt-header"
-	case errors.Is(err, inspect.ErrCRC):
+	case errors.Is(err, fileio.ErrCRC):
 		return "log.crc"
-	case errors.Is(err, inspect.ErrCorruptRecords), errors.Is(err, inspect.ErrTooLarge):
+	case errors.Is(err, fileio.ErrCorruptRecords), errors.Is(err, fileio.ErrTooLarge):
 		return "log.records"
 	}
 	return ""
@@ -61,9 +61,9 @@ func nextStep(cmd string, err error) string {
 	if errors.As(err, &h) {
 		return h.hint
 	}
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	switch {
-	case errors.As(err, &ce) && errors.Is(err, inspect.ErrFault):
+	case errors.As(err, &ce) && errors.Is(err, fileio.ErrFault):
 		return "the file shrank while kseg read it (is a broker still writing or deleting it?): run again, or copy the partition directory and work on the copy"
 	case errors.As(err, &ce):
 		dir := filepath.Dir(ce.File)

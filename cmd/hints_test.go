@@ -12,13 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/rebuild"
 )
 
 func corrupt(kind error) error {
-	return fmt.Errorf("looking up: %w", &inspect.CorruptError{File: filepath.Join("data", "orders-0", "00000000000000000368.log"), Position: 4242, Offset: -1, Err: fmt.Errorf("%w: detail", kind)})
+	return fmt.Errorf("looking up: %w", &fileio.CorruptError{File: filepath.Join("data", "orders-0", "00000000000000000368.log"), Position: 4242, Offset: -1, Err: fmt.Errorf("%w: detail", kind)})
 }
 
 func TestNextStep(t *testing.T) {
@@ -28,13 +28,13 @@ func TestNextStep(t *testing.T) {
 		err  error
 		want string // "" for no hint; else every ";"-separated part must appear
 	}{
-		{"lookup", corrupt(inspect.ErrTorn), "log.truncated|kseg verify " + dir + "|kseg rebuild --dry-run --truncate-log " + dir},
-		{"lookup", corrupt(inspect.ErrCorruptHeader), "log.corrupt-header|kseg verify " + dir},
-		{"lookup-time", corrupt(inspect.ErrCRC), "log.crc|kseg verify " + dir},
-		{"dump-log", corrupt(inspect.ErrCorruptRecords), "log.records|kseg dump-log --salvage"},
-		{"dump-log", corrupt(inspect.ErrTooLarge), "log.records"},
-		{"rebuild", corrupt(inspect.ErrCorruptHeader), "kseg rebuild --dry-run --truncate-log " + dir + " shows the cut"},
-		{"verify", corrupt(inspect.ErrFault), "shrank while kseg read it"},
+		{"lookup", corrupt(fileio.ErrTorn), "log.truncated|kseg verify " + dir + "|kseg rebuild --dry-run --truncate-log " + dir},
+		{"lookup", corrupt(fileio.ErrCorruptHeader), "log.corrupt-header|kseg verify " + dir},
+		{"lookup-time", corrupt(fileio.ErrCRC), "log.crc|kseg verify " + dir},
+		{"dump-log", corrupt(fileio.ErrCorruptRecords), "log.records|kseg dump-log --salvage"},
+		{"dump-log", corrupt(fileio.ErrTooLarge), "log.records"},
+		{"rebuild", corrupt(fileio.ErrCorruptHeader), "kseg rebuild --dry-run --truncate-log " + dir + " shows the cut"},
+		{"verify", corrupt(fileio.ErrFault), "shrank while kseg read it"},
 		{"rebuild", fmt.Errorf("%w (nothing written)", rebuild.ErrLocked), "stop the broker|--out DIR|--force"},
 		{"lookup", &fs.PathError{Op: "open", Path: "x.index", Err: fs.ErrPermission}, "read access|broker's user"},
 		{"ls", withHint(errors.New("x"), "do this"), "do this"},
@@ -60,7 +60,7 @@ func TestNextStep(t *testing.T) {
 func TestReportErrorHint(t *testing.T) {
 	sub := &cobra.Command{Use: "lookup"}
 	var buf bytes.Buffer
-	reportError(&buf, sub, markRunError(corrupt(inspect.ErrCRC)))
+	reportError(&buf, sub, markRunError(corrupt(fileio.ErrCRC)))
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "kseg: looking up: data/orders-0/00000000000000000368.log: byte position 4242: crc mismatch") ||
 		!strings.HasPrefix(lines[1], "kseg: hint: verify reports this as log.crc; run kseg verify data/orders-0") {

@@ -21,6 +21,7 @@ import (
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // The limits a broker allows, and kseg at each of them: a 2 GiB segment
@@ -59,7 +60,7 @@ func limV2Batch(base int64, lastDelta int32, count int32, ts int64) []byte {
 func limV2Header(base int64, lastDelta, count int32, ts int64, payload []byte) []byte {
 	be := binary.BigEndian
 	b := be.AppendUint64(nil, uint64(base))
-	b = be.AppendUint32(b, uint32(inspect.V2HeaderSize-inspect.LogOverhead+len(payload)))
+	b = be.AppendUint32(b, uint32(record.V2HeaderSize-record.LogOverhead+len(payload)))
 	b = be.AppendUint32(b, 0) // partition leader epoch
 	b = append(b, 2)
 	b = be.AppendUint32(b, 0) // crc, below
@@ -242,13 +243,13 @@ func TestLimitTwoGiBSegment(t *testing.T) {
 	offset := int64(3)
 	for end < tailPos {
 		n := min(int64(chunk), tailPos-end)
-		if rest := tailPos - end - n; rest > 0 && rest < inspect.V2HeaderSize {
-			n -= inspect.V2HeaderSize // leave no sliver too small for a batch
+		if rest := tailPos - end - n; rest > 0 && rest < record.V2HeaderSize {
+			n -= record.V2HeaderSize // leave no sliver too small for a batch
 		}
 		ts := ts0 + offset
 		h := limV2Header(offset, 0, 0, ts, nil)
-		binary.BigEndian.PutUint32(h[8:], uint32(n-inspect.LogOverhead))
-		crc := crc32.Update(crc32.Checksum(h[21:], limCastagnoli), limCastagnoli, zeros[:n-inspect.V2HeaderSize])
+		binary.BigEndian.PutUint32(h[8:], uint32(n-record.LogOverhead))
+		crc := crc32.Update(crc32.Checksum(h[21:], limCastagnoli), limCastagnoli, zeros[:n-record.V2HeaderSize])
 		binary.BigEndian.PutUint32(h[17:], crc)
 		add(h, n, offset, ts)
 		offset++
@@ -445,7 +446,7 @@ func TestLimitIndexesAtCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, s := range segs {
-		sg, err := inspect.OpenSegment(p.Segments[k])
+		sg, err := inspect.OpenSegment(p.Segments[k], inspect.SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func targetsOf(t *testing.T, p *inspect.Partition) (offsets, timestamps []int64)
 	var last int64 = -1
 	var maxTs int64 = -1
 	for _, sf := range p.Segments {
-		seg, err := inspect.OpenSegment(sf)
+		seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

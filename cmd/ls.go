@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 type lsOptions struct {
@@ -178,7 +180,7 @@ func segmentStatus(s *inspect.SegmentSummary) map[string]bool {
 	}
 	switch {
 	case s.Damage == nil:
-	case errors.Is(s.Damage, inspect.ErrTorn):
+	case errors.Is(s.Damage, fileio.ErrTorn):
 		set[statusTornTail] = true
 	default:
 		set[statusCorruptLog] = true
@@ -248,7 +250,7 @@ func segmentLine(p *inspect.Partition, s *inspect.SegmentSummary) lsSegmentJSON 
 }
 
 // partitionLine sums a partition's segments up.
-func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *inspect.DataDirFiles, side *inspect.PartitionSideFiles) lsPartitionJSON {
+func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *sidefile.DataDirFiles, side *inspect.PartitionSideFiles) lsPartitionJSON {
 	out := lsPartitionJSON{Dir: p.Dir, Segments: len(sums), lsRange: lsRange{Batches: ptr(int64(0)), Records: ptr(int64(0))}}
 	if p.Topic != "" {
 		out.Topic, out.Partition = ptr(p.Topic), ptr(p.Partition)
@@ -288,13 +290,13 @@ func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *insp
 	}
 	out.Status = statusText(set)
 	if dd != nil && p.Topic != "" {
-		if v, ok := inspect.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok {
+		if v, ok := sidefile.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok {
 			out.LogStartOffset = ptr(v)
 		}
-		if v, ok := inspect.CheckpointedOffset(&dd.RecoveryPoints, p.Topic, p.Partition); ok {
+		if v, ok := sidefile.CheckpointedOffset(&dd.RecoveryPoints, p.Topic, p.Partition); ok {
 			out.RecoveryPoint = ptr(v)
 		}
-		if v, ok := inspect.CheckpointedOffset(&dd.HighWatermarks, p.Topic, p.Partition); ok {
+		if v, ok := sidefile.CheckpointedOffset(&dd.HighWatermarks, p.Topic, p.Partition); ok {
 			out.HighWatermark = ptr(v)
 		}
 	}
@@ -491,9 +493,9 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		for _, s := range t.Skipped {
 			ios.Warnf("%s: not listed: %s", s.Path, s.Reason)
 		}
-		var dd *inspect.DataDirFiles
+		var dd *sidefile.DataDirFiles
 		if t.Kind != "segment" && t.DataDir != "" {
-			dd = inspect.ReadDataDirFiles(t.DataDir)
+			dd = sidefile.ReadDataDirFiles(t.DataDir)
 			if line := shutdownLine(dd); line != "" {
 				footer = append(footer, line)
 			}
@@ -634,7 +636,7 @@ func (a *partitionsAhead) close() { close(a.stop) }
 // shutdownLine says, under the table, how a data directory's broker last
 // stopped, when the directory is a broker's (it holds meta.properties or a
 // checkpoint); "" otherwise.
-func shutdownLine(dd *inspect.DataDirFiles) string {
+func shutdownLine(dd *sidefile.DataDirFiles) string {
 	if !dd.Meta.Present() && !dd.RecoveryPoints.Present() && !dd.LogStarts.Present() && !dd.HighWatermarks.Present() {
 		return ""
 	}

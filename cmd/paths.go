@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // resolveTarget resolves a PATH argument, turning "does not exist" and
@@ -24,7 +25,7 @@ func resolveTarget(path string) (*inspect.Target, error) {
 			}
 			return nil, withHint(fmt.Errorf("%s: no such file or directory", path), hint)
 		}
-		if errors.Is(err, inspect.ErrNotKafka) {
+		if errors.Is(err, fileio.ErrNotKafka) {
 			if found := dataDirsBelow(path); len(found) > 0 {
 				return nil, withHint(err, foundDataDirsHint(path, found))
 			}

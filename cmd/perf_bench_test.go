@@ -55,7 +55,7 @@ func middle(b *testing.B, dir string) (offset, timestamp int64) {
 		b.Fatal(err)
 	}
 	p := tg.Partitions[0]
-	last, err := inspect.OpenSegment(p.Segments[len(p.Segments)-1])
+	last, err := inspect.OpenSegment(p.Segments[len(p.Segments)-1], inspect.SegmentOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/sidefile"
 	"github.com/kseg/kseg/verify"
 )
 
@@ -107,7 +108,7 @@ func (r *junitReport) addCase(dir, name string, files ...string) {
 // files.
 func (r *junitReport) addTarget(t *inspect.Target) error {
 	if t.Kind != "segment" && t.DataDir != "" {
-		dd := inspect.ReadDataDirFiles(t.DataDir)
+		dd := sidefile.ReadDataDirFiles(t.DataDir)
 		for _, p := range []string{dd.RecoveryPoints.Path, dd.LogStarts.Path, dd.HighWatermarks.Path, dd.CleanerOffsets.Path, dd.Meta.Path} {
 			if p != "" {
 				r.addCase(t.DataDir, filepath.Base(p))

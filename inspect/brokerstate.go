@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // RecoveryStart is where a broker's next start begins recovering a
@@ -26,7 +28,7 @@ type RecoveryStart struct {
 // segment recovery reads: segments.values(recoveryPoint, +inf) starts at
 // the floor segment of the recovery point, the first segment when the
 // point is below its base offset (LogLoader.recoverLog).
-func StartOfRecovery(segs []SegmentFiles, topic string, partition int32, dd *DataDirFiles) RecoveryStart {
+func StartOfRecovery(segs []SegmentFiles, topic string, partition int32, dd *sidefile.DataDirFiles) RecoveryStart {
 	r := RecoveryStart{Source: "absent"}
 	if dd != nil {
 		r.Clean = dd.CleanShutdown.Present()
@@ -34,7 +36,7 @@ func StartOfRecovery(segs []SegmentFiles, topic string, partition int32, dd *Dat
 		case dd.RecoveryPoints.Present() && !dd.RecoveryPoints.OK():
 			r.Source = "unreadable"
 		case topic != "":
-			if rp, ok := CheckpointedOffset(&dd.RecoveryPoints, topic, partition); ok {
+			if rp, ok := sidefile.CheckpointedOffset(&dd.RecoveryPoints, topic, partition); ok {
 				r.Point, r.Source = rp, "checkpoint"
 			}
 		}
@@ -103,14 +105,14 @@ func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 		all = full.Segments
 	}
 	st := &BrokerState{all: all, LogStartSource: LogStartFromFirstSegment}
-	var dd *DataDirFiles
+	var dd *sidefile.DataDirFiles
 	if p.DataDir != "" {
 		j := func(name string) string { return filepath.Join(p.DataDir, name) }
-		dd = &DataDirFiles{
+		dd = &sidefile.DataDirFiles{
 			Dir:            p.DataDir,
-			RecoveryPoints: ReadOffsetCheckpoint(j(RecoveryPointCheckpointFile)),
-			LogStarts:      ReadOffsetCheckpoint(j(LogStartOffsetCheckpointFile)),
-			CleanShutdown:  ReadCleanShutdown(j(CleanShutdownFile)),
+			RecoveryPoints: sidefile.ReadOffsetCheckpoint(j(sidefile.RecoveryPointCheckpointFile)),
+			LogStarts:      sidefile.ReadOffsetCheckpoint(j(sidefile.LogStartOffsetCheckpointFile)),
+			CleanShutdown:  sidefile.ReadCleanShutdown(j(sidefile.CleanShutdownFile)),
 		}
 	}
 	st.Recovery = StartOfRecovery(all, p.Topic, p.Partition, dd)
@@ -118,7 +120,7 @@ func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 		st.LogStart = all[0].BaseOffset
 	}
 	if dd != nil && p.Topic != "" {
-		if ls, ok := CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok && ls > st.LogStart {
+		if ls, ok := sidefile.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok && ls > st.LogStart {
 			st.LogStart, st.LogStartSource = ls, LogStartFromCheckpoint
 		}
 	}

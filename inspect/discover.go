@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // File suffixes (LogFileUtils).
@@ -119,16 +121,16 @@ type Target struct {
 func ParseBaseOffset(name string) (int64, error) {
 	i := strings.IndexByte(name, '.')
 	if i <= 0 {
-		return 0, fmt.Errorf("%s: %w: no base offset in the name", name, ErrNotKafka)
+		return 0, fmt.Errorf("%s: %w: no base offset in the name", name, fileio.ErrNotKafka)
 	}
 	for _, c := range name[:i] {
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%s: %w: the name does not start with a base offset", name, ErrNotKafka)
+			return 0, fmt.Errorf("%s: %w: the name does not start with a base offset", name, fileio.ErrNotKafka)
 		}
 	}
 	v, err := strconv.ParseInt(name[:i], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w: base offset out of range", name, ErrNotKafka)
+		return 0, fmt.Errorf("%s: %w: base offset out of range", name, fileio.ErrNotKafka)
 	}
 	return v, nil
 }
@@ -165,16 +167,36 @@ func segmentSuffix(name string) string {
 	return ""
 }
 
-// leftoverReason explains files the broker itself deletes or renames at
-// load (LogLoader.removeTempFilesAndCollectSwapFiles).
+// leftoverSuffixes are the files the broker itself deletes or renames at
+// load (LogLoader.removeTempFilesAndCollectSwapFiles): why discovery skips
+// one, and what the broker does with it.
+var leftoverSuffixes = []struct{ suffix, reason, atLoad string }{
+	{".deleted", "scheduled for deletion (.deleted)",
+		"file renamed for asynchronous deletion (.deleted): the broker deletes it at load (LogLoader.removeTempFilesAndCollectSwapFiles)"},
+	{".cleaned", "log cleaner output not yet swapped in (.cleaned)",
+		"log cleaner or segment split output not yet swapped in (.cleaned): the broker deletes it at load, and any .swap file at or above its base offset with it"},
+	{".swap", "log cleaner swap file (.swap)",
+		"interrupted segment swap of the log cleaner or a split (.swap): at load the broker deletes the segment files its offsets cover (producer snapshots included) and renames it into place"},
+}
+
+// leftoverReason explains a file the broker deletes or renames at load
+// ("" for any other file).
 func leftoverReason(name string) string {
-	switch {
-	case strings.HasSuffix(name, ".deleted"):
-		return "scheduled for deletion (.deleted)"
-	case strings.HasSuffix(name, ".cleaned"):
-		return "log cleaner output not yet swapped in (.cleaned)"
-	case strings.HasSuffix(name, ".swap"):
-		return "log cleaner swap file (.swap)"
+	for _, l := range leftoverSuffixes {
+		if strings.HasSuffix(name, l.suffix) {
+			return l.reason
+		}
+	}
+	return ""
+}
+
+// LeftoverAtLoad says what the broker does at load with a file it deletes
+// or renames then (.deleted, .cleaned, .swap); "" for any other file.
+func LeftoverAtLoad(name string) string {
+	for _, l := range leftoverSuffixes {
+		if strings.HasSuffix(name, l.suffix) {
+			return l.atLoad
+		}
 	}
 	return ""
 }
@@ -314,7 +336,7 @@ func Resolve(path string) (*Target, error) {
 		if len(p.Skipped) > 0 {
 			t.Skipped = append(p.Skipped, t.Skipped...)
 		}
-		return nil, fmt.Errorf("%s: %w: no segments and no partition directories found", path, ErrNotKafka)
+		return nil, fmt.Errorf("%s: %w: no segments and no partition directories found", path, fileio.ErrNotKafka)
 	}
 	return t, nil
 }
@@ -334,7 +356,7 @@ func resolveFile(path string) (*Target, error) {
 	name := filepath.Base(path)
 	sfx := segmentSuffix(name)
 	if sfx == "" {
-		return nil, fmt.Errorf("%s: %w: expected a .log, .index, .timeindex or .txnindex file, a partition directory or a data directory", path, ErrNotKafka)
+		return nil, fmt.Errorf("%s: %w: expected a .log, .index, .timeindex or .txnindex file, a partition directory or a data directory", path, fileio.ErrNotKafka)
 	}
 	base, err := ParseBaseOffset(name)
 	if err != nil {

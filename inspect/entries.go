@@ -2,6 +2,9 @@ package inspect
 
 import (
 	"io"
+
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // DefaultWindow is the read size of an EntryScanner: 256 KiB preads read
@@ -64,7 +67,7 @@ func (s *EntryScanner) fill(at, n int64) ([]byte, error) {
 	k, err := s.r.ReadAt(s.win, start)
 	if int64(k) < want {
 		s.win = s.win[:0]
-		return nil, readErr(s.name, at, err)
+		return nil, fileio.ReadError(s.name, at, err)
 	}
 	s.winPos = start
 	return s.win[at-start : at-start+n], nil
@@ -105,7 +108,7 @@ func (s *EntryScanner) Next() bool {
 // MaxEntryBytes are refused with ErrTooLarge.
 func (s *EntryScanner) Entry() ([]byte, error) {
 	if s.b.Size > MaxEntryBytes {
-		return nil, corruptf(s.name, s.b.Position, ErrTooLarge, "batch of %d bytes is larger than %d", s.b.Size, MaxEntryBytes)
+		return nil, fileio.Corruptf(s.name, s.b.Position, fileio.ErrTooLarge, "batch of %d bytes is larger than %d", s.b.Size, MaxEntryBytes)
 	}
 	return s.fill(s.b.Position, s.b.Size)
 }
@@ -120,17 +123,17 @@ func (s *EntryScanner) CheckCRC() (computed uint32, ok bool, err error) {
 		if err != nil {
 			return 0, false, err
 		}
-		c := ComputeCRC(b.Magic, e)
+		c := record.ComputeCRC(b.Magic, e)
 		return c, c == b.CRC, nil
 	}
 	var crc uint32
-	for at := b.Position + CRCStart(b.Magic); at < b.End(); {
+	for at := b.Position + record.CRCStart(b.Magic); at < b.End(); {
 		n := min(int64(cap(s.win)), b.End()-at)
 		p, err := s.fill(at, n)
 		if err != nil {
 			return 0, false, err
 		}
-		crc = UpdateCRC(b.Magic, crc, p)
+		crc = record.UpdateCRC(b.Magic, crc, p)
 		at += n
 	}
 	return crc, crc == b.CRC, nil

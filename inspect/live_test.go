@@ -12,7 +12,9 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Files changing underneath kseg: a segment or index cut by another
@@ -52,8 +54,8 @@ func truncateFromAnotherProcess(t *testing.T, path string, size int64) {
 // wantFault requires err to be a *CorruptError of kind ErrFault naming file.
 func wantFault(t *testing.T, what string, err error, file string) {
 	t.Helper()
-	var ce *inspect.CorruptError
-	if !errors.As(err, &ce) || !errors.Is(err, inspect.ErrFault) {
+	var ce *fileio.CorruptError
+	if !errors.As(err, &ce) || !errors.Is(err, fileio.ErrFault) {
 		t.Fatalf("%s: got %v (%T), want a *CorruptError of kind ErrFault", what, err, err)
 	}
 	if ce.File != file {
@@ -78,14 +80,14 @@ func TestMappedLogTruncatedUnderneath(t *testing.T) {
 	logPath := m.LogPath(seg)
 	last := seg.Batches[len(seg.Batches)-1]
 
-	s, err := inspect.OpenSegment(p.Segments[0])
+	s, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	// The same segment with the log mapped too: its lookups read the
 	// mappings under one fault guard for the whole lookup.
-	sm, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
+	sm, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{Log: fileio.Options{Mapped: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +122,11 @@ func TestMappedLogTruncatedUnderneath(t *testing.T) {
 		n++
 	}
 	wantFault(t, "Scan after the cut", sc.Err(), logPath)
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	errors.As(sc.Err(), &ce)
 	// The pages up to the new size are still there: the scan stopped at or
 	// after the first batch crossing into a lost page.
-	if ce.Position < 4096-inspect.HeaderReadSize || ce.Position > 2*4096 {
+	if ce.Position < 4096-record.HeaderReadSize || ce.Position > 2*4096 {
 		t.Errorf("fault at position %d, the file was cut to 4096 bytes", ce.Position)
 	}
 	if n == 0 {
@@ -156,7 +158,7 @@ func TestMappedIndexTruncatedUnderneath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.OpenSegment(p.Segments[0])
+	s, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,7 @@ func TestPreadFileTruncatedUnderneath(t *testing.T) {
 	_, m := liveGenerate(t, kafkagen.Options{Seed: 43, Batches: 100})
 	seg := &m.Segments[0]
 	logPath := m.LogPath(seg)
-	f, err := inspect.OpenPread(logPath)
+	f, err := fileio.Open(logPath, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +259,7 @@ func TestConcurrentTruncationNeverCrashes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(44, 2))
 	faults, answers := 0, 0
 	for i := 0; i < rounds; i++ {
-		s, err := inspect.OpenSegment(p.Segments[0])
+		s, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 		if err != nil {
 			continue // a file may be absent for an instant of WriteFile's truncation: fine
 		}
@@ -265,11 +267,11 @@ func TestConcurrentTruncationNeverCrashes(t *testing.T) {
 		b, _, found, err := s.LookupOffset(target)
 		switch {
 		case err != nil:
-			var ce *inspect.CorruptError
+			var ce *fileio.CorruptError
 			if !errors.As(err, &ce) || (ce.File != logPath && ce.File != idxPath) {
 				t.Errorf("round %d: %v: not a CorruptError naming the log or the index", i, err)
 			}
-			if errors.Is(err, inspect.ErrFault) {
+			if errors.Is(err, fileio.ErrFault) {
 				faults++
 			}
 		case found:
@@ -285,7 +287,7 @@ func TestConcurrentTruncationNeverCrashes(t *testing.T) {
 		for sc.Next() {
 		}
 		if err := sc.Err(); err != nil {
-			var ce *inspect.CorruptError
+			var ce *fileio.CorruptError
 			if !errors.As(err, &ce) || ce.File != logPath {
 				t.Errorf("round %d: scan: %v", i, err)
 			}
@@ -446,15 +448,15 @@ func TestGrowingLogReadToAConsistentPoint(t *testing.T) {
 			t.Fatalf("round %d: walk read %d batches, %d were written before it started", rounds, n, before)
 		}
 		if err != nil {
-			var ce *inspect.CorruptError
-			if !errors.Is(err, inspect.ErrTorn) || !errors.As(err, &ce) || ce.File != logPath || n >= len(batches) || ce.Position != batches[n].Position {
+			var ce *fileio.CorruptError
+			if !errors.Is(err, fileio.ErrTorn) || !errors.As(err, &ce) || ce.File != logPath || n >= len(batches) || ce.Position != batches[n].Position {
 				t.Fatalf("round %d: walk stopped after %d batches with %v; only a torn tail where batch %d starts is possible", rounds, n, err, n)
 			}
 			torn++
 		}
 
 		// The log end offset as the broker reads it at load.
-		s, err := inspect.OpenSegment(p.Segments[0])
+		s, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,9 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // DamageKind says what a read found wrong at a Damage's position.
@@ -29,18 +32,30 @@ func (k DamageKind) String() string {
 	return damageKindNames[k]
 }
 
+// DamageCause refines a Damage's Kind for the damage a scan stops at
+// (ErrTorn, and ErrCorruptHeader where it was an entry running past the end
+// of the file while a valid batch follows).
+type DamageCause int
+
+// The causes.
+const (
+	CauseOther     DamageCause = iota // nothing more than Kind says
+	CauseShortTail                    // fewer than 18 bytes left after the last entry: FileLogInputStream.nextBatch stops silently
+	CauseRunsPast                     // an entry whose length runs past the end of the file (Damage.Size, Magic): a torn write when End is the end of the file, else a damaged length field
+)
+
 // Kind classifies d by its error.
 func (d *Damage) Kind() DamageKind {
 	switch {
-	case errors.Is(d.Err, ErrTorn):
+	case errors.Is(d.Err, fileio.ErrTorn):
 		return DamageTorn
-	case errors.Is(d.Err, ErrCorruptHeader):
+	case errors.Is(d.Err, fileio.ErrCorruptHeader):
 		return DamageHeader
-	case errors.Is(d.Err, ErrCRC):
+	case errors.Is(d.Err, fileio.ErrCRC):
 		return DamageCRC
-	case errors.Is(d.Err, ErrTooLarge):
+	case errors.Is(d.Err, fileio.ErrTooLarge):
 		return DamageTooLarge
-	case errors.Is(d.Err, ErrCorruptRecords):
+	case errors.Is(d.Err, fileio.ErrCorruptRecords):
 		return DamageRecords
 	}
 	return DamageOther
@@ -67,8 +82,9 @@ func (d *Damage) Kind() DamageKind {
 //	err := it.Err()
 //
 // Partition.Walk and WalkSalvage (dump-log), the summaries (ls) and broker
-// recovery's plan (rebuild, verify's stale checks) read through it. It is
-// not safe for concurrent use.
+// recovery's plan (rebuild, verify's stale checks) and verify's log check
+// (stricter: see Reject) read through it. It is not safe for concurrent
+// use.
 type LogIterator struct {
 	salvage bool
 	window  int
@@ -110,7 +126,7 @@ func NewLogIterator(opts IterOptions) *LogIterator {
 // names the segment in Damage events, and may be nil without salvage),
 // from byte position from, keeping its buffers. Resetting to another
 // position of the same file also ends any damage being skipped.
-func (it *LogIterator) Reset(f *File, sf *SegmentFiles, from int64) {
+func (it *LogIterator) Reset(f *fileio.File, sf *SegmentFiles, from int64) {
 	it.reset(f, f.Name, f.Size(), sf, from)
 }
 
@@ -169,21 +185,86 @@ func (it *LogIterator) Next() bool {
 	// An entry running past the end of the file is a torn write only when
 	// no valid batch follows; otherwise its length field is damaged.
 	pos := it.s.Position()
+	var claimed record.Batch
+	cause := CauseOther
+	if errors.Is(err, fileio.ErrTorn) {
+		var ferr error
+		if cause, claimed, ferr = it.tornCause(pos); ferr != nil {
+			it.err, it.hard = ferr, true
+			return false
+		}
+	}
 	next, ok, rerr := it.rs.Next(pos + 1)
 	if rerr != nil {
 		it.err, it.hard = rerr, true
 		return false
 	}
-	var ce *CorruptError
-	if ok && errors.Is(err, ErrTorn) && errors.As(err, &ce) {
-		detail := strings.TrimPrefix(ce.Err.Error(), ErrTorn.Error()+": ")
-		err = corruptf(it.name, pos, ErrCorruptHeader, "%s, yet a valid batch follows at position %d: the length field is damaged", detail, next)
+	var ce *fileio.CorruptError
+	if ok && errors.Is(err, fileio.ErrTorn) && errors.As(err, &ce) {
+		detail := strings.TrimPrefix(ce.Err.Error(), fileio.ErrTorn.Error()+": ")
+		err = fileio.Corruptf(it.name, pos, fileio.ErrCorruptHeader, "%s, yet a valid batch follows at position %d: the length field is damaged", detail, next)
 	}
 	it.setDamage(pos, next, err)
+	it.dmg.Cause, it.dmg.Size, it.dmg.Magic = cause, claimed.Size, claimed.Magic
 	if ok {
 		it.done, it.resume = false, next
 	}
 	return true
+}
+
+// tornCause says why the scan stopped with ErrTorn at pos: too few bytes
+// for a header, or an entry running past the end of the file, whose header
+// (ParseBatch decodes its size and magic even then) it returns.
+func (it *LogIterator) tornCause(pos int64) (DamageCause, record.Batch, error) {
+	left := it.s.end - pos
+	if left < record.HeaderSizeUpToMagic+1 {
+		return CauseShortTail, record.Batch{}, nil
+	}
+	hdr, err := it.s.fill(pos, min(int64(record.HeaderReadSize), left))
+	if err != nil {
+		return CauseOther, record.Batch{}, err
+	}
+	b, _ := record.ParseBatch(hdr, pos, it.name)
+	return CauseRunsPast, b, nil
+}
+
+// ZeroFilled reports whether the bytes from the current damage's position
+// to the end of the file are all zero: a preallocated .log, or blocks never
+// written before an unclean shutdown.
+func (it *LogIterator) ZeroFilled() (bool, error) {
+	for at, end := it.dmg.Position, it.s.end; at < end; {
+		n := min(int64(max(cap(it.s.win), record.HeaderReadSize)), end-at)
+		p, err := it.s.fill(at, n)
+		if err != nil {
+			return false, err
+		}
+		if firstNonZero(p, 0) < len(p) {
+			return false, nil
+		}
+		at += n
+	}
+	return true, nil
+}
+
+// Reject turns the current batch into damage (ErrCorruptHeader, why), from
+// its position to the next valid batch (or the end of the file), for a
+// caller stricter than the broker's iterator (verify refuses the headers
+// HeaderProblem rejects). Damage is then set, and Next resumes at its End.
+// Salvage only.
+func (it *LogIterator) Reject(why string) error {
+	pos := it.s.Batch().Position
+	next, ok, rerr := it.rs.Next(pos + 1)
+	if rerr != nil {
+		it.hard = true
+		return rerr
+	}
+	it.setDamage(pos, next, fileio.Corruptf(it.name, pos, fileio.ErrCorruptHeader, "%s", why))
+	if ok {
+		it.resume = next
+	} else {
+		it.done = true
+	}
+	return nil
 }
 
 // pastLimit yields, once, when salvaging, the bytes past MaxSegmentBytes
@@ -213,7 +294,7 @@ func (it *LogIterator) Damage() *Damage {
 }
 
 // Batch is the current batch (valid until the next call to Next).
-func (it *LogIterator) Batch() *Batch { return it.s.Batch() }
+func (it *LogIterator) Batch() *record.Batch { return it.s.Batch() }
 
 // CheckCRC computes the current batch's checksum (streaming entries larger
 // than the window) and reports whether it matches the stored CRC; it does
@@ -233,17 +314,24 @@ func (it *LogIterator) Judge() (crcOK bool, err error) {
 		}
 		return ok, err
 	}
+	return false, it.JudgeMismatch(computed)
+}
+
+// JudgeMismatch is Judge's salvage decision for the current batch, whose
+// checksum the caller computed (CheckCRC) and found not matching: it
+// becomes damage, or stands, as Judge says.
+func (it *LogIterator) JudgeMismatch(computed uint32) error {
 	b := it.s.Batch()
 	next, err := it.rs.SkipBadCRC(b)
 	if err != nil || next < 0 {
 		if err != nil {
 			it.hard = true
 		}
-		return false, err
+		return err
 	}
-	it.setDamage(b.Position, next, corruptf(it.name, b.Position, ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, b.End()))
+	it.setDamage(b.Position, next, fileio.Corruptf(it.name, b.Position, fileio.ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, b.End()))
 	it.resume = next
-	return false, nil
+	return nil
 }
 
 // Entry returns the whole current entry, a view valid until the next call
@@ -279,6 +367,6 @@ func SegmentTooLarge(file string, size int64) error {
 	if size <= MaxSegmentBytes {
 		return nil
 	}
-	return corruptf(file, MaxSegmentBytes, ErrSegmentTooLarge, "the log is %d bytes; no broker opens a segment over %d bytes (segment.bytes is an int, FileRecords positions are 32-bit): the %d bytes past it are not read",
+	return fileio.Corruptf(file, MaxSegmentBytes, fileio.ErrSegmentTooLarge, "the log is %d bytes; no broker opens a segment over %d bytes (segment.bytes is an int, FileRecords positions are 32-bit): the %d bytes past it are not read",
 		size, int64(MaxSegmentBytes), size-MaxSegmentBytes)
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // TraceStep is one step of a lookup as a broker would take it, for --trace:
@@ -144,7 +146,7 @@ func (t *tracer) probes(index string) func(indexfmt.Probe) {
 }
 
 // batch adds a batch step: b, and s's Why and numbers.
-func (t *tracer) batch(b *Batch, s TraceStep) {
+func (t *tracer) batch(b *record.Batch, s TraceStep) {
 	if t == nil {
 		return
 	}
@@ -176,7 +178,7 @@ type OffsetLookup struct {
 	Segment           string // .log base name
 	SegmentBaseOffset int64
 	IndexEntry        *IndexHit
-	Batch             Batch
+	Batch             record.Batch
 	ScannedBatches    int
 	ScannedBytes      int64
 	Trace             []TraceStep
@@ -213,7 +215,7 @@ func (p *Partition) brokerState(opts LookupOptions) (*BrokerState, error) {
 // (opts.RecoveredIndexes), and knowing whether its next start would
 // recover it (Segment.Kept).
 func openForLookup(sf SegmentFiles, st *BrokerState, opts LookupOptions, tr *tracer) (*Segment, error) {
-	seg, err := OpenSegment(sf)
+	seg, err := OpenSegment(sf, SegmentOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +379,7 @@ type scanStats struct {
 // It allocates nothing: the index search and the header scanner use
 // buffers the Segment keeps, so a Segment must not be used by several
 // goroutines at once.
-func (s *Segment) LookupOffset(target int64) (b Batch, hit IndexHit, found bool, err error) {
+func (s *Segment) LookupOffset(target int64) (b record.Batch, hit IndexHit, found bool, err error) {
 	var st scanStats
 	if s.unguarded(func(r readers) { b, hit, found, err = s.lookupOffset(r, target, nil, &st) }) {
 		st = scanStats{}
@@ -386,13 +388,13 @@ func (s *Segment) LookupOffset(target int64) (b Batch, hit IndexHit, found bool,
 	return b, hit, found, err
 }
 
-func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStats) (Batch, IndexHit, bool, error) {
+func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStats) (record.Batch, IndexHit, bool, error) {
 	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
 	st.next = s.BaseOffset
 	start := int64(0)
 	n, _, err := s.entries(r)
 	if err != nil {
-		return Batch{}, hit, false, err
+		return record.Batch{}, hit, false, err
 	}
 	switch {
 	case r.idx == nil:
@@ -408,7 +410,7 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 		s.tracePadding(tr, "offset", s.IndexName, n, r.idx.Slots())
 		e, slot, err := r.idx.LookupEntries(target, n, tr.probes("offset"))
 		if err != nil {
-			return Batch{}, hit, false, fmt.Errorf("%s: %w", s.IndexName, err)
+			return record.Batch{}, hit, false, fmt.Errorf("%s: %w", s.IndexName, err)
 		}
 		if slot < 0 {
 			if tr != nil {
@@ -427,7 +429,7 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 		}
 	}
 	if start < 0 || start > s.LogSize {
-		return Batch{}, hit, false, nil
+		return record.Batch{}, hit, false, nil
 	}
 	sc := s.scanner(r.log, start)
 	for sc.Next() {
@@ -446,12 +448,12 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 		}
 	}
 	if err := sc.Err(); err != nil {
-		if !errors.Is(err, ErrTorn) {
-			return Batch{}, hit, false, err
+		if !errors.Is(err, fileio.ErrTorn) {
+			return record.Batch{}, hit, false, err
 		}
 		if tr != nil {
 			tr.note(TraceStep{Why: WhyScanStops, Detail: err.Error()})
 		}
 	}
-	return Batch{}, hit, false, nil
+	return record.Batch{}, hit, false, nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // realFixtures is the directory of partition directories written by real
@@ -52,14 +54,14 @@ func realPartitions(t testing.TB) []*inspect.Partition {
 // bruteBatch is a batch seen by a plain scan of every segment from position 0.
 type bruteBatch struct {
 	segment int
-	b       inspect.Batch
+	b       record.Batch
 }
 
 func allBatches(t testing.TB, p *inspect.Partition) []bruteBatch {
 	t.Helper()
 	var out []bruteBatch
 	for i, sf := range p.Segments {
-		seg, err := inspect.OpenSegment(sf)
+		seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +69,7 @@ func allBatches(t testing.TB, p *inspect.Partition) []bruteBatch {
 		for sc.Next() {
 			out = append(out, bruteBatch{i, *sc.Batch()})
 		}
-		if err := sc.Err(); err != nil && !errors.Is(err, inspect.ErrTorn) {
+		if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
 			t.Fatalf("%s: %v", sf.Log, err)
 		}
 		seg.Close()
@@ -181,17 +183,17 @@ func TestOpenSegmentUnmappedReadsTheSame(t *testing.T) {
 	n := 0
 	for _, p := range realPartitions(t) {
 		for _, sf := range p.Segments {
-			b, err := inspect.OpenSegmentUnmapped(sf)
+			b, err := inspect.OpenSegment(sf, inspect.SegmentOptions{Unmapped: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			bm, ok := mapped(sf.Index)
-			a, err := inspect.OpenSegment(sf)
+			a, err := inspect.OpenSegment(sf, inspect.SegmentOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if am, _ := mapped(sf.Index); ok && sf.Index != "" && a.Index.Size() > 0 && (bm || !am) {
-				t.Errorf("%s: mapped after OpenSegmentUnmapped %v, after OpenSegment too %v", sf.Index, bm, am)
+				t.Errorf("%s: mapped after opening Unmapped %v, after opening mapped %v", sf.Index, bm, am)
 			}
 			an, aerr := a.NextOffset()
 			bn, berr := b.NextOffset()

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // ListOffsets special timestamps (ListOffsetsRequest), as kseg reports them
@@ -34,7 +36,7 @@ type TimeLookup struct {
 	Segment           string
 	SegmentBaseOffset int64
 	TimeIndexEntry    *TimeHit
-	Batch             *Batch // nil for "latest"
+	Batch             *record.Batch // nil for "latest"
 	Trace             []TraceStep
 }
 
@@ -106,7 +108,7 @@ func (p *Partition) lookupEarliest(tr *tracer, opts LookupOptions) (*TimeLookup,
 
 func (p *Partition) lookupLatest(tr *tracer) (*TimeLookup, error) {
 	last := p.Segments[len(p.Segments)-1]
-	seg, err := OpenSegment(last)
+	seg, err := OpenSegment(last, SegmentOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +150,7 @@ func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeH
 			ts, offset = b.MaxTimestamp, b.LastOffset
 		}
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
+	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
 		return 0, 0, nil, err
 	}
 	return ts, offset, nil, nil
@@ -193,7 +195,7 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 		}
 	}
 	if sf.TimeIndex != "" {
-		f, err := Open(sf.TimeIndex, OpenOptions{})
+		f, err := fileio.Open(sf.TimeIndex, fileio.Options{})
 		if err != nil {
 			return 0, 0, nil, err
 		}
@@ -206,7 +208,7 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 			return ts, offset, hit, nil
 		}
 	}
-	seg, err := OpenSegment(sf)
+	seg, err := OpenSegment(sf, SegmentOptions{})
 	if err != nil {
 		return 0, 0, nil, err
 	}
@@ -287,9 +289,9 @@ func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *trace
 // TimeAnswer is the answer of Segment.LookupTimestamp.
 type TimeAnswer struct {
 	Found     bool
-	Offset    int64 // the first record with timestamp >= target and offset >= the starting offset
-	Timestamp int64 // its timestamp
-	Batch     Batch // the batch holding it
+	Offset    int64        // the first record with timestamp >= target and offset >= the starting offset
+	Timestamp int64        // its timestamp
+	Batch     record.Batch // the batch holding it
 	// TimeIndexEntry is the time-index slot the search started from; Slot
 	// is -1 when the time index is absent or has no entry <= target.
 	TimeIndexEntry TimeHit
@@ -301,7 +303,7 @@ type timeLookupState struct {
 	target, startingOffset int64
 	found                  bool
 	offset, timestamp      int64
-	fn                     func(*Record) error
+	fn                     func(*record.Record) error
 }
 
 // LookupTimestamp answers ListOffsets for target in this segment as the
@@ -355,7 +357,7 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 	st := &s.tl
 	st.target, st.startingOffset = target, startingOffset
 	if st.fn == nil {
-		st.fn = func(r *Record) error {
+		st.fn = func(r *record.Record) error {
 			if r.Timestamp >= st.target && r.Offset >= st.startingOffset {
 				st.offset, st.timestamp, st.found = r.Offset, r.Timestamp, true
 				return errStopRecords
@@ -388,7 +390,7 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 			tr.batch(b, TraceStep{Why: WhyNoRecordReaches, Target: target})
 		}
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
+	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
 		return a, err
 	}
 	return a, nil
@@ -452,7 +454,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 	if err != nil {
 		return nil, err
 	}
-	var dec RecordDecoder
+	var dec record.RecordDecoder
 	sc := seg.Scan(pos)
 	for sc.Next() {
 		b := sc.Batch()
@@ -468,7 +470,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 		if err != nil {
 			return nil, err
 		}
-		err = dec.Records(seg.LogName, entry, b, func(r *Record) error {
+		err = dec.Records(seg.LogName, entry, b, func(r *record.Record) error {
 			if r.Timestamp == b.MaxTimestamp {
 				res.Offset, res.Timestamp, res.Found = r.Offset, r.Timestamp, true
 				return errStopRecords
@@ -486,7 +488,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 		}
 		break
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
+	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
 		return nil, err
 	}
 	res.Reason = fmt.Sprintf("no batch with the max timestamp %d holds a record carrying it", bestTS)

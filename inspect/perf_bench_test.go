@@ -1,6 +1,7 @@
 package inspect_test
 
 import (
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 
 	"hash/crc32"
@@ -135,7 +136,7 @@ func sizeName(n int) string {
 
 // scanLog is verify's and rebuild's pass over a log: every entry through
 // the entry scanner, every CRC checked.
-func scanLog(b *testing.B, f *inspect.File) {
+func scanLog(b *testing.B, f *fileio.File) {
 	s := inspect.NewEntryScanner(f, f.Name, f.Size(), 0, inspect.DefaultWindow)
 	n := 0
 	for s.Next() {
@@ -161,7 +162,7 @@ func BenchmarkScanLog(b *testing.B) {
 				b.StopTimer()
 				gentest.Warm(b, path)
 				b.StartTimer()
-				f, err := inspect.Open(path, inspect.OpenOptions{CacheNeutral: neutral})
+				f, err := fileio.Open(path, fileio.Options{CacheNeutral: neutral})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -207,14 +208,14 @@ func BenchmarkScanLogCold(b *testing.B) {
 				b.StopTimer()
 				evict()
 				b.StartTimer()
-				f, err := inspect.Open(path, inspect.OpenOptions{CacheNeutral: neutral})
+				f, err := fileio.Open(path, fileio.Options{CacheNeutral: neutral})
 				if err != nil {
 					b.Fatal(err)
 				}
 				scanLog(b, f)
 				f.Close()
 				b.StopTimer()
-				r, err := inspect.ResidentPages(path)
+				r, err := fileio.ResidentPages(path)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -267,18 +268,18 @@ func timeTargets(b *testing.B, seg *inspect.Segment) []int64 {
 }
 
 // lookupSegments opens the segment of the "seg" data set, warmed, twice:
-// with the log mapped (OpenSegmentWith, a long-lived process) and read
+// with the log mapped (SegmentOptions.Log mapped, a long-lived process) and read
 // with pread (OpenSegment, what the one-shot commands use). Both are
 // closed when the benchmark ends.
 func lookupSegments(b *testing.B) (p *inspect.Partition, mapped, pread *inspect.Segment) {
 	p = benchPartition(b, "seg")
 	gentest.Warm(b, filepath.Dir(p.Segments[0].Log))
-	mapped, err := inspect.OpenSegmentWith(p.Segments[0], inspect.OpenOptions{Mapped: true})
+	mapped, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{Log: fileio.Options{Mapped: true}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { mapped.Close() })
-	pread, err = inspect.OpenSegment(p.Segments[0])
+	pread, err = inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func lookupSegments(b *testing.B) (p *inspect.Partition, mapped, pread *inspect.
 // BenchmarkLookupOffset is an offset lookup in an opened segment of the
 // "seg" data set (default index density: index.interval.bytes 4096):
 // the offset index's warm/cold binary search and the header scan, for
-// random offsets, with the log mapped (OpenSegmentWith, a long-lived
+// random offsets, with the log mapped (SegmentOptions.Log mapped, a long-lived
 // process) and, "segment-pread-log", read with pread (OpenSegment, what
 // the one-shot commands use). "latency" times each lookup alone and
 // reports the median and 99th percentile.

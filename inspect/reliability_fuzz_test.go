@@ -8,13 +8,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/internal/fuzzcheck"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // Fuzz targets for every parser of disk bytes in this package, with
@@ -24,55 +27,14 @@ import (
 // corpora are committed under testdata/fuzz/<target>/ (see
 // docs/reliability.md for how they are made); `make fuzz` runs each target.
 
-// fzAllocated runs fn and returns how many bytes it allocated (the whole
-// process's count: fuzz functions run one at a time).
-func fzAllocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// fzSlack is the allocation every bound below allows on top of what it
-// scales with the input: fixed costs (decoders, regexp and JSON state). The
-// race detector makes sync.Pool drop items, so pooled state is rebuilt
-// there and the slack is larger; either way it is far below what a length
-// or count taken from disk unchecked would cost (up to gigabytes).
-func fzSlack() uint64 {
-	if raceEnabled {
-		return 32 << 20
-	}
-	return 1 << 20
-}
-
-// fzWantCorrupt requires err to be a *CorruptError naming file with a
-// position inside [0, size] (or -1, unknown) and wrapping one of kinds.
-func fzWantCorrupt(t *testing.T, what string, err error, file string, size int64, kinds ...error) {
-	t.Helper()
-	var ce *CorruptError
-	if !errors.As(err, &ce) {
-		t.Fatalf("%s: error %v (%T) is not a *CorruptError", what, err, err)
-	}
-	if ce.File != file || ce.Position < -1 || ce.Position > size {
-		t.Fatalf("%s: error names %q at position %d (file %q of %d bytes): %v", what, ce.File, ce.Position, file, size, err)
-	}
-	for _, k := range kinds {
-		if errors.Is(err, k) {
-			return
-		}
-	}
-	t.Fatalf("%s: error %v is not of the expected kinds %v", what, err, kinds)
-}
-
 // fzAppendHeader encodes the header fields of b as they sit on disk (the
 // first 61 bytes of a v2 batch, the first 18 or 26 of a legacy message):
 // the inverse of ParseBatch.
-func fzAppendHeader(dst []byte, b *Batch) []byte {
+func fzAppendHeader(dst []byte, b *record.Batch) []byte {
 	be := binary.BigEndian
 	if b.Magic >= 2 {
 		dst = be.AppendUint64(dst, uint64(b.BaseOffset))
-		dst = be.AppendUint32(dst, uint32(b.Size-LogOverhead))
+		dst = be.AppendUint32(dst, uint32(b.Size-record.LogOverhead))
 		dst = be.AppendUint32(dst, uint32(b.PartitionLeaderEpoch))
 		dst = append(dst, byte(b.Magic))
 		dst = be.AppendUint32(dst, b.CRC)
@@ -86,7 +48,7 @@ func fzAppendHeader(dst []byte, b *Batch) []byte {
 		return be.AppendUint32(dst, uint32(b.RecordCount))
 	}
 	dst = be.AppendUint64(dst, uint64(b.LastOffset))
-	dst = be.AppendUint32(dst, uint32(b.Size-LogOverhead))
+	dst = be.AppendUint32(dst, uint32(b.Size-record.LogOverhead))
 	dst = be.AppendUint32(dst, b.CRC)
 	dst = append(dst, byte(b.Magic), byte(b.Attributes))
 	if b.Magic == 1 {
@@ -106,26 +68,25 @@ func fzAppendHeader(dst []byte, b *Batch) []byte {
 // length fields say.
 func FuzzBatchHeader(f *testing.F) {
 	f.Add([]byte{}, uint16(0))
-	f.Add(rdBatch(rdSpec{baseOffset: 7, lastOffsetDelta: 1, count: 2, payload: rdRecords(rdRec{value: []byte("a")}, rdRec{offDelta: 1, value: []byte("b")})}), uint16(30))
-	f.Add(append(rdLegacy(1, 0, 3, 1700000000000, []byte("k"), []byte("v")), rdLegacy(0, 0, 4, -1, nil, []byte("w"))...), uint16(0))
-	f.Add(rdLegacy(0, 2, 9, -1, nil, []byte("not really snappy")), uint16(7))
+	// v0 and v1 messages are in the committed corpus (seed-v0-*, seed-v1-*).
+	f.Add(kafkagen.AppendBatch(nil, kafkagen.Batch{BaseOffset: 7, ProducerID: -1, Records: []kafkagen.Record{{Value: []byte("a")}, {OffsetDelta: 1, Value: []byte("b")}}}), uint16(30))
 	// A length field claiming 2 GiB, and one below the minimum.
-	huge := rdBatch(rdSpec{count: 0})
+	huge := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1})
 	binary.BigEndian.PutUint32(huge[8:], math.MaxInt32)
 	f.Add(huge, uint16(0))
-	small := rdBatch(rdSpec{count: 0})
+	small := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1})
 	binary.BigEndian.PutUint32(small[8:], 13)
 	f.Add(small, uint16(1))
 
 	f.Fuzz(func(t *testing.T, data []byte, window uint16) {
 		const name = "fuzz.log"
 		size := int64(len(data))
-		if len(data) >= HeaderSizeUpToMagic {
-			hdr := data[:min(len(data), HeaderReadSize)]
-			b, err := ParseBatch(hdr, 0, name)
+		if len(data) >= record.HeaderSizeUpToMagic {
+			hdr := data[:min(len(data), record.HeaderReadSize)]
+			b, err := record.ParseBatch(hdr, 0, name)
 			if err != nil {
-				fzWantCorrupt(t, "ParseBatch", err, name, size, ErrTorn, ErrCorruptHeader)
-				if ce := err.(*CorruptError); ce.Position != 0 {
+				fuzzcheck.WantCorrupt(t, "ParseBatch", err, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
+				if ce := err.(*fileio.CorruptError); ce.Position != 0 {
 					t.Fatalf("ParseBatch error at %d, the entry starts at 0", ce.Position)
 				}
 			} else {
@@ -133,10 +94,10 @@ func FuzzBatchHeader(f *testing.F) {
 				if !bytes.Equal(enc, data[:len(enc)]) {
 					t.Fatalf("magic %d header does not round-trip:\n got %x\nwant %x", b.Magic, enc, data[:len(enc)])
 				}
-				if b.Size < LogOverhead+MinEntryLength || (b.Magic >= 2 && b.LastOffset != b.BaseOffset+int64(b.LastOffsetDelta)) {
+				if b.Size < record.LogOverhead+record.MinEntryLength || (b.Magic >= 2 && b.LastOffset != b.BaseOffset+int64(b.LastOffsetDelta)) {
 					t.Fatalf("decoded %+v", b)
 				}
-				if b2, err := ParseBatch(enc, 0, name); err != nil || b2 != b {
+				if b2, err := record.ParseBatch(enc, 0, name); err != nil || b2 != b {
 					t.Fatalf("re-parse: %+v, %v; want %+v", b2, err, b)
 				}
 			}
@@ -145,14 +106,14 @@ func FuzzBatchHeader(f *testing.F) {
 		win := int(window % 8192)
 		type seen struct{ pos, size, last int64 }
 		var viaHeaders []seen
-		viaEntries := make([]seen, 0, len(data)/(LogOverhead+MinEntryLength)+1)
+		viaEntries := make([]seen, 0, len(data)/(record.LogOverhead+record.MinEntryLength)+1)
 		sc := NewScanner(bytes.NewReader(data), name, size, 0)
 		for sc.Next() {
 			b := sc.Batch()
 			viaHeaders = append(viaHeaders, seen{b.Position, b.Size, b.LastOffset})
 		}
 		var es *EntryScanner
-		alloc := fzAllocated(func() {
+		alloc := fuzzcheck.Allocated(func() {
 			es = NewEntryScanner(bytes.NewReader(data), name, size, 0, win)
 			for es.Next() {
 				b := es.Batch()
@@ -165,12 +126,12 @@ func FuzzBatchHeader(f *testing.F) {
 					t.Fatalf("Entry at %d: %d bytes that are not the file's", b.Position, len(entry))
 				}
 				crc, ok, err := es.CheckCRC()
-				if err != nil || crc != ComputeCRC(b.Magic, entry) || ok != (crc == b.CRC) {
-					t.Fatalf("CheckCRC at %d: %d %v %v, computed %d", b.Position, crc, ok, err, ComputeCRC(b.Magic, entry))
+				if err != nil || crc != record.ComputeCRC(b.Magic, entry) || ok != (crc == b.CRC) {
+					t.Fatalf("CheckCRC at %d: %d %v %v, computed %d", b.Position, crc, ok, err, record.ComputeCRC(b.Magic, entry))
 				}
 			}
 		})
-		if bound := uint64(max(win, DefaultWindow)) + 2*uint64(size) + fzSlack(); alloc > bound {
+		if bound := uint64(max(win, DefaultWindow)) + 2*uint64(size) + fuzzcheck.Slack(); alloc > bound {
 			t.Fatalf("scanning %d bytes with a %d-byte window allocated %d bytes (bound %d)", size, win, alloc, bound)
 		}
 		if len(viaHeaders) != len(viaEntries) {
@@ -178,7 +139,7 @@ func FuzzBatchHeader(f *testing.F) {
 		}
 		next := int64(0)
 		for i, s := range viaHeaders {
-			if s != viaEntries[i] || s.pos != next || s.size < LogOverhead+MinEntryLength || s.pos+s.size > size {
+			if s != viaEntries[i] || s.pos != next || s.size < record.LogOverhead+record.MinEntryLength || s.pos+s.size > size {
 				t.Fatalf("entry %d: %+v / %+v, expected at %d", i, s, viaEntries[i], next)
 			}
 			next += s.size
@@ -194,165 +155,11 @@ func FuzzBatchHeader(f *testing.F) {
 				t.Fatalf("clean end at %d of %d bytes", next, size)
 			}
 		default:
-			fzWantCorrupt(t, "Scanner", err1, name, size, ErrTorn, ErrCorruptHeader)
-			fzWantCorrupt(t, "EntryScanner", err2, name, size, ErrTorn, ErrCorruptHeader)
-			if errors.Is(err1, ErrTorn) != errors.Is(err2, ErrTorn) || err1.(*CorruptError).Position != next {
+			fuzzcheck.WantCorrupt(t, "Scanner", err1, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
+			fuzzcheck.WantCorrupt(t, "EntryScanner", err2, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
+			if errors.Is(err1, fileio.ErrTorn) != errors.Is(err2, fileio.ErrTorn) || err1.(*fileio.CorruptError).Position != next {
 				t.Fatalf("stop reasons differ or are misplaced (entries end at %d): %v / %v", next, err1, err2)
 			}
-		}
-	})
-}
-
-// fzRecord is a decoded record, copied out of the decoder.
-type fzRecord = rdGot
-
-// FuzzRecordsRoundTrip decodes data as one entry (any magic, any codec).
-// Whenever the records decode, they are encoded again (v2: an
-// uncompressed batch with the same header; v0/v1: one plain message per
-// record) and must decode to the same records. Decoding allocates at most
-// a few times the decompression cap plus the input, whatever the lengths
-// and counts inside say; errors are positioned *CorruptErrors.
-func FuzzRecordsRoundTrip(f *testing.F) {
-	recs := []rdRec{
-		{key: []byte("k"), value: []byte("value"), headers: []Header{{Key: []byte("h"), Value: []byte("v")}, {Key: []byte("n")}}},
-		{offDelta: 1, tsDelta: -5, attrs: 3},
-		{offDelta: 4, tsDelta: 1 << 40, key: []byte{}, value: bytes.Repeat([]byte("x"), 300)},
-	}
-	for _, codec := range []Compression{CompressionNone, CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd} {
-		f.Add(rdBatch(rdSpec{baseOffset: 100, attrs: int16(codec), lastOffsetDelta: 4, baseTs: 1700000000000, maxTs: 1700000000009,
-			producerID: 7, baseSeq: math.MaxInt32 - 1, count: 3, payload: rdCompress(f, codec, rdRecords(recs...))}))
-	}
-	f.Add(rdBatch(rdSpec{attrs: AttrLogAppendTime | AttrTransactional, maxTs: 55, count: 1, payload: rdRecords(recs[0])}))
-	f.Add(rdLegacy(1, 0, 3, 1700000000000, []byte("k"), []byte("v")))
-	f.Add(rdWrapper(f, 1, CompressionGzip, 0, 5, 1700000000000, rdLegacy(1, 0, 0, 1, nil, []byte("a")), rdLegacy(1, 0, 1, 2, []byte("b"), nil)))
-	f.Add(rdWrapper(f, 0, CompressionSnappy, 0, 1, -1, rdLegacy(0, 0, 0, -1, nil, []byte("a")), rdLegacy(0, 0, 1, -1, nil, []byte("b"))))
-
-	const limit = 1 << 20
-	d := &RecordDecoder{MaxDecompressedBytes: limit}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		const name = "test.log" // the name rdDecode gives the decoder
-		if len(data) < HeaderSizeUpToMagic {
-			return
-		}
-		b, err := ParseBatch(data[:min(len(data), HeaderReadSize)], 0, name)
-		if err != nil || b.Size > int64(len(data)) {
-			return
-		}
-		entry := data[:b.Size]
-		var got []fzRecord
-		alloc := fzAllocated(func() { got, err = rdDecode(d, entry, b) })
-		if bound := 6*uint64(limit) + 8*uint64(len(entry)) + fzSlack(); alloc > bound {
-			t.Fatalf("decoding a %d-byte entry allocated %d bytes (bound %d)", len(entry), alloc, bound)
-		}
-		if err != nil {
-			fzWantCorrupt(t, "Records", err, name, int64(len(entry)), ErrCorruptRecords, ErrCorruptHeader, ErrTooLarge, ErrTorn)
-			return
-		}
-		if b.Magic >= 2 {
-			var rs []rdRec
-			for _, r := range got {
-				rs = append(rs, rdRec{attrs: r.Attributes, tsDelta: r.Timestamp - b.BaseTimestamp, offDelta: int32(r.Offset - b.BaseOffset),
-					key: r.Key, value: r.Value, headers: r.Headers})
-			}
-			again := rdBatch(rdSpec{baseOffset: b.BaseOffset, leaderEpoch: b.PartitionLeaderEpoch, magic: b.Magic, attrs: b.Attributes &^ AttrCompressionMask,
-				lastOffsetDelta: b.LastOffsetDelta, baseTs: b.BaseTimestamp, maxTs: b.MaxTimestamp, producerID: b.ProducerID,
-				producerEpoch: b.ProducerEpoch, baseSeq: b.BaseSequence, count: int32(len(rs)), payload: rdRecords(rs...)})
-			b2, err := ParseBatch(again[:HeaderReadSize], 0, name)
-			if err != nil {
-				t.Fatalf("re-encoded batch: %v", err)
-			}
-			got2, err := rdDecode(d, again, b2)
-			if err != nil {
-				t.Fatalf("re-encoded records do not decode: %v", err)
-			}
-			fzSameRecords(t, got, got2, true)
-			return
-		}
-		for i, r := range got {
-			if r.Magic != 0 && r.Magic != 1 {
-				continue
-			}
-			one := rdLegacy(r.Magic, 0, r.Offset, r.Timestamp, r.Key, r.Value)
-			b2, err := ParseBatch(one[:min(len(one), HeaderReadSize)], 0, name)
-			if err != nil {
-				t.Fatalf("record %d re-encoded: %v", i, err)
-			}
-			got2, err := rdDecode(d, one, b2)
-			if err != nil || len(got2) != 1 {
-				t.Fatalf("record %d re-encoded: %d records, %v", i, len(got2), err)
-			}
-			fzSameRecords(t, got[i:i+1], got2, false)
-		}
-	})
-}
-
-func fzSameRecords(t *testing.T, a, b []fzRecord, v2 bool) {
-	t.Helper()
-	if len(a) != len(b) {
-		t.Fatalf("%d records, %d after the round trip", len(a), len(b))
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		same := x.Offset == y.Offset && x.Timestamp == y.Timestamp && x.Magic == y.Magic &&
-			bytes.Equal(x.Key, y.Key) && (x.Key == nil) == (y.Key == nil) &&
-			bytes.Equal(x.Value, y.Value) && (x.Value == nil) == (y.Value == nil)
-		if v2 {
-			same = same && x.Attributes == y.Attributes && x.Sequence == y.Sequence && len(x.Headers) == len(y.Headers)
-			for h := 0; same && h < len(x.Headers); h++ {
-				same = bytes.Equal(x.Headers[h].Key, y.Headers[h].Key) && bytes.Equal(x.Headers[h].Value, y.Headers[h].Value) &&
-					(x.Headers[h].Value == nil) == (y.Headers[h].Value == nil)
-			}
-		}
-		if !same {
-			t.Fatalf("record %d changed in the round trip:\n%+v\n%+v", i, x, y)
-		}
-	}
-}
-
-// FuzzDecompress: arbitrary bytes given to each codec (as the payload of a
-// batch of any magic) inflate to at most the cap or fail, allocating a
-// bounded amount; and the bytes compressed by each codec's writer (Kafka's
-// own LZ4 frame, with the header checksum of magic 0 or of magic 1+)
-// inflate back to themselves.
-func FuzzDecompress(f *testing.F) {
-	for c := range uint8(4) {
-		f.Add(c, int8(2), []byte("hello, hello, hello, kafka"))
-	}
-	f.Add(uint8(2), int8(0), []byte("\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x05\x03\x08abc"))
-	f.Add(uint8(2), int8(1), []byte{0x80, 0x80, 0x80, 0x80, 0x10})
-	f.Add(uint8(0), int8(1), []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
-
-	const limit = 64 << 10
-	var d decompressor
-	// Warm the codecs up, so that one-time setup is not counted below.
-	for _, c := range []Compression{CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd} {
-		if _, err := d.decompress(c, rdCompress(f, c, []byte("warm up")), 2, limit); err != nil {
-			f.Fatal(err)
-		}
-	}
-	f.Fuzz(func(t *testing.T, codec uint8, magic int8, data []byte) {
-		c := Compression(1 + codec%4)
-		var out []byte
-		var err error
-		alloc := fzAllocated(func() { out, err = d.decompress(c, data, magic, limit) })
-		if err == nil && len(out) > limit {
-			t.Fatalf("%s: %d bytes out, the cap is %d", c, len(out), limit)
-		}
-		if bound := 8*uint64(limit) + 4*uint64(len(data)) + fzSlack(); alloc > bound {
-			t.Fatalf("%s: inflating %d bytes allocated %d (bound %d)", c, len(data), alloc, bound)
-		}
-		if len(data) > limit {
-			return
-		}
-		var packed []byte
-		if c == CompressionLZ4 {
-			packed = rdKafkaLZ4(t, data, magic == 0)
-		} else {
-			packed = rdCompress(t, c, data)
-		}
-		out, err = d.decompress(c, packed, magic, limit)
-		if err != nil || !bytes.Equal(out, data) {
-			t.Fatalf("%s (magic %d): %d bytes compressed to %d inflate to %d bytes, %v", c, magic, len(data), len(packed), len(out), err)
 		}
 	})
 }
@@ -399,7 +206,7 @@ func FuzzNames(f *testing.F) {
 		case (err == nil) != okRef:
 			t.Fatalf("ParseBaseOffset(%q) = %d, %v; reference says ok=%v", name, v, err, okRef)
 		case err != nil:
-			if !errors.Is(err, ErrNotKafka) {
+			if !errors.Is(err, fileio.ErrNotKafka) {
 				t.Fatalf("ParseBaseOffset(%q): %v is not ErrNotKafka", name, err)
 			}
 		default:
@@ -445,53 +252,53 @@ func FuzzNames(f *testing.F) {
 // exactly its input. Reading allocates in proportion to the input, never
 // to a count inside it.
 func FuzzCheckpointFiles(f *testing.F) {
-	f.Add(AppendOffsetCheckpoint(nil, []OffsetCheckpointEntry{{"orders", 0, 368}, {"__consumer_offsets", 49, 0}}))
-	f.Add(AppendLeaderEpochCheckpoint(nil, []EpochEntry{{0, 0}, {3, 1000}}))
+	f.Add(sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: 368}, {Topic: "__consumer_offsets", Partition: 49, Offset: 0}}))
+	f.Add(sidefile.AppendLeaderEpochCheckpoint(nil, []sidefile.EpochEntry{{Epoch: 0, StartOffset: 0}, {Epoch: 3, StartOffset: 1000}}))
 	f.Add([]byte("0\n99999999\na 1 2\n"))
 	f.Add([]byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA"))
 	f.Add([]byte("#\nversion=1\nnode.id=1\ncluster.id=abc\ndirectory.id=AAAAAAAAAAAAAAAAAAAAAA\n"))
 	f.Add([]byte(`{"version":0,"brokerEpoch":42}`))
-	f.Add(AppendProducerSnapshot(nil, []ProducerEntry{{ProducerID: 1, ProducerEpoch: 2, LastSequence: 9, LastOffset: 100, OffsetDelta: 9, Timestamp: 5, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1}}))
-	huge := AppendProducerSnapshot(nil, nil)
+	f.Add(sidefile.AppendProducerSnapshot(nil, []sidefile.ProducerEntry{{ProducerID: 1, ProducerEpoch: 2, LastSequence: 9, LastOffset: 100, OffsetDelta: 9, Timestamp: 5, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1}}))
+	huge := sidefile.AppendProducerSnapshot(nil, nil)
 	binary.BigEndian.PutUint32(huge[6:], math.MaxInt32)
 	f.Add(huge)
 
 	f.Fuzz(func(t *testing.T, b []byte) {
 		size := int64(len(b))
-		bound := 512*uint64(len(b)) + fzSlack()
+		bound := 512*uint64(len(b)) + fuzzcheck.Slack()
 		check := func(what string, err error, kind error) {
 			t.Helper()
 			if err != nil {
-				fzWantCorrupt(t, what, err, what, size, kind)
+				fuzzcheck.WantCorrupt(t, what, err, what, size, kind)
 			}
 		}
 		var (
-			oc  *OffsetCheckpoint
-			lc  *LeaderEpochCheckpoint
-			pm  *PartitionMetadata
-			ps  *ProducerSnapshot
+			oc  *sidefile.OffsetCheckpoint
+			lc  *sidefile.LeaderEpochCheckpoint
+			pm  *sidefile.PartitionMetadata
+			ps  *sidefile.ProducerSnapshot
 			err [6]error
 		)
-		alloc := fzAllocated(func() {
-			oc, err[0] = ParseOffsetCheckpoint(RecoveryPointCheckpointFile, b)
-			lc, err[1] = ParseLeaderEpochCheckpoint(LeaderEpochCheckpointFile, b)
-			pm, err[2] = ParsePartitionMetadata(PartitionMetadataFile, b)
-			_, err[3] = ParseMetaProperties(MetaPropertiesFile, b)
-			_, err[4] = ParseCleanShutdown(CleanShutdownFile, b)
-			ps, err[5] = ParseProducerSnapshot("00000000000000000368.snapshot", b)
+		alloc := fuzzcheck.Allocated(func() {
+			oc, err[0] = sidefile.ParseOffsetCheckpoint(sidefile.RecoveryPointCheckpointFile, b)
+			lc, err[1] = sidefile.ParseLeaderEpochCheckpoint(sidefile.LeaderEpochCheckpointFile, b)
+			pm, err[2] = sidefile.ParsePartitionMetadata(sidefile.PartitionMetadataFile, b)
+			_, err[3] = sidefile.ParseMetaProperties(sidefile.MetaPropertiesFile, b)
+			_, err[4] = sidefile.ParseCleanShutdown(sidefile.CleanShutdownFile, b)
+			ps, err[5] = sidefile.ParseProducerSnapshot("00000000000000000368.snapshot", b)
 		})
 		if alloc > bound {
 			t.Fatalf("reading %d bytes allocated %d (bound %d)", len(b), alloc, bound)
 		}
-		check(RecoveryPointCheckpointFile, err[0], ErrCheckpointFormat)
-		check(LeaderEpochCheckpointFile, err[1], ErrCheckpointFormat)
-		check(PartitionMetadataFile, err[2], ErrCheckpointFormat)
-		check(MetaPropertiesFile, err[3], ErrCheckpointFormat)
-		check(CleanShutdownFile, err[4], ErrCheckpointFormat)
-		check("00000000000000000368.snapshot", err[5], ErrCorruptSnapshot)
+		check(sidefile.RecoveryPointCheckpointFile, err[0], sidefile.ErrCheckpointFormat)
+		check(sidefile.LeaderEpochCheckpointFile, err[1], sidefile.ErrCheckpointFormat)
+		check(sidefile.PartitionMetadataFile, err[2], sidefile.ErrCheckpointFormat)
+		check(sidefile.MetaPropertiesFile, err[3], sidefile.ErrCheckpointFormat)
+		check(sidefile.CleanShutdownFile, err[4], sidefile.ErrCheckpointFormat)
+		check("00000000000000000368.snapshot", err[5], sidefile.ErrCorruptSnapshot)
 
 		if err[0] == nil {
-			again, err := ParseOffsetCheckpoint("again", AppendOffsetCheckpoint(nil, oc.Entries))
+			again, err := sidefile.ParseOffsetCheckpoint("again", sidefile.AppendOffsetCheckpoint(nil, oc.Entries))
 			if err != nil || len(again.Entries) != len(oc.Entries) {
 				t.Fatalf("offset checkpoint round trip: %v", err)
 			}
@@ -502,7 +309,7 @@ func FuzzCheckpointFiles(f *testing.F) {
 			}
 		}
 		if err[1] == nil {
-			again, err := ParseLeaderEpochCheckpoint("again", AppendLeaderEpochCheckpoint(nil, lc.Entries))
+			again, err := sidefile.ParseLeaderEpochCheckpoint("again", sidefile.AppendLeaderEpochCheckpoint(nil, lc.Entries))
 			if err != nil || len(again.Entries) != len(lc.Entries) {
 				t.Fatalf("leader epoch round trip: %v", err)
 			}
@@ -516,17 +323,17 @@ func FuzzCheckpointFiles(f *testing.F) {
 			// Written back canonically (a non-canonical last character, whose
 			// unused bits Java's Base64 decoder ignores too, comes back
 			// canonical), it reads as the same id.
-			again, err := ParsePartitionMetadata("again", []byte("version: 0\ntopic_id: "+FormatUUID(pm.UUID)))
-			if err != nil || again.UUID != pm.UUID || again.TopicID != FormatUUID(pm.UUID) {
+			again, err := sidefile.ParsePartitionMetadata("again", []byte("version: 0\ntopic_id: "+sidefile.FormatUUID(pm.UUID)))
+			if err != nil || again.UUID != pm.UUID || again.TopicID != sidefile.FormatUUID(pm.UUID) {
 				t.Fatalf("partition.metadata round trip: %+v, %v", again, err)
 			}
 		}
 		if err[5] == nil {
-			out := AppendProducerSnapshot(nil, ps.Entries)
+			out := sidefile.AppendProducerSnapshot(nil, ps.Entries)
 			if ps.TrailingBytes == 0 && !bytes.Equal(out, b) {
 				t.Fatalf("snapshot of %d entries writes back differently", len(ps.Entries))
 			}
-			again, err := ParseProducerSnapshot("again", out)
+			again, err := sidefile.ParseProducerSnapshot("again", out)
 			if err != nil || len(again.Entries) != len(ps.Entries) {
 				t.Fatalf("snapshot round trip: %v", err)
 			}
@@ -535,7 +342,7 @@ func FuzzCheckpointFiles(f *testing.F) {
 					t.Fatalf("snapshot entry %d: %+v, then %+v", i, ps.Entries[i], again.Entries[i])
 				}
 			}
-		} else if ps != nil && int64(len(ps.Entries))*ProducerSnapshotEntrySize > size {
+		} else if ps != nil && int64(len(ps.Entries))*sidefile.ProducerSnapshotEntrySize > size {
 			t.Fatalf("%d snapshot entries decoded from %d bytes", len(ps.Entries), size)
 		}
 	})
@@ -597,7 +404,7 @@ func fzLoadPartitions() ([]fzPartition, error) {
 
 // fzChain scans a .log from position 0 without any index: the batches in
 // file order up to the first damage, where the scan stopped, and why.
-func fzChain(name string, log []byte) (batches []Batch, stop int64, err error) {
+func fzChain(name string, log []byte) (batches []record.Batch, stop int64, err error) {
 	sc := NewScanner(bytes.NewReader(log), name, int64(len(log)), 0)
 	for sc.Next() {
 		batches = append(batches, *sc.Batch())
@@ -761,7 +568,7 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 
 	// Brute force.
 	type chain struct {
-		batches []Batch
+		batches []record.Batch
 		stop    int64
 		err     error
 	}
@@ -787,20 +594,20 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 					break
 				}
 			}
-			if !wantFound && chains[i].err != nil && !errors.Is(chains[i].err, ErrTorn) {
+			if !wantFound && chains[i].err != nil && !errors.Is(chains[i].err, fileio.ErrTorn) {
 				wantErr = true
 			}
 		}
 	}
 
 	var res *OffsetLookup
-	alloc := fzAllocated(func() { res, err = p.LookupOffset(target, LookupOptions{Trace: shape&1 == 1}) })
-	if bound := 4*uint64(total) + fzSlack(); alloc > bound {
+	alloc := fuzzcheck.Allocated(func() { res, err = p.LookupOffset(target, LookupOptions{Trace: shape&1 == 1}) })
+	if bound := 4*uint64(total) + fuzzcheck.Slack(); alloc > bound {
 		t.Fatalf("LookupOffset allocated %d bytes over %d bytes of files (bound %d)", alloc, total, bound)
 	}
 	switch {
 	case err != nil:
-		var ce *CorruptError
+		var ce *fileio.CorruptError
 		if !errors.As(err, &ce) || !strings.HasPrefix(ce.File, dir) {
 			t.Fatalf("LookupOffset(%d): %v is not a CorruptError naming a file of the partition", target, err)
 		}
@@ -813,7 +620,7 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 		}
 		log := files[seg][0]
 		at := res.Batch.Position
-		b, perr := ParseBatch(log[at:min(int64(len(log)), at+HeaderReadSize)], at, logName(seg))
+		b, perr := record.ParseBatch(log[at:min(int64(len(log)), at+record.HeaderReadSize)], at, logName(seg))
 		if perr != nil || b != res.Batch || b.End() > int64(len(log)) || b.LastOffset < target {
 			t.Fatalf("LookupOffset(%d) answered %+v; the bytes there say %+v, %v", target, res.Batch, b, perr)
 		}
@@ -836,21 +643,21 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 	}
 
 	// Walk is the scans from position 0, segment after segment.
-	var walked []Batch
+	var walked []record.Batch
 	var walkErr error
-	alloc = fzAllocated(func() {
+	alloc = fuzzcheck.Allocated(func() {
 		walkErr = p.Walk(LogRange{}, func(wb WalkBatch) error {
 			walked = append(walked, *wb.Batch)
-			if int64(len(wb.Entry)) != wb.Batch.Size || wb.CRCValid != (ComputeCRC(wb.Batch.Magic, wb.Entry) == wb.Batch.CRC) {
+			if int64(len(wb.Entry)) != wb.Batch.Size || wb.CRCValid != (record.ComputeCRC(wb.Batch.Magic, wb.Entry) == wb.Batch.CRC) {
 				t.Fatalf("Walk: entry of %d bytes for %+v, crc ok %v", len(wb.Entry), wb.Batch, wb.CRCValid)
 			}
 			return nil
 		})
 	})
-	if bound := uint64(nseg)*(DefaultWindow+64<<10) + 4*uint64(total) + fzSlack(); alloc > bound {
+	if bound := uint64(nseg)*(DefaultWindow+64<<10) + 4*uint64(total) + fuzzcheck.Slack(); alloc > bound {
 		t.Fatalf("Walk allocated %d bytes over %d bytes of files (bound %d)", alloc, total, bound)
 	}
-	var wantWalk []Batch
+	var wantWalk []record.Batch
 	var wantWalkErr error
 	for i := range chains {
 		wantWalk = append(wantWalk, chains[i].batches...)
@@ -879,7 +686,7 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 		}
 	}
 	for i := range p.Segments {
-		s, err := OpenSegment(p.Segments[i])
+		s, err := OpenSegment(p.Segments[i], SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -895,7 +702,7 @@ func fzCheckLookups(t *testing.T, parts []fzPartition, shape uint8, logFlips, id
 // offset is <= target points where a lookup starting there gives the same
 // answer as a scan from position 0: at a batch start of that scan (or where
 // it stopped), with every batch before it ending below the slot's offset.
-func fzIndexConsistent(idx []byte, base, target int64, batches []Batch, stop int64) bool {
+func fzIndexConsistent(idx []byte, base, target int64, batches []record.Batch, stop int64) bool {
 	for s := 0; s+8 <= len(idx); s += 8 {
 		off := base + int64(int32(binary.BigEndian.Uint32(idx[s:])))
 		pos := int64(int32(binary.BigEndian.Uint32(idx[s+4:])))

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Resynchronisation: past a corrupt batch, where does the next valid batch
@@ -12,42 +15,6 @@ import (
 // recovery truncates there); kseg asks so that verify can go on checking
 // the rest of a segment and dump-log --salvage can print the records a
 // broker would throw away.
-
-// Minimal sizes used to bound what a header may claim.
-const (
-	minV2Record   = 7 // length, attributes, timestamp delta, offset delta, key length, value length, header count: 1 byte each at least
-	maxLegacyCode = 3 // codecs 0-3 in magic 0/1 (zstd is rejected with magic < 2)
-	maxV2Codec    = 4
-)
-
-// HeaderProblem says what is impossible in a header that ParseBatch
-// accepted, or "" when nothing is. The broker's file path checks only the
-// size and the CRC (DefaultRecordBatch.ensureValid); these are the limits
-// every batch a broker wrote satisfies, checked so that a damaged header
-// whose CRC still matches (the v2 CRC does not cover the magic) is caught.
-func HeaderProblem(b *Batch) string {
-	if b.Magic > 2 || b.Magic < 0 {
-		return fmt.Sprintf("magic %d is not 0, 1 or 2", b.Magic)
-	}
-	codec := b.Attributes & AttrCompressionMask
-	if b.Magic < 2 {
-		if codec > maxLegacyCode {
-			return fmt.Sprintf("compression codec %d is not valid in a magic %d message", codec, b.Magic)
-		}
-		return ""
-	}
-	switch {
-	case codec > maxV2Codec:
-		return fmt.Sprintf("unknown compression codec %d", codec)
-	case b.RecordCount < 0:
-		return fmt.Sprintf("negative record count %d", b.RecordCount)
-	case int64(b.RecordCount) > int64(b.LastOffsetDelta)+1:
-		return fmt.Sprintf("record count %d does not fit in offsets %d..%d (last offset delta %d)", b.RecordCount, b.BaseOffset, b.LastOffset, b.LastOffsetDelta)
-	case codec == 0 && int64(b.RecordCount)*minV2Record > b.Size-V2HeaderSize:
-		return fmt.Sprintf("record count %d cannot fit in %d bytes of uncompressed records", b.RecordCount, b.Size-V2HeaderSize)
-	}
-	return ""
-}
 
 // Resync's work bound: the CRC bytes it may spend on checking candidates,
 // so that garbage full of plausible headers (a repeated small integer is
@@ -124,13 +91,13 @@ func Resync(r io.ReaderAt, size, from int64) (pos int64, ok bool, err error) {
 // size. In pathological garbage the budget may pass over a valid batch;
 // the damaged range then ends at a later one.
 func (rs *Resyncer) Next(from int64) (pos int64, ok bool, err error) {
-	const need = HeaderSizeUpToMagic
+	const need = record.HeaderSizeUpToMagic
 	budget := int64(ResyncBudgetBase)
 	for at := max(from, 0); at+need <= rs.size; {
 		n := min(int64(len(rs.scan)), rs.size-at)
 		k, err := rs.r.ReadAt(rs.scan[:n], at)
 		if int64(k) < n {
-			return 0, false, readErr(rs.name, at, err)
+			return 0, false, fileio.ReadError(rs.name, at, err)
 		}
 		p := rs.scan[:n]
 		last := n - need // candidates whose 17 header bytes are in p
@@ -185,13 +152,13 @@ func quickReject(p []byte, pos, size int64) bool {
 		return true
 	}
 	length := int64(int32(binary.BigEndian.Uint32(p[8:])))
-	if length < MinEntryLength || pos+LogOverhead+length > size {
+	if length < record.MinEntryLength || pos+record.LogOverhead+length > size {
 		return true
 	}
 	if p[0]&0x80 != 0 {
 		return true // a negative offset
 	}
-	return magic == 2 && length+LogOverhead < V2HeaderSize
+	return magic == 2 && length+record.LogOverhead < record.V2HeaderSize
 }
 
 // bytes returns the file bytes [pos, pos+n). n must be at most len(win)
@@ -208,7 +175,7 @@ func (rs *Resyncer) bytes(pos, n int64) ([]byte, error) {
 	k, err := rs.r.ReadAt(rs.win[:want], pos)
 	if int64(k) < want {
 		rs.n = 0
-		return nil, readErr(rs.name, pos, err)
+		return nil, fileio.ReadError(rs.name, pos, err)
 	}
 	rs.at, rs.n = pos, want
 	return rs.win[:n], nil
@@ -217,18 +184,18 @@ func (rs *Resyncer) bytes(pos, n int64) ([]byte, error) {
 // header parses the header at pos when one that could be genuine starts
 // there: it parses, fits in the file and is consistent (HeaderProblem). ok
 // is false otherwise (also when fewer than 18 bytes are left).
-func (rs *Resyncer) header(pos int64) (b Batch, ok bool, err error) {
+func (rs *Resyncer) header(pos int64) (b record.Batch, ok bool, err error) {
 	left := rs.size - pos
-	if left < HeaderSizeUpToMagic+1 {
-		return Batch{}, false, nil
+	if left < record.HeaderSizeUpToMagic+1 {
+		return record.Batch{}, false, nil
 	}
-	hdr, err := rs.bytes(pos, min(int64(HeaderReadSize), left))
+	hdr, err := rs.bytes(pos, min(int64(record.HeaderReadSize), left))
 	if err != nil {
-		return Batch{}, false, err
+		return record.Batch{}, false, err
 	}
-	b, perr := ParseBatch(hdr, pos, rs.name)
-	if perr != nil || b.Size > left || HeaderProblem(&b) != "" {
-		return Batch{}, false, nil
+	b, perr := record.ParseBatch(hdr, pos, rs.name)
+	if perr != nil || b.Size > left || record.HeaderProblem(&b) != "" {
+		return record.Batch{}, false, nil
 	}
 	return b, true, nil
 }
@@ -243,7 +210,7 @@ func (rs *Resyncer) header(pos int64) (b Batch, ok bool, err error) {
 // is then kept: nothing better marks the damage's end). dump-log --salvage
 // (Partition.WalkSalvage) and verify's log check both decide through it.
 // A broker never asks: recovery stops at the batch either way.
-func (rs *Resyncer) SkipBadCRC(b *Batch) (skipTo int64, err error) {
+func (rs *Resyncer) SkipBadCRC(b *record.Batch) (skipTo int64, err error) {
 	end := b.End()
 	if end >= rs.size {
 		return -1, nil
@@ -263,25 +230,25 @@ func (rs *Resyncer) SkipBadCRC(b *Batch) (skipTo int64, err error) {
 // than *budget is not checked (and not valid), and the bytes checked are
 // taken from it; nil means no budget.
 // The caller has applied quickReject.
-func (rs *Resyncer) validAt(pos int64, budget *int64) (Batch, bool, error) {
+func (rs *Resyncer) validAt(pos int64, budget *int64) (record.Batch, bool, error) {
 	b, ok, err := rs.header(pos)
 	if err != nil || !ok {
-		return Batch{}, false, err
+		return record.Batch{}, false, err
 	}
 	if b.Magic < 2 {
 		if ok, err := rs.legacyFits(&b); err != nil || !ok {
-			return Batch{}, false, err
+			return record.Batch{}, false, err
 		}
 	}
 	if budget != nil {
 		if b.Size > *budget {
-			return Batch{}, false, nil
+			return record.Batch{}, false, nil
 		}
 		*budget -= b.Size
 	}
 	c, err := rs.crc(&b)
 	if err != nil {
-		return Batch{}, false, err
+		return record.Batch{}, false, err
 	}
 	return b, c == b.CRC, nil
 }
@@ -289,10 +256,10 @@ func (rs *Resyncer) validAt(pos int64, budget *int64) (Batch, bool, error) {
 // legacyFits reports whether a v0/v1 message's key and value lengths add
 // up to its size exactly (LegacyRecord: crc, magic, attributes, [timestamp],
 // key length, key, value length, value; a negative length is null).
-func (rs *Resyncer) legacyFits(b *Batch) (bool, error) {
-	at := b.Position + legacyHeaderV0
+func (rs *Resyncer) legacyFits(b *record.Batch) (bool, error) {
+	at := b.Position + record.LegacyHeaderV0
 	if b.Magic == 1 {
-		at = b.Position + legacyHeaderV1
+		at = b.Position + record.LegacyHeaderV1
 	}
 	end := b.End()
 	for i := 0; i < 2; i++ {
@@ -311,16 +278,16 @@ func (rs *Resyncer) legacyFits(b *Batch) (bool, error) {
 
 // crc computes the checksum of the entry b as its header's CRC field
 // should hold it, streaming it through the window.
-func (rs *Resyncer) crc(b *Batch) (uint32, error) {
+func (rs *Resyncer) crc(b *record.Batch) (uint32, error) {
 	rs.crcBytes += b.Size
 	var c uint32
-	for at, end := b.Position+CRCStart(b.Magic), b.End(); at < end; {
+	for at, end := b.Position+record.CRCStart(b.Magic), b.End(); at < end; {
 		n := min(int64(len(rs.win)), end-at)
 		p, err := rs.bytes(at, n)
 		if err != nil {
 			return 0, err
 		}
-		c = UpdateCRC(b.Magic, c, p)
+		c = record.UpdateCRC(b.Magic, c, p)
 		at += n
 	}
 	return c, nil

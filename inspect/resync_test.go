@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // rsSegment generates a one-segment partition and returns its manifest and
@@ -126,8 +128,8 @@ func FuzzResync(f *testing.F) {
 		if pos < max(from, 0) || pos >= size {
 			t.Fatalf("pos %d outside [%d, %d)", pos, from, size)
 		}
-		b, err := inspect.ParseBatch(data[pos:min(size, pos+inspect.HeaderReadSize)], pos, "")
-		if err != nil || b.End() > size || inspect.HeaderProblem(&b) != "" || inspect.ComputeCRC(b.Magic, data[pos:b.End()]) != b.CRC {
+		b, err := record.ParseBatch(data[pos:min(size, pos+record.HeaderReadSize)], pos, "")
+		if err != nil || b.End() > size || record.HeaderProblem(&b) != "" || record.ComputeCRC(b.Magic, data[pos:b.End()]) != b.CRC {
 			t.Fatalf("no valid batch at %d: %v", pos, err)
 		}
 	})
@@ -140,7 +142,7 @@ func FuzzResync(f *testing.F) {
 func TestResyncPathological(t *testing.T) {
 	_, log := rsSegment(t, kafkagen.Options{Seed: 1, Batches: 2})
 	unit := make([]byte, 64)
-	copy(unit, log[:inspect.V2HeaderSize])
+	copy(unit, log[:record.V2HeaderSize])
 	binary.BigEndian.PutUint32(unit[8:], 1<<20-12) // length: a 1 MiB batch
 	binary.BigEndian.PutUint32(unit[57:], 0)       // no records, so the count fits
 	unit[17] ^= 0xff                               // and the CRC cannot match
@@ -169,10 +171,10 @@ func TestResyncPathological(t *testing.T) {
 
 func TestHeaderProblem(t *testing.T) {
 	_, log := rsSegment(t, kafkagen.Options{Seed: 3, Batches: 1, RecordsPerBatch: 4})
-	parse := func(edit func(h []byte)) inspect.Batch {
-		h := slices.Clone(log[:inspect.HeaderReadSize])
+	parse := func(edit func(h []byte)) record.Batch {
+		h := slices.Clone(log[:record.HeaderReadSize])
 		edit(h)
-		b, err := inspect.ParseBatch(h, 0, "x.log")
+		b, err := record.ParseBatch(h, 0, "x.log")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,12 +192,12 @@ func TestHeaderProblem(t *testing.T) {
 		"count not fitting":      {func(h []byte) { binary.BigEndian.PutUint32(h[8:], 61-12+6); binary.BigEndian.PutUint32(h[23:], 10) }, true},
 	} {
 		b := parse(tc.edit)
-		if got := inspect.HeaderProblem(&b); (got != "") != tc.bad {
+		if got := record.HeaderProblem(&b); (got != "") != tc.bad {
 			t.Errorf("%s: %q", name, got)
 		}
 	}
-	legacy := inspect.Batch{Magic: 1, Attributes: 4}
-	if inspect.HeaderProblem(&legacy) == "" {
+	legacy := record.Batch{Magic: 1, Attributes: 4}
+	if record.HeaderProblem(&legacy) == "" {
 		t.Error("zstd in a magic 1 message accepted")
 	}
 }
@@ -308,15 +310,15 @@ func TestWalkSalvage(t *testing.T) {
 	}{
 		{"huge length field", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], 0x7ffffff0)
-			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCorruptHeader, kept: false, delta: 0}
+			return salvaged{out: log, pos: b.Position, end: next.Position, kind: fileio.ErrCorruptHeader, kept: false, delta: 0}
 		}},
 		{"length field below 14", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], 3)
-			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCorruptHeader, kept: false, delta: 0}
+			return salvaged{out: log, pos: b.Position, end: next.Position, kind: fileio.ErrCorruptHeader, kept: false, delta: 0}
 		}},
 		{"length field shortened", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			binary.BigEndian.PutUint32(log[b.Position+8:], uint32(b.Size-12-20))
-			return salvaged{out: log, pos: b.Position, end: next.Position, kind: inspect.ErrCRC, kept: false, delta: 0}
+			return salvaged{out: log, pos: b.Position, end: next.Position, kind: fileio.ErrCRC, kept: false, delta: 0}
 		}},
 		{"flipped byte in a record", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			log[b.Position+b.Size-3] ^= 0x40
@@ -325,7 +327,7 @@ func TestWalkSalvage(t *testing.T) {
 		{"garbage between batches", func(log []byte, b, next kafkagen.BatchManifest) salvaged {
 			junk := bytes.Repeat([]byte("junk\x00\x00\x01\x02"), 25)
 			out := slices.Concat(log[:b.Position], junk, log[b.Position:])
-			return salvaged{out: out, pos: b.Position, end: b.Position + int64(len(junk)), kind: inspect.ErrCorruptHeader, kept: true, delta: int64(len(junk))}
+			return salvaged{out: out, pos: b.Position, end: b.Position + int64(len(junk)), kind: fileio.ErrCorruptHeader, kept: true, delta: int64(len(junk))}
 		}},
 	}
 	for _, tc := range cases {
@@ -368,7 +370,7 @@ func TestWalkSalvage(t *testing.T) {
 				t.Fatalf("damage %+v, want one range", damage)
 			}
 			d := damage[0]
-			var ce *inspect.CorruptError
+			var ce *fileio.CorruptError
 			if d.Segment.BaseOffset != 0 || d.Position != pos || d.End != end || !errors.Is(d.Err, kind) || !errors.As(d.Err, &ce) || ce.Position != pos || ce.File != m.LogPath(s0) {
 				t.Errorf("damage %+v (%v), want [%d, %d) of kind %v", d, d.Err, pos, end, kind)
 			}
@@ -381,7 +383,7 @@ func TestWalkSalvage(t *testing.T) {
 				}
 				return nil
 			})
-			if kind != inspect.ErrCRC && (err == nil || len(plain) != k) {
+			if kind != fileio.ErrCRC && (err == nil || len(plain) != k) {
 				t.Errorf("Walk: %d batches of segment 0 and %v, want %d and the damage", len(plain), err, k)
 			}
 		})
@@ -397,7 +399,7 @@ func TestWalkSalvage(t *testing.T) {
 		if !slices.Equal(seen, want) {
 			t.Errorf("seen %v\nwant %v", seen, want)
 		}
-		if len(damage) != 1 || damage[0].Position != last.Position || damage[0].End != last.Position+last.Size/2 || !errors.Is(damage[0].Err, inspect.ErrTorn) {
+		if len(damage) != 1 || damage[0].Position != last.Position || damage[0].End != last.Position+last.Size/2 || !errors.Is(damage[0].Err, fileio.ErrTorn) {
 			t.Errorf("damage %+v", damage)
 		}
 	})
@@ -460,9 +462,9 @@ func TestSkipBadCRC(t *testing.T) {
 	m, log := rsSegment(t, kafkagen.Options{Seed: 47, Batches: 10})
 	s := &m.Segments[0]
 	size := int64(len(log))
-	parse := func(data []byte, pos int64) *inspect.Batch {
+	parse := func(data []byte, pos int64) *record.Batch {
 		t.Helper()
-		b, err := inspect.ParseBatch(data[pos:min(int64(len(data)), pos+inspect.HeaderReadSize)], pos, "x.log")
+		b, err := record.ParseBatch(data[pos:min(int64(len(data)), pos+record.HeaderReadSize)], pos, "x.log")
 		if err != nil {
 			t.Fatal(err)
 		}

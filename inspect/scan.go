@@ -3,6 +3,9 @@ package inspect
 import (
 	"errors"
 	"io"
+
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Scanner walks the entries of a .log from a start position, reading only
@@ -24,7 +27,7 @@ import (
 //	if err := s.Err(); err != nil { ... }
 type Scanner struct {
 	r   io.ReaderAt
-	hdr [HeaderReadSize]byte
+	hdr [record.HeaderReadSize]byte
 	cursor
 }
 
@@ -43,7 +46,7 @@ func (s *Scanner) Next() bool {
 	}
 	p := s.hdr[:n]
 	if k, err := s.r.ReadAt(p, s.pos); int64(k) < n {
-		return s.fail(readErr(s.name, s.pos, err))
+		return s.fail(fileio.ReadError(s.name, s.pos, err))
 	}
 	return s.accept(p)
 }
@@ -55,7 +58,7 @@ type cursor struct {
 	name string
 	end  int64
 	pos  int64
-	b    Batch
+	b    record.Batch
 	err  error
 	done bool
 }
@@ -67,25 +70,25 @@ func (c *cursor) headerLen() (int64, bool) {
 		return 0, false
 	}
 	left := c.end - c.pos
-	if left < HeaderSizeUpToMagic+1 {
+	if left < record.HeaderSizeUpToMagic+1 {
 		c.done = true
 		if left > 0 {
-			c.err = corruptf(c.name, c.pos, ErrTorn, "%d bytes after the last batch, too few for a batch header", left)
+			c.err = fileio.Corruptf(c.name, c.pos, fileio.ErrTorn, "%d bytes after the last batch, too few for a batch header", left)
 		}
 		return 0, false
 	}
-	return min(int64(HeaderReadSize), left), true
+	return min(int64(record.HeaderReadSize), left), true
 }
 
 // accept is rules 2-4 on the header bytes read at pos: decode, check the
 // entry fits in the file, advance past it.
 func (c *cursor) accept(hdr []byte) bool {
-	b, err := ParseBatch(hdr, c.pos, c.name)
+	b, err := record.ParseBatch(hdr, c.pos, c.name)
 	if err != nil {
 		return c.fail(err)
 	}
 	if left := c.end - c.pos; b.Size > left {
-		return c.fail(corruptf(c.name, c.pos, ErrTorn, "batch of %d bytes runs past the end of the file (%d bytes left)", b.Size, left))
+		return c.fail(fileio.Corruptf(c.name, c.pos, fileio.ErrTorn, "batch of %d bytes runs past the end of the file (%d bytes left)", b.Size, left))
 	}
 	c.b = b
 	c.pos += b.Size
@@ -105,13 +108,13 @@ func (c *cursor) Reset(start int64) {
 }
 
 // Batch is the header decoded by the last successful Next.
-func (c *cursor) Batch() *Batch { return &c.b }
+func (c *cursor) Batch() *record.Batch { return &c.b }
 
 // Position is where the next entry would start: after a scan ended, the end
 // of the valid prefix (the broker's recovery cut point when Err is not nil).
 func (c *cursor) Position() int64 {
 	if c.done && c.err != nil {
-		var ce *CorruptError
+		var ce *fileio.CorruptError
 		if errors.As(c.err, &ce) && ce.Position >= 0 {
 			return ce.Position
 		}
@@ -122,14 +125,3 @@ func (c *cursor) Position() int64 {
 // Err is nil when the scan ended exactly at the end of the file, else a
 // *CorruptError (ErrTorn, ErrCorruptHeader, ErrFault) or a read error.
 func (c *cursor) Err() error { return c.err }
-
-func readErr(name string, pos int64, err error) error {
-	var ce *CorruptError
-	if errors.As(err, &ce) {
-		return ce
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return &CorruptError{File: name, Position: pos, Offset: -1, Err: err}
-}

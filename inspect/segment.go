@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Segment is one opened segment: its .log and, when present, its offset
@@ -53,7 +55,7 @@ type Segment struct {
 	// for one goroutine at a time).
 	sc  Scanner
 	tl  timeLookupState
-	dec RecordDecoder
+	dec record.RecordDecoder
 	buf []byte
 }
 
@@ -106,47 +108,46 @@ func (s *Segment) unguarded(lookup func(r readers)) (faulted bool) {
 	return false
 }
 
+// SegmentOptions say how OpenSegment opens a segment's files.
+type SegmentOptions struct {
+	// Log says how the .log is opened. The zero value reads it with pread,
+	// as the broker's FileRecords reads it: a lookup reads a few batch
+	// headers of a file of up to 2 GiB, and mapping it would cost more than
+	// the reads (every first touch of a mapped page faults, and the unmap
+	// tears down what the faults set up; docs/performance.md has the
+	// figures); the pages read stay cached. A process that makes many
+	// lookups in one segment (the broker's case) does better mapping it
+	// too, fileio.Options{Mapped: true}: once its pages are mapped a header
+	// read is a copy, not a system call.
+	Log fileio.Options
+	// Unmapped maps nothing: every file, the indexes too (which are
+	// otherwise mapped, as the broker maps them: small, read at random), is
+	// read with pread, cache-neutral, and Log is not used. For a short read
+	// (a segment's last batches, one slot) made beside other goroutines of
+	// the process, which the unmap at Close would interrupt with a TLB
+	// flush on every core running them (docs/performance.md, "What changed
+	// since run G").
+	Unmapped bool
+}
+
 // OpenSegment opens the segment's .log, .index and .timeindex read-only
-// (the ones that exist). The indexes are mapped, as the broker maps them
-// (small, read at random); the .log is read with pread, as the broker's
-// FileRecords reads it: a lookup reads a few batch headers of a file of up
-// to 2 GiB, and mapping it would cost more than the reads (every first
-// touch of a mapped page faults, and the unmap tears down what the faults
-// set up; docs/performance.md has the figures). The pages read stay
-// cached. On error everything opened is closed again.
-func OpenSegment(sf SegmentFiles) (*Segment, error) {
-	return OpenSegmentWith(sf, OpenOptions{})
-}
-
-// OpenSegmentWith is OpenSegment with the .log opened as log says. A
-// process that makes many lookups in one segment (the broker's case) does
-// better mapping it too, OpenOptions{Mapped: true}: once its pages are
-// mapped a header read is a copy, not a system call.
-func OpenSegmentWith(sf SegmentFiles, log OpenOptions) (*Segment, error) {
-	return openSegment(sf, log, OpenOptions{Mapped: true})
-}
-
-// OpenSegmentUnmapped opens the segment with every file read by pread,
-// cache-neutral, nothing mapped: for a short read (a segment's last
-// batches, one slot) made beside other goroutines of the process, which
-// the unmap at Close would interrupt with a TLB flush on every core
-// running them (docs/performance.md, "What changed since run G").
-func OpenSegmentUnmapped(sf SegmentFiles) (*Segment, error) {
-	o := OpenOptions{CacheNeutral: true}
-	return openSegment(sf, o, o)
-}
-
-// openSegment opens the .log as log says and the indexes as indexes says.
-func openSegment(sf SegmentFiles, log, indexes OpenOptions) (*Segment, error) {
+// (the ones that exist) as o says: the one way to open a segment's files.
+// On error everything opened is closed again.
+func OpenSegment(sf SegmentFiles, o SegmentOptions) (*Segment, error) {
+	log, indexes := o.Log, fileio.Options{Mapped: true}
+	if o.Unmapped {
+		log = fileio.Options{CacheNeutral: true}
+		indexes = log
+	}
 	s := &Segment{BaseOffset: sf.BaseOffset}
 	if sf.Log != "" {
-		f, err := Open(sf.Log, log)
+		f, err := fileio.Open(sf.Log, log)
 		if err != nil {
 			return nil, err
 		}
 		s.closers = append(s.closers, f)
 		s.LogName, s.Log, s.LogSize = f.Name, f, f.Size()
-		s.fast.log = f.unguarded()
+		s.fast.log = f.Unguarded()
 		if st, err := os.Stat(sf.Log); err == nil {
 			s.LogModTime = st.ModTime()
 		}
@@ -155,24 +156,24 @@ func openSegment(sf SegmentFiles, log, indexes OpenOptions) (*Segment, error) {
 		s.fast.log = s.Log
 	}
 	if sf.Index != "" {
-		f, err := Open(sf.Index, indexes)
+		f, err := fileio.Open(sf.Index, indexes)
 		if err != nil {
 			return nil, errors.Join(err, s.Close())
 		}
 		s.closers = append(s.closers, f)
 		s.IndexName = f.Name
 		s.Index = indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
-		s.fast.idx = indexfmt.NewOffsetIndex(f.unguarded(), f.Size(), sf.BaseOffset)
+		s.fast.idx = indexfmt.NewOffsetIndex(f.Unguarded(), f.Size(), sf.BaseOffset)
 	}
 	if sf.TimeIndex != "" {
-		f, err := Open(sf.TimeIndex, indexes)
+		f, err := fileio.Open(sf.TimeIndex, indexes)
 		if err != nil {
 			return nil, errors.Join(err, s.Close())
 		}
 		s.closers = append(s.closers, f)
 		s.TimeIndexName = f.Name
 		s.TimeIndex = indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset)
-		s.fast.tidx = indexfmt.NewTimeIndex(f.unguarded(), f.Size(), sf.BaseOffset)
+		s.fast.tidx = indexfmt.NewTimeIndex(f.Unguarded(), f.Size(), sf.BaseOffset)
 	}
 	return s, nil
 }
@@ -253,13 +254,13 @@ func (s *Segment) scanner(log io.ReaderAt, start int64) *Scanner {
 // ReadEntry reads the complete entry of batch b into buf (grown as needed;
 // b.Size is bounded by the file size, which the scanner checked) and
 // returns it.
-func (s *Segment) ReadEntry(b *Batch, buf []byte) ([]byte, error) {
+func (s *Segment) ReadEntry(b *record.Batch, buf []byte) ([]byte, error) {
 	if cap(buf) < int(b.Size) {
 		buf = make([]byte, b.Size)
 	}
 	buf = buf[:b.Size]
 	if n, err := s.Log.ReadAt(buf, b.Position); n < len(buf) {
-		return nil, readErr(s.LogName, b.Position, err)
+		return nil, fileio.ReadError(s.LogName, b.Position, err)
 	}
 	return buf, nil
 }
@@ -283,7 +284,7 @@ func (s *Segment) NextOffset() (int64, error) {
 	for sc.Next() {
 		next = sc.Batch().LastOffset + 1
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) {
+	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
 		return next, err
 	}
 	return next, nil

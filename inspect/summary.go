@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // IndexStats describes one index file as it lies on disk.
@@ -148,7 +150,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
 	var idx *indexfmt.OffsetIndex
 	if sf.Index != "" {
-		f, err := Open(sf.Index, OpenOptions{})
+		f, err := fileio.Open(sf.Index, fileio.Options{})
 		if err != nil {
 			return s, err
 		}
@@ -159,7 +161,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		}
 	}
 	if sf.TimeIndex != "" {
-		f, err := Open(sf.TimeIndex, OpenOptions{})
+		f, err := fileio.Open(sf.TimeIndex, fileio.Options{})
 		if err != nil {
 			return s, err
 		}
@@ -183,20 +185,20 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		return s, nil
 	}
 	var (
-		f   *File
+		f   *fileio.File
 		err error
 	)
 	if opts.Deep {
-		f, err = OpenPread(sf.Log) // a long sequential read
+		f, err = fileio.Open(sf.Log, fileio.Options{CacheNeutral: true}) // a long sequential read
 	} else {
-		f, err = Open(sf.Log, OpenOptions{}) // a few headers
+		f, err = fileio.Open(sf.Log, fileio.Options{}) // a few headers
 	}
 	if err != nil {
 		return s, err
 	}
 	defer f.Close()
 	s.LogBytes = f.Size()
-	var dec RecordDecoder
+	var dec record.RecordDecoder
 	bp := summaryBufs.Get().(*[]byte)
 	defer summaryBufs.Put(bp)
 	if err := s.first(f, &dec, (*bp)[:0:firstWindow]); err != nil {
@@ -225,7 +227,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	if err != nil {
 		return s, err
 	}
-	if start > 0 && (scan.last == nil || errors.Is(scan.damage, ErrCorruptHeader)) {
+	if start > 0 && (scan.last == nil || errors.Is(scan.damage, fileio.ErrCorruptHeader)) {
 		// No batch, or impossible bytes, where the index says a batch
 		// starts: either the log is damaged there or the entry is wrong.
 		// A scan from the start tells which, and finds the last batch
@@ -260,7 +262,7 @@ func offsetIndexStats(x *indexfmt.OffsetIndex) (IndexStats, error) {
 }
 
 // first reads the first batch: the first record's offset and timestamp.
-func (s *SegmentSummary) first(f *File, dec *RecordDecoder, buf []byte) error {
+func (s *SegmentSummary) first(f *fileio.File, dec *record.RecordDecoder, buf []byte) error {
 	it := NewLogIterator(IterOptions{Buffer: buf})
 	it.Reset(f, &s.Files, 0)
 	if !it.Next() {
@@ -281,7 +283,7 @@ func (s *SegmentSummary) first(f *File, dec *RecordDecoder, buf []byte) error {
 	}
 	// The first record says it exactly (a legacy wrapper's first inner
 	// offset; a v2 batch whose base timestamp holds a delete horizon).
-	err = dec.Records(f.Name, entry, b, func(r *Record) error {
+	err = dec.Records(f.Name, entry, b, func(r *record.Record) error {
 		s.FirstOffset, s.FirstTimestamp = r.Offset, max(r.Timestamp, -1)
 		return errStopRecords
 	})
@@ -294,7 +296,7 @@ func (s *SegmentSummary) first(f *File, dec *RecordDecoder, buf []byte) error {
 // headerFirstTimestamp is the first record's timestamp as far as the
 // header tells: the base timestamp (v2 CreateTime), the batch timestamp
 // (LogAppendTime, and a magic 1 message), -1 for magic 0.
-func headerFirstTimestamp(b *Batch) int64 {
+func headerFirstTimestamp(b *record.Batch) int64 {
 	switch {
 	case b.Magic == 0:
 		return -1
@@ -306,7 +308,7 @@ func headerFirstTimestamp(b *Batch) int64 {
 
 // tailScan is what a scan of a .log from some position found.
 type tailScan struct {
-	last     *Batch // the last valid batch (a copy), nil when none
+	last     *record.Batch // the last valid batch (a copy), nil when none
 	batches  int64
 	records  int64
 	damage   error
@@ -316,23 +318,23 @@ type tailScan struct {
 // scan reads batch headers from start to the end of the valid entries,
 // noting whether a batch starts at position probe.
 // The iterator reads with iopts's window or buffer.
-func (s *SegmentSummary) scan(f *File, start int64, iopts IterOptions, probe int64, dec *RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
+func (s *SegmentSummary) scan(f *fileio.File, start int64, iopts IterOptions, probe int64, dec *record.RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
 	var t tailScan
 	it := NewLogIterator(iopts)
 	it.Reset(f, &s.Files, start)
-	var last Batch
+	var last record.Batch
 	for it.Next() {
 		b := it.Batch()
 		t.probeHit = t.probeHit || b.Position == probe
 		t.batches++
-		c := HeaderCount(b)
+		c := record.HeaderCount(b)
 		if c.FromRecords() {
 			entry, err := it.Entry()
 			if err != nil && !isDamage(err) {
 				return t, err
 			}
 			if err == nil {
-				err = dec.Records(f.Name, entry, b, func(r *Record) error { c.Record(r); return nil })
+				err = dec.Records(f.Name, entry, b, func(r *record.Record) error { c.Record(r); return nil })
 				if err != nil && !isDamage(err) {
 					return t, err
 				}
@@ -348,7 +350,7 @@ func (s *SegmentSummary) scan(f *File, start int64, iopts IterOptions, probe int
 			return t, err
 		}
 		t.damage = err
-		var ce *CorruptError
+		var ce *fileio.CorruptError
 		if errors.As(err, &ce) && ce.Position == probe {
 			t.probeHit = true // damage, but at the start of an entry
 		}

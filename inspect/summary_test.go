@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
@@ -123,7 +124,7 @@ func TestSummarizeDamage(t *testing.T) {
 	}
 	damageAt := func(t *testing.T, err error, kind error, pos int64) {
 		t.Helper()
-		var ce *inspect.CorruptError
+		var ce *fileio.CorruptError
 		if !errors.Is(err, kind) || !errors.As(err, &ce) || ce.Position != pos {
 			t.Errorf("damage %v, want %v at byte %d", err, kind, pos)
 		}
@@ -137,7 +138,7 @@ func TestSummarizeDamage(t *testing.T) {
 		}
 		for _, deep := range []bool{false, true} {
 			g := summarizeOne(t, m.Dir, deep)
-			damageAt(t, g.Damage, inspect.ErrTorn, last.Position)
+			damageAt(t, g.Damage, fileio.ErrTorn, last.Position)
 			prev := s.Batches[len(s.Batches)-2]
 			if g.LastOffset != prev.LastOffset || g.IndexAstray {
 				t.Errorf("deep %v: last offset %d (astray %v), want %d", deep, g.LastOffset, g.IndexAstray, prev.LastOffset)
@@ -158,7 +159,7 @@ func TestSummarizeDamage(t *testing.T) {
 			t.Errorf("shallow: damage %v, last offset %d: a shallow summary reads only the tail", shallow.Damage, shallow.LastOffset)
 		}
 		deep := summarizeOne(t, m.Dir, true)
-		damageAt(t, deep.Damage, inspect.ErrCorruptHeader, b.Position)
+		damageAt(t, deep.Damage, fileio.ErrCorruptHeader, b.Position)
 		if deep.Batches != 5 || deep.LastOffset != s.Batches[4].LastOffset {
 			t.Errorf("deep: %d batches up to offset %d, want 5 up to %d", deep.Batches, deep.LastOffset, s.Batches[4].LastOffset)
 		}

@@ -3,6 +3,8 @@ package inspect
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // Traffic over time, read from the time indexes without reading record
@@ -57,7 +59,7 @@ func (p *Partition) Traffic() ([]SegmentTraffic, error) {
 
 // SegmentTrafficOf reads one segment's traffic marks.
 func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
-	seg, err := OpenSegment(sf)
+	seg, err := OpenSegment(sf, SegmentOptions{})
 	if err != nil {
 		return SegmentTraffic{}, err
 	}
@@ -104,7 +106,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		pos := seg.LogSize
 		if end < next {
 			b, _, found, err := seg.LookupOffset(end)
-			if err != nil && !errors.Is(err, ErrTorn) && !isDamage(err) {
+			if err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
 				return st, err
 			}
 			if found {
@@ -134,7 +136,7 @@ func batchMarks(seg *Segment) ([]TrafficMark, error) {
 		end = max(end, b.LastOffset+1)
 		marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: b.Position + b.Size})
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, ErrTorn) && !isDamage(err) {
+	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
 		return nil, err
 	}
 	marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: seg.LogSize})

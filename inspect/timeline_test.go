@@ -75,7 +75,7 @@ func TestSegmentTrafficOf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seg, err := OpenSegment(sf)
+		seg, err := OpenSegment(sf, SegmentOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,9 @@ package inspect
 
 import (
 	"errors"
+
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // LogRange bounds a walk over a partition's batches. Nil bounds are open.
@@ -27,7 +30,7 @@ type LogRange struct {
 // times (bounds included; MaxBatches and Progress do not apply). A walk
 // hands out whole batches that overlap the range; a reader of their
 // records keeps those it contains.
-func (r LogRange) Contains(rec *Record) bool {
+func (r LogRange) Contains(rec *record.Record) bool {
 	if r.FromOffset != nil && rec.Offset < *r.FromOffset {
 		return false
 	}
@@ -47,7 +50,7 @@ func (r LogRange) Contains(rec *Record) bool {
 // entry bytes (a view valid during the call) and whether its CRC matches.
 type WalkBatch struct {
 	Segment  *SegmentFiles
-	Batch    *Batch
+	Batch    *record.Batch
 	Entry    []byte
 	CRCValid bool
 }
@@ -61,6 +64,14 @@ type Damage struct {
 	// Err says what is wrong at Position: a *CorruptError (ErrTorn,
 	// ErrCorruptHeader, ErrCRC, ErrTooLarge) naming the file and position.
 	Err error
+	// Cause says more than Kind where a checker words the cases apart
+	// (verify): fewer than 18 bytes left, or an entry running past the end
+	// of the file.
+	Cause DamageCause
+	// Size and Magic, with CauseRunsPast, are what the header at Position
+	// claims: the entry's size (LogOverhead + its length field) and magic.
+	Size  int64
+	Magic int8
 }
 
 // Walk reads the batches of p in offset order within r, opening each
@@ -137,7 +148,7 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		if sf.Log == "" {
 			continue
 		}
-		f, err := OpenPread(sf.Log)
+		f, err := fileio.Open(sf.Log, fileio.Options{CacheNeutral: true})
 		if err != nil {
 			return err
 		}
@@ -227,7 +238,7 @@ func walkSegment(it *LogIterator, from int64, r LogRange, minTS int64, seen *int
 		}
 		*seen++
 		if damage == nil {
-			crcOK = ComputeCRC(b.Magic, entry) == b.CRC
+			crcOK = record.ComputeCRC(b.Magic, entry) == b.CRC
 		}
 		if err := fn(WalkBatch{Segment: it.sf, Batch: b, Entry: entry, CRCValid: crcOK}); err != nil {
 			return true, err
@@ -242,6 +253,6 @@ func walkSegment(it *LogIterator, from int64, r LogRange, minTS int64, seen *int
 
 // isDamage reports a *CorruptError: bad data, as opposed to an I/O failure.
 func isDamage(err error) bool {
-	var ce *CorruptError
+	var ce *fileio.CorruptError
 	return errors.As(err, &ce)
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/recovery"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // AfterCut is what broker recovery does beyond a segment it cuts (invalid
@@ -27,7 +29,7 @@ import (
 //     (LeaderEpochFileCache.truncateFromEnd(logEndOffset), called by the
 //     loader, and the checkpoint is rewritten from what is left).
 //
-// A cut of overlapping batches (ErrOverlap) is not recovery's: the later
+// A cut of overlapping batches (recovery.ErrOverlap) is not recovery's: the later
 // segments hold those offsets, and nothing beyond the segment changes.
 type AfterCut struct {
 	Segment       string   `json:"segment"`        // the cut segment's .log name
@@ -38,8 +40,8 @@ type AfterCut struct {
 	// EpochEntries are the leader-epoch-checkpoint entries dropped;
 	// EpochKept the entries the checkpoint keeps (nil: no checkpoint, or
 	// one the broker cannot read, left as it is).
-	EpochEntries []EpochEntry         `json:"leader_epoch_entries"`
-	EpochKept    []inspect.EpochEntry `json:"-"`
+	EpochEntries []EpochEntry          `json:"leader_epoch_entries"`
+	EpochKept    []sidefile.EpochEntry `json:"-"`
 
 	later []inspect.SegmentFiles
 	snaps []string // paths
@@ -54,9 +56,9 @@ type EpochEntry struct {
 
 // cutForRecovery returns the index of the first plan recovery cuts for
 // invalid bytes (not an overlap), -1 when there is none.
-func cutForRecovery(plans []SegmentPlan) int {
+func cutForRecovery(plans []recovery.SegmentPlan) int {
 	for i := range plans {
-		if plans[i].StopErr != nil && !errors.Is(plans[i].StopErr, ErrOverlap) && plans[i].TruncatedBytes > 0 {
+		if plans[i].StopErr != nil && !errors.Is(plans[i].StopErr, recovery.ErrOverlap) && plans[i].TruncatedBytes > 0 {
 			return i
 		}
 	}
@@ -66,7 +68,7 @@ func cutForRecovery(plans []SegmentPlan) int {
 // planAfterCut says what recovery does beyond the cut segment cut of p
 // (p.Segments may be the one segment named: the directory is listed
 // again for the later ones).
-func planAfterCut(p *inspect.Partition, cut *SegmentPlan) (*AfterCut, error) {
+func planAfterCut(p *inspect.Partition, cut *recovery.SegmentPlan) (*AfterCut, error) {
 	all := p.Segments
 	if p.Only {
 		full, err := inspect.ReadPartition(p.Dir)
@@ -98,7 +100,7 @@ func planAfterCut(p *inspect.Partition, cut *SegmentPlan) (*AfterCut, error) {
 		if err == nil {
 			// truncateFromEnd(endOffset): entries with startOffset >=
 			// endOffset go.
-			var kept []inspect.EpochEntry
+			var kept []sidefile.EpochEntry
 			for _, e := range cache {
 				if e.StartOffset >= ac.LogEndOffset {
 					ac.EpochEntries = append(ac.EpochEntries, EpochEntry{e.Epoch, e.StartOffset})
@@ -179,7 +181,7 @@ func (ac *AfterCut) apply(noBackup bool) ([]string, error) {
 			}
 			written = append(written, to)
 		}
-		w, err := replaceFile(ac.epoch, bytesSource(inspect.AppendLeaderEpochCheckpoint(nil, ac.EpochKept)), fi.Mode().Perm(), ownerOf(fi), false)
+		w, err := replaceFile(ac.epoch, bytesSource(sidefile.AppendLeaderEpochCheckpoint(nil, ac.EpochKept)), fi.Mode().Perm(), ownerOf(fi), false)
 		written = append(written, w...)
 		if err != nil {
 			return written, err

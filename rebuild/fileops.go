@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 )
 
 // hook, when set (tests only), is called before each step of a file
@@ -148,7 +148,7 @@ func keepBackup(final, bak string) error {
 		return fmt.Errorf("%s already exists: %w", bak, err)
 	}
 	// No hard links here: copy.
-	in, err := inspect.OpenFile(final)
+	in, err := fileio.OpenFile(final)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func keepBackup(final, bak string) error {
 // time is kept (the broker uses it for time retention when a segment has
 // no timestamps). saved + the cut log == the original log.
 func cutLog(log, saved string, validBytes, size int64, logInfo fs.FileInfo) ([]string, error) {
-	in, err := inspect.OpenFile(log)
+	in, err := fileio.OpenFile(log)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +307,7 @@ func saveNew(path string, src source, like fs.FileInfo) error {
 // copyCutLog writes, under --out, the log cut at its valid prefix and the
 // bytes cut off, as two new files (the source log is only read).
 func copyCutLog(a *segmentActions, logInfo fs.FileInfo) ([]string, error) {
-	in, err := inspect.OpenFile(a.plan.Segment.Log)
+	in, err := fileio.OpenFile(a.plan.Segment.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ const (
 	TimeIndexClosingEntry = "timeindex.closing-entry"
 
 	// TxnIndexSize (error): .txnindex size not a multiple of 34, or more
-	// entries than its log could justify (inspect.MaxTxnIndexEntries).
+	// entries than its log could justify (record.MaxTxnIndexEntries).
 	TxnIndexSize = "txnindex.size"
 	// TxnIndexVersion (error): an entry whose version byte is not 0 (the
 	// broker's load fails with KafkaException).

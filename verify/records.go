@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // maxDeepEntry bounds the batches whose records are decoded (a broker's
@@ -22,40 +24,31 @@ var errStopRecords = errors.New("stop")
 // returns the first offset of the batch when the records gave it (-1
 // otherwise), which is how a legacy compressed wrapper's first offset is
 // learnt.
-func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error) {
+func (c *segChecker) checkRecords(b *record.Batch) (int64, error) {
 	control := b.IsControl()
 	if !c.opts.Records && !control {
 		return -1, nil
 	}
-	if b.Size > maxDeepEntry {
+	// Below MaxEntryBytes (by default), so the iterator hands the entry
+	// out whole.
+	limit := min(int64(maxDeepEntry), inspect.MaxEntryBytes)
+	if b.Size > limit {
 		// Not silence: a batch left unjudged must not read as healthy.
 		c.logFinding(LogRecords, b.Position, ptr(b.LastOffset), "batch %s: records not checked: the batch is %d bytes, over the %d bytes kseg decodes (a broker refuses batches over message.max.bytes, 1 MiB by default)",
-			offsetsText(b), b.Size, int64(maxDeepEntry))
+			offsetsText(b), b.Size, limit)
 		return -1, nil
 	}
-	var entry []byte
-	if b.Size <= int64(len(c.w.buf)) {
-		e, err := c.w.bytes(b.Position, b.Size)
-		if err != nil {
-			return -1, err
-		}
-		entry = e
-	} else {
-		if int64(cap(bufs.big)) < b.Size {
-			bufs.big = make([]byte, b.Size)
-		}
-		entry = bufs.big[:b.Size]
-		if k, err := c.w.reader().ReadAt(entry, b.Position); int64(k) < b.Size {
-			return -1, readError(c.logName, b.Position, err)
-		}
+	entry, err := c.it.Entry()
+	if err != nil {
+		return -1, err
 	}
 
 	var (
-		count   = inspect.RecordsCount() // the first offset, for a legacy wrapper
+		count   = record.RecordsCount() // the first offset, for a legacy wrapper
 		prev    int64
 		problem string
 	)
-	err := bufs.dec.Records(c.logName, entry, b, func(r *inspect.Record) error {
+	err = c.bufs.dec.Records(c.logName, entry, b, func(r *record.Record) error {
 		n := count.RecordCount
 		count.Record(r)
 		if n == 0 {
@@ -80,17 +73,17 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 		return nil
 	})
 	switch {
-	case errors.Is(err, inspect.ErrTooLarge):
+	case errors.Is(err, fileio.ErrTooLarge):
 		// Reported, not skipped: the payload claims (or inflates to)
 		// more than kseg's cap, so its records were not judged.
 		c.logFinding(LogRecords, b.Position, ptr(b.LastOffset), "batch %s: records not checked: %s", offsetsText(b), detail(err))
 		return -1, nil
 	case err != nil && !errors.Is(err, errStopRecords):
-		if !errors.Is(err, inspect.ErrCorruptRecords) && !errors.Is(err, inspect.ErrCorruptHeader) && !errors.Is(err, inspect.ErrTorn) {
+		if !errors.Is(err, fileio.ErrCorruptRecords) && !errors.Is(err, fileio.ErrCorruptHeader) && !errors.Is(err, fileio.ErrTorn) {
 			return -1, err
 		}
 		problem = detail(err)
-	case problem == "" && c.opts.Records && b.Magic < 2 && b.Compression() != inspect.CompressionNone && count.RecordCount > 0 && prev != b.LastOffset:
+	case problem == "" && c.opts.Records && b.Magic < 2 && b.Compression() != record.CompressionNone && count.RecordCount > 0 && prev != b.LastOffset:
 		problem = fmt.Sprintf("the last inner message has offset %d, but the wrapper's offset (its last offset) is %d", prev, b.LastOffset)
 	}
 	if problem != "" {
@@ -106,19 +99,19 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 
 // controlProblem checks a control record as the broker reads it
 // (ControlRecordType.parse, EndTransactionMarker.deserialize).
-func controlProblem(r *inspect.Record) string {
+func controlProblem(r *record.Record) string {
 	if r.Key == nil {
 		return "the control record has a null key"
 	}
-	_, typ, err := inspect.ParseControlKey(r.Key)
+	_, typ, err := record.ParseControlKey(r.Key)
 	if err != nil {
 		return detail(err)
 	}
-	if typ == inspect.ControlAbort || typ == inspect.ControlCommit {
+	if typ == record.ControlAbort || typ == record.ControlCommit {
 		if r.Value == nil {
 			return "the transaction marker has a null value"
 		}
-		if _, _, err := inspect.ParseEndTxnMarker(r.Value); err != nil {
+		if _, _, err := record.ParseEndTxnMarker(r.Value); err != nil {
 			return detail(err)
 		}
 	}

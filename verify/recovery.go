@@ -7,6 +7,9 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // RecoveryPlan says which segments of one partition a broker recovers at
@@ -77,9 +80,9 @@ func (p *RecoveryPlan) SetEstimate(rate float64) {
 // PlanRecovery returns the recovery plan of every partition of t, in t's
 // order. A target naming a single segment plans its whole partition.
 func PlanRecovery(t *inspect.Target) ([]RecoveryPlan, error) {
-	var dd *inspect.DataDirFiles
+	var dd *sidefile.DataDirFiles
 	if t.DataDir != "" {
-		dd = inspect.ReadDataDirFiles(t.DataDir)
+		dd = sidefile.ReadDataDirFiles(t.DataDir)
 	}
 	var out []RecoveryPlan
 	for _, p := range t.Partitions {
@@ -99,7 +102,7 @@ func PlanRecovery(t *inspect.Target) ([]RecoveryPlan, error) {
 	return out, nil
 }
 
-func planPartitionRecovery(p *inspect.Partition, dd *inspect.DataDirFiles) (RecoveryPlan, error) {
+func planPartitionRecovery(p *inspect.Partition, dd *sidefile.DataDirFiles) (RecoveryPlan, error) {
 	rs := inspect.StartOfRecovery(p.Segments, p.Topic, p.Partition, dd)
 	plan := RecoveryPlan{Partition: p.Name(), Dir: p.Dir, CleanShutdown: rs.Clean, RecoveryPoint: rs.Point, RecoveryPointSource: rs.Source}
 	ends, err := partitionEnds(p)
@@ -150,7 +153,7 @@ func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
 	if sf.TxnIndex == "" {
 		return false, nil
 	}
-	f, err := inspect.OpenMapped(sf.TxnIndex)
+	f, err := fileio.Open(sf.TxnIndex, fileio.Options{Mapped: true})
 	if err != nil {
 		return false, err
 	}
@@ -160,7 +163,7 @@ func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
 	size := f.Size()
 	if sf.Log != "" {
 		if st, err := os.Stat(sf.Log); err == nil {
-			size = min(size, inspect.MaxTxnIndexEntries(st.Size())*indexfmt.TxnEntrySize)
+			size = min(size, record.MaxTxnIndexEntries(st.Size())*indexfmt.TxnEntrySize)
 		}
 	}
 	err = indexfmt.NewTxnIndex(f, size).SanityCheck(sf.BaseOffset)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 func rpPlan(t *testing.T, path string) RecoveryPlan {
@@ -51,8 +52,8 @@ func rpWant(t *testing.T, name string, p RecoveryPlan, m *kafkagen.Manifest, idx
 func TestPlanRecovery(t *testing.T) {
 	data, dir, m := sfDataDir(t, kafkagen.Options{Seed: 41, Segments: 4, Batches: 30})
 	rp := func(off int64) {
-		sfWrite(t, filepath.Join(data, inspect.RecoveryPointCheckpointFile),
-			inspect.AppendOffsetCheckpoint(nil, []inspect.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: off}}))
+		sfWrite(t, filepath.Join(data, sidefile.RecoveryPointCheckpointFile),
+			sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: off}}))
 	}
 	r := ReasonRecoveryPoint
 	s2 := m.Segments[2].BaseOffset
@@ -71,20 +72,20 @@ func TestPlanRecovery(t *testing.T) {
 	rpWant(t, "beyond the log", rpPlan(t, dir), m, []int{3}, []string{r})
 
 	// A clean shutdown marker: the same segments, flagged.
-	sfWrite(t, filepath.Join(data, inspect.CleanShutdownFile), []byte(`{"version":0,"brokerEpoch":5}`))
+	sfWrite(t, filepath.Join(data, sidefile.CleanShutdownFile), []byte(`{"version":0,"brokerEpoch":5}`))
 	if p := rpPlan(t, dir); !p.CleanShutdown {
 		t.Errorf("clean shutdown not seen")
 	}
-	os.Remove(filepath.Join(data, inspect.CleanShutdownFile))
+	os.Remove(filepath.Join(data, sidefile.CleanShutdownFile))
 
 	// No entry for the partition, or an unreadable file: from 0.
-	sfWrite(t, filepath.Join(data, inspect.RecoveryPointCheckpointFile), []byte("0\n1\nother 0 5\n"))
+	sfWrite(t, filepath.Join(data, sidefile.RecoveryPointCheckpointFile), []byte("0\n1\nother 0 5\n"))
 	p = rpPlan(t, dir)
 	rpWant(t, "absent", p, m, []int{0, 1, 2, 3}, []string{r, r, r, r})
 	if p.RecoveryPointSource != "absent" || p.RecoveryPoint != 0 {
 		t.Errorf("absent: %+v", p)
 	}
-	sfWrite(t, filepath.Join(data, inspect.RecoveryPointCheckpointFile), []byte("0\n2\norders 0 99999\n"))
+	sfWrite(t, filepath.Join(data, sidefile.RecoveryPointCheckpointFile), []byte("0\n2\norders 0 99999\n"))
 	p = rpPlan(t, dir)
 	rpWant(t, "unreadable", p, m, []int{0, 1, 2, 3}, []string{r, r, r, r})
 	if p.RecoveryPointSource != "unreadable" {

@@ -9,7 +9,10 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/recovery"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // Check ids of the files beside the segments (producer snapshots,
@@ -79,13 +82,13 @@ func SideFileChecks() []string {
 type sideChecker struct {
 	t       *inspect.Target
 	opts    *Options
-	dataDir *inspect.DataDirFiles
+	dataDir *sidefile.DataDirFiles
 }
 
 func newSideChecker(t *inspect.Target, o *Options) *sideChecker {
 	s := &sideChecker{t: t, opts: o}
 	if o.SideFiles && t.DataDir != "" {
-		s.dataDir = inspect.ReadDataDirFiles(t.DataDir)
+		s.dataDir = sidefile.ReadDataDirFiles(t.DataDir)
 	}
 	return s
 }
@@ -96,11 +99,11 @@ func sideFinding(check, file string, seg, pos, off *int64, format string, args .
 
 // formatFinding turns a side file's parse problem into a checkpoint.format
 // finding, or returns the read error. what says what the broker does.
-func formatFinding[T any](f *inspect.SideFile[T], what string) (*Finding, error) {
+func formatFinding[T any](f *sidefile.SideFile[T], what string) (*Finding, error) {
 	if !f.Present() || f.Err == nil {
 		return nil, nil
 	}
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if !errors.As(f.Err, &ce) {
 		return nil, f.Err
 	}
@@ -121,7 +124,7 @@ func (s *sideChecker) dataDirFindings() ([]Finding, error) {
 	}
 	var out []Finding
 	for _, c := range []struct {
-		f    *inspect.SideFile[inspect.OffsetCheckpoint]
+		f    *sidefile.SideFile[sidefile.OffsetCheckpoint]
 		what string
 	}{
 		{&d.RecoveryPoints, "the broker resets every recovery point to 0 (full recovery after an unclean shutdown) and reports the read failure for the data directory (CheckpointFileWithFailureHandler)"},
@@ -218,7 +221,7 @@ func partitionEnds(p *inspect.Partition) (logEnds, error) {
 	// The last segment holding a batch gives the epoch; the last segment
 	// gives the log end offset (an empty active segment: its base).
 	for i := len(p.Segments) - 1; i >= 0; i-- {
-		seg, err := inspect.OpenSegmentUnmapped(p.Segments[i])
+		seg, err := inspect.OpenSegment(p.Segments[i], inspect.SegmentOptions{Unmapped: true})
 		if err != nil {
 			return e, err
 		}
@@ -242,7 +245,7 @@ func partitionEnds(p *inspect.Partition) (logEnds, error) {
 // readNextOffset does) and returns the next offset and the last valid
 // batch, nil when none. Damage ends the scan: the log checks report it.
 // Callers open the segment unmapped: workers run this beside others.
-func lastBatchOf(seg *inspect.Segment) (int64, *inspect.Batch, error) {
+func lastBatchOf(seg *inspect.Segment) (int64, *record.Batch, error) {
 	start := int64(0)
 	if seg.Index != nil && seg.Index.Slots() > 0 {
 		if e, err := seg.Index.Entry(seg.Index.Slots() - 1); err == nil && e.Position >= 0 && int64(e.Position) <= seg.LogSize {
@@ -251,7 +254,7 @@ func lastBatchOf(seg *inspect.Segment) (int64, *inspect.Batch, error) {
 	}
 	for {
 		next := seg.BaseOffset
-		var last *inspect.Batch
+		var last *record.Batch
 		sc := seg.Scan(start)
 		for sc.Next() {
 			b := *sc.Batch()
@@ -259,7 +262,7 @@ func lastBatchOf(seg *inspect.Segment) (int64, *inspect.Batch, error) {
 			next = b.LastOffset + 1
 		}
 		err := sc.Err()
-		var ce *inspect.CorruptError
+		var ce *fileio.CorruptError
 		if err != nil && !errors.As(err, &ce) {
 			return next, last, err
 		}
@@ -276,11 +279,11 @@ func lastBatchOf(seg *inspect.Segment) (int64, *inspect.Batch, error) {
 func (s *sideChecker) checkpointFindings(p *inspect.Partition, side *inspect.PartitionSideFiles, e logEnds) ([]Finding, error) {
 	var out []Finding
 	if d := s.dataDir; d != nil && p.Topic != "" {
-		if rp, ok := inspect.CheckpointedOffset(&d.RecoveryPoints, p.Topic, p.Partition); ok && rp > e.end {
+		if rp, ok := sidefile.CheckpointedOffset(&d.RecoveryPoints, p.Topic, p.Partition); ok && rp > e.end {
 			out = append(out, sideFinding(CheckpointRecoveryPoint, d.RecoveryPoints.Path, nil, nil, ptr(rp),
 				"%s: recovery point %d is beyond the log end offset %d: the log lost data the broker had flushed (deleted or truncated outside the broker); the broker clamps the recovery point to the log end", p.Name(), rp, e.end))
 		}
-		if ls, ok := inspect.CheckpointedOffset(&d.LogStarts, p.Topic, p.Partition); ok && ls > e.end {
+		if ls, ok := sidefile.CheckpointedOffset(&d.LogStarts, p.Topic, p.Partition); ok && ls > e.end {
 			out = append(out, sideFinding(CheckpointLogStart, d.LogStarts.Path, nil, nil, ptr(ls),
 				"%s: log start offset %d is beyond the log end offset %d, inside no segment: at its next start the broker deletes every segment of the partition (LogLoader)", p.Name(), ls, e.end))
 		}
@@ -314,7 +317,7 @@ func (s *sideChecker) checkpointFindings(p *inspect.Partition, side *inspect.Par
 //
 // At most max findings are listed, then one says how many more there were
 // (the sink's rule for every file).
-func leaderEpochFindings(p *inspect.Partition, path string, c *inspect.LeaderEpochCheckpoint, e logEnds, max int) []Finding {
+func leaderEpochFindings(p *inspect.Partition, path string, c *sidefile.LeaderEpochCheckpoint, e logEnds, max int) []Finding {
 	snk := newSink(max)
 	add := func(off int64, format string, args ...any) {
 		snk.add(sideFinding(LeaderEpochRange, path, nil, nil, ptr(off), format, args...))
@@ -323,7 +326,7 @@ func leaderEpochFindings(p *inspect.Partition, path string, c *inspect.LeaderEpo
 		return []Finding{sideFinding(CheckpointFormat, path, nil, nil, nil,
 			"%v: the broker's leader epoch cache refuses it (IllegalArgumentException) and the partition does not load", err)}
 	}
-	c.Kept(func(i int, x inspect.EpochEntry, kept bool) bool {
+	c.Kept(func(i int, x sidefile.EpochEntry, kept bool) bool {
 		switch {
 		case !kept:
 			add(x.StartOffset, "entry %d: epoch %d from offset %d is dropped by the broker's cache: epochs and start offsets must both increase (a later entry conflicts with it, or it repeats an epoch)",
@@ -350,13 +353,13 @@ func leaderEpochFindings(p *inspect.Partition, path string, c *inspect.LeaderEpo
 func (s *sideChecker) snapshotFindings(p *inspect.Partition, side *inspect.PartitionSideFiles, e logEnds) ([]Finding, error) {
 	var out []Finding
 	for _, sf := range side.Snapshots {
-		_, err := inspect.ReadProducerSnapshot(sf.Path)
-		var ce *inspect.CorruptError
+		_, err := sidefile.ReadProducerSnapshot(sf.Path)
+		var ce *fileio.CorruptError
 		switch {
 		case err == nil:
-		case errors.As(err, &ce) && errors.Is(err, inspect.ErrCorruptSnapshot):
+		case errors.As(err, &ce) && errors.Is(err, sidefile.ErrCorruptSnapshot):
 			check := SnapshotFormat
-			if errors.Is(err, inspect.ErrSnapshotCRC) {
+			if errors.Is(err, sidefile.ErrSnapshotCRC) {
 				check = SnapshotCRC
 			}
 			out = append(out, sideFinding(check, sf.Path, nil, ptr(ce.Position), ptr(sf.Offset),
@@ -392,7 +395,7 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 	if i < 0 {
 		return false, nil
 	}
-	seg, err := inspect.OpenSegmentUnmapped(p.Segments[i])
+	seg, err := inspect.OpenSegment(p.Segments[i], inspect.SegmentOptions{Unmapped: true})
 	if err != nil {
 		return false, err
 	}
@@ -403,7 +406,7 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 			return true, nil
 		}
 	}
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if err := sc.Err(); err != nil && !errors.As(err, &ce) {
 		return false, err
 	}
@@ -471,7 +474,7 @@ func hasTransactions(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
 		}
 	}
 	for _, sf := range snaps {
-		s, err := inspect.ReadProducerSnapshot(sf.Path)
+		s, err := sidefile.ReadProducerSnapshot(sf.Path)
 		if err != nil {
 			continue
 		}
@@ -495,7 +498,7 @@ func knownStartState(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
 		if sf.Offset != base {
 			continue
 		}
-		s, err := inspect.ReadProducerSnapshot(sf.Path)
+		s, err := sidefile.ReadProducerSnapshot(sf.Path)
 		return err == nil && len(s.OpenTransactions()) == 0
 	}
 	return false
@@ -513,7 +516,7 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 	have := indexfmt.NewTxnIndex(emptyReader{}, 0)
 	path := pl.Segment.TxnIndex
 	if path != "" {
-		f, err := inspect.OpenPread(path)
+		f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +525,7 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 			return nil, nil
 		}
 		have = indexfmt.NewTxnIndex(f, f.Size())
-		if st, err := os.Stat(pl.Segment.Log); err == nil && int64(have.Entries()) > inspect.MaxTxnIndexEntries(st.Size()) {
+		if st, err := os.Stat(pl.Segment.Log); err == nil && int64(have.Entries()) > record.MaxTxnIndexEntries(st.Size()) {
 			return nil, nil
 		}
 	} else {
@@ -591,7 +594,7 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 // txnIndexSound: every entry has version byte 0, a first offset not above
 // its last, a last offset inside the segment, and last offsets increase.
 func txnIndexSound(sf inspect.SegmentFiles, x *indexfmt.TxnIndex) (bool, error) {
-	seg, err := inspect.OpenSegmentUnmapped(sf)
+	seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{Unmapped: true})
 	if err != nil {
 		return false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // sfDataDir generates a partition <data>/orders-0 and the data directory's
@@ -25,13 +26,13 @@ func sfDataDir(t *testing.T, o kafkagen.Options) (data, dir string, m *kafkagen.
 		t.Fatal(err)
 	}
 	cp := func(name string, off int64) {
-		b := inspect.AppendOffsetCheckpoint(nil, []inspect.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: off}, {Topic: "other", Partition: 3, Offset: 7}})
+		b := sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: off}, {Topic: "other", Partition: 3, Offset: 7}})
 		sfWrite(t, filepath.Join(data, name), b)
 	}
-	cp(inspect.RecoveryPointCheckpointFile, m.LogEndOffset)
-	cp(inspect.ReplicationCheckpointFile, m.LogEndOffset)
-	sfWrite(t, filepath.Join(data, inspect.LogStartOffsetCheckpointFile), []byte("0\n0\n"))
-	sfWrite(t, filepath.Join(data, inspect.MetaPropertiesFile), []byte("#\n#Mon Jan 01 00:00:00 UTC 2024\nnode.id=1\nversion=1\ncluster.id=abc\n"))
+	cp(sidefile.RecoveryPointCheckpointFile, m.LogEndOffset)
+	cp(sidefile.ReplicationCheckpointFile, m.LogEndOffset)
+	sfWrite(t, filepath.Join(data, sidefile.LogStartOffsetCheckpointFile), []byte("0\n0\n"))
+	sfWrite(t, filepath.Join(data, sidefile.MetaPropertiesFile), []byte("#\n#Mon Jan 01 00:00:00 UTC 2024\nnode.id=1\nversion=1\ncluster.id=abc\n"))
 	return data, dir, m
 }
 
@@ -151,7 +152,7 @@ func TestSnapshotFindings(t *testing.T) {
 
 	// Beyond the log end offset.
 	fresh()
-	sfWrite(t, snap(m.LogEndOffset+100), inspect.AppendProducerSnapshot(nil, nil))
+	sfWrite(t, snap(m.LogEndOffset+100), sidefile.AppendProducerSnapshot(nil, nil))
 	sfExpect(t, "beyond", sfVerify(t, data), SnapshotOffset, filepath.Base(snap(m.LogEndOffset+100)), -1)
 
 	// Inside a batch of several records.
@@ -166,14 +167,14 @@ func TestSnapshotFindings(t *testing.T) {
 	if inside < 0 {
 		t.Fatal("no multi-record batch")
 	}
-	sfWrite(t, snap(inside), inspect.AppendProducerSnapshot(nil, nil))
+	sfWrite(t, snap(inside), sidefile.AppendProducerSnapshot(nil, nil))
 	sfExpect(t, "inside a batch", sfVerify(t, data), SnapshotOffset, filepath.Base(snap(inside)), -1)
 
 	// A stray snapshot at a batch boundary (as an older clean shutdown
 	// leaves): the broker deletes it at load; no finding.
 	fresh()
 	bm := m.Segments[1].Batches[5]
-	sfWrite(t, snap(bm.LastOffset+1), inspect.AppendProducerSnapshot(nil, nil))
+	sfWrite(t, snap(bm.LastOffset+1), sidefile.AppendProducerSnapshot(nil, nil))
 	if got := sfVerify(t, data); len(got) != 0 {
 		t.Errorf("stray snapshot at a boundary: %s", sfDescribe(got))
 	}
@@ -185,22 +186,22 @@ func TestCheckpointFindings(t *testing.T) {
 		os.RemoveAll(data)
 		data, dir, m = sfDataDir(t, sfShape)
 	}
-	cp := func(name string, entries ...inspect.OffsetCheckpointEntry) {
-		sfWrite(t, filepath.Join(data, name), inspect.AppendOffsetCheckpoint(nil, entries))
+	cp := func(name string, entries ...sidefile.OffsetCheckpointEntry) {
+		sfWrite(t, filepath.Join(data, name), sidefile.AppendOffsetCheckpoint(nil, entries))
 	}
 
-	cp(inspect.RecoveryPointCheckpointFile, inspect.OffsetCheckpointEntry{Topic: "orders", Partition: 0, Offset: m.LogEndOffset + 5})
+	cp(sidefile.RecoveryPointCheckpointFile, sidefile.OffsetCheckpointEntry{Topic: "orders", Partition: 0, Offset: m.LogEndOffset + 5})
 	got := sfVerify(t, data)
-	sfExpect(t, "recovery point", got, CheckpointRecoveryPoint, inspect.RecoveryPointCheckpointFile, -1)
+	sfExpect(t, "recovery point", got, CheckpointRecoveryPoint, sidefile.RecoveryPointCheckpointFile, -1)
 	if len(got) == 1 && (got[0].Offset == nil || *got[0].Offset != m.LogEndOffset+5) {
 		t.Errorf("recovery point offset %v", got[0].Offset)
 	}
 
 	fresh()
-	cp(inspect.LogStartOffsetCheckpointFile, inspect.OffsetCheckpointEntry{Topic: "orders", Partition: 0, Offset: m.LogEndOffset + 1})
-	sfExpect(t, "log start", sfVerify(t, data), CheckpointLogStart, inspect.LogStartOffsetCheckpointFile, -1)
+	cp(sidefile.LogStartOffsetCheckpointFile, sidefile.OffsetCheckpointEntry{Topic: "orders", Partition: 0, Offset: m.LogEndOffset + 1})
+	sfExpect(t, "log start", sfVerify(t, data), CheckpointLogStart, sidefile.LogStartOffsetCheckpointFile, -1)
 	// At the log end: an empty log, fine.
-	cp(inspect.LogStartOffsetCheckpointFile, inspect.OffsetCheckpointEntry{Topic: "orders", Partition: 0, Offset: m.LogEndOffset})
+	cp(sidefile.LogStartOffsetCheckpointFile, sidefile.OffsetCheckpointEntry{Topic: "orders", Partition: 0, Offset: m.LogEndOffset})
 	if got := sfVerify(t, data); len(got) != 0 {
 		t.Errorf("log start at the log end: %s", sfDescribe(got))
 	}
@@ -210,13 +211,13 @@ func TestCheckpointFindings(t *testing.T) {
 		content    string
 		pos        int64
 	}{
-		{"recovery point count", inspect.RecoveryPointCheckpointFile, "0\n2\norders 0 5\n", 15},
-		{"replication blank line", inspect.ReplicationCheckpointFile, "0\n1\norders 0 5\n\n", 15},
-		{"cleaner version", inspect.CleanerCheckpointFile, "1\n0\n", 0},
-		{"log start fields", inspect.LogStartOffsetCheckpointFile, "0\n1\norders 0\n", 4},
-		{"meta.properties", inspect.MetaPropertiesFile, "version=1\ncluster.id=x\n", -1},
-		{"leader epochs", filepath.Join("orders-0", inspect.LeaderEpochCheckpointFile), "0\n1\n2 x\n", 4},
-		{"partition.metadata", filepath.Join("orders-0", inspect.PartitionMetadataFile), "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", 11},
+		{"recovery point count", sidefile.RecoveryPointCheckpointFile, "0\n2\norders 0 5\n", 15},
+		{"replication blank line", sidefile.ReplicationCheckpointFile, "0\n1\norders 0 5\n\n", 15},
+		{"cleaner version", sidefile.CleanerCheckpointFile, "1\n0\n", 0},
+		{"log start fields", sidefile.LogStartOffsetCheckpointFile, "0\n1\norders 0\n", 4},
+		{"meta.properties", sidefile.MetaPropertiesFile, "version=1\ncluster.id=x\n", -1},
+		{"leader epochs", filepath.Join("orders-0", sidefile.LeaderEpochCheckpointFile), "0\n1\n2 x\n", 4},
+		{"partition.metadata", filepath.Join("orders-0", sidefile.PartitionMetadataFile), "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", 11},
 	} {
 		fresh()
 		sfWrite(t, filepath.Join(data, c.file), []byte(c.content))
@@ -225,11 +226,11 @@ func TestCheckpointFindings(t *testing.T) {
 
 	// Leader epochs: beyond the log end, out of order, missing the last
 	// batch's epoch. The shape bumps the epoch at each segment: 2, 3, 4.
-	ee := func(epoch int32, start int64) inspect.EpochEntry {
-		return inspect.EpochEntry{Epoch: epoch, StartOffset: start}
+	ee := func(epoch int32, start int64) sidefile.EpochEntry {
+		return sidefile.EpochEntry{Epoch: epoch, StartOffset: start}
 	}
-	epochs := func(es ...inspect.EpochEntry) {
-		sfWrite(t, filepath.Join(dir, inspect.LeaderEpochCheckpointFile), inspect.AppendLeaderEpochCheckpoint(nil, es))
+	epochs := func(es ...sidefile.EpochEntry) {
+		sfWrite(t, filepath.Join(dir, sidefile.LeaderEpochCheckpointFile), sidefile.AppendLeaderEpochCheckpoint(nil, es))
 	}
 	s1, s2 := m.Segments[1].BaseOffset, m.Segments[2].BaseOffset
 	fresh()
@@ -238,7 +239,7 @@ func TestCheckpointFindings(t *testing.T) {
 		t.Errorf("an epoch starting at the log end: %s", sfDescribe(got))
 	}
 	epochs(ee(2, 0), ee(3, s1), ee(4, s2), ee(5, m.LogEndOffset+3))
-	sfExpect(t, "epoch beyond", sfVerify(t, data), LeaderEpochRange, inspect.LeaderEpochCheckpointFile, -1)
+	sfExpect(t, "epoch beyond", sfVerify(t, data), LeaderEpochRange, sidefile.LeaderEpochCheckpointFile, -1)
 	epochs(ee(2, 0), ee(4, s1), ee(3, s2))
 	// The broker's cache keeps (2, 0) and (3, s2): epoch 4 is dropped, so
 	// the last batch's epoch is missing from it as well.
@@ -248,7 +249,7 @@ func TestCheckpointFindings(t *testing.T) {
 		t.Errorf("epochs out of order: %s", sfDescribe(got))
 	}
 	epochs(ee(2, 0), ee(-1, s1))
-	sfExpect(t, "negative epoch", sfVerify(t, data), CheckpointFormat, inspect.LeaderEpochCheckpointFile, -1)
+	sfExpect(t, "negative epoch", sfVerify(t, data), CheckpointFormat, sidefile.LeaderEpochCheckpointFile, -1)
 	epochs(ee(2, 0), ee(3, s1))
 	got = sfVerify(t, data)
 	if len(got) != 1 || got[0].Check != LeaderEpochRange || !strings.Contains(got[0].Message, "leader epoch 4, newer than the checkpoint's latest epoch (3)") {
@@ -368,9 +369,9 @@ func TestTxnIndexMismatchStartState(t *testing.T) {
 	if got := sfVerify(t, data); len(got) != 0 {
 		t.Errorf("unknown start state: %s", sfDescribe(got))
 	}
-	sfWrite(t, base, inspect.AppendProducerSnapshot(nil, nil))
+	sfWrite(t, base, sidefile.AppendProducerSnapshot(nil, nil))
 	sfExpect(t, "empty snapshot at the start", sfVerify(t, data), TxnIndexMismatch, filepath.Base(m.TxnIndexPath(&m.Segments[si])), 0)
-	sfWrite(t, base, inspect.AppendProducerSnapshot(nil, []inspect.ProducerEntry{{ProducerID: 1, LastOffset: -1, CurrentTxnFirstOffset: 4990}}))
+	sfWrite(t, base, sidefile.AppendProducerSnapshot(nil, []sidefile.ProducerEntry{{ProducerID: 1, LastOffset: -1, CurrentTxnFirstOffset: 4990}}))
 	if got := sfVerify(t, data); len(got) != 0 {
 		t.Errorf("open transaction at the start: %s", sfDescribe(got))
 	}
@@ -418,8 +419,8 @@ func TestSideFilesRandomDamage(t *testing.T) {
 	for seed := uint64(0); seed < 12; seed++ {
 		data, dir, m := sfDataDir(t, kafkagen.Options{Seed: int64(seed), Segments: 2, Batches: 20, Transactions: true})
 		files, _ := filepath.Glob(filepath.Join(dir, "*.snapshot"))
-		files = append(files, filepath.Join(dir, inspect.LeaderEpochCheckpointFile), filepath.Join(dir, inspect.PartitionMetadataFile),
-			filepath.Join(data, inspect.RecoveryPointCheckpointFile), filepath.Join(data, inspect.MetaPropertiesFile), m.TxnIndexPath(&m.Segments[0]))
+		files = append(files, filepath.Join(dir, sidefile.LeaderEpochCheckpointFile), filepath.Join(dir, sidefile.PartitionMetadataFile),
+			filepath.Join(data, sidefile.RecoveryPointCheckpointFile), filepath.Join(data, sidefile.MetaPropertiesFile), m.TxnIndexPath(&m.Segments[0]))
 		rng := seed*2654435761 + 1
 		for _, f := range files {
 			b, err := os.ReadFile(f)

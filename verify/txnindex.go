@@ -2,7 +2,7 @@ package verify
 
 import (
 	"github.com/kseg/kseg/indexfmt"
-	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // checkTxnIndex checks a .txnindex (TransactionIndex, AbortedTxn): whole
@@ -10,15 +10,15 @@ import (
 // lie in this segment) strictly increasing and inside the segment, first
 // offsets not above last offsets. It runs after the log pass, which gives
 // the segment's last offset. With the log present, a file of more entries
-// than the log could justify (inspect.MaxTxnIndexEntries) is a
+// than the log could justify (record.MaxTxnIndexEntries) is a
 // txnindex.size error and only that many entries are checked: the rest is
 // not read (a sparse 100 GiB file costs nothing).
 func (c *segChecker) checkTxnIndex(x *indexfmt.TxnIndex, size int64, name string, hasLog bool) {
 	entries := int64(x.Entries())
-	if bound := inspect.MaxTxnIndexEntries(c.logSize); hasLog && entries > bound {
+	if bound := record.MaxTxnIndexEntries(c.logSize); hasLog && entries > bound {
 		c.add(TxnIndexSize, name, ptr(bound*indexfmt.TxnEntrySize), nil,
 			"%d entries (%d bytes), but the log's %d bytes hold at most %d ABORT markers (one batch of at least %d bytes each), so at most %d entries: no broker wrote the rest; only the first %d are checked",
-			entries, size, c.logSize, bound, inspect.MinMarkerBatchSize, bound, bound)
+			entries, size, c.logSize, bound, record.MinMarkerBatchSize, bound, bound)
 		entries = bound
 	}
 	if tb := x.TrailingBytes(); tb != 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/find"
 	"github.com/kseg/kseg/inspect/kafkagen"
 )
@@ -78,7 +79,7 @@ func TestSearchTreatsABadCRCAsDamage(t *testing.T) {
 		if len(damage) != 1 || damage[0].Position != bad.Position || damage[0].Segment.BaseOffset != seg.BaseOffset {
 			t.Fatalf("salvage %v: damage %+v, want one at %d in segment %d", salvage, damage, bad.Position, seg.BaseOffset)
 		}
-		if msg := damage[0].Err.Error(); !errors.Is(damage[0].Err, inspect.ErrCRC) || !strings.Contains(msg, m.LogPath(&seg)) || !strings.Contains(msg, fmt.Sprintf("byte position %d", bad.Position)) {
+		if msg := damage[0].Err.Error(); !errors.Is(damage[0].Err, fileio.ErrCRC) || !strings.Contains(msg, m.LogPath(&seg)) || !strings.Contains(msg, fmt.Sprintf("byte position %d", bad.Position)) {
 			t.Errorf("damage error %q is not a CRC mismatch naming the file and byte position", msg)
 		}
 	}

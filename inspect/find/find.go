@@ -3,7 +3,7 @@
 // bounds): the library behind `kseg find`.
 //
 // It walks each partition with inspect's log walk (Partition.Walk, or
-// WalkSalvage past damage) and decodes records with inspect.RecordDecoder;
+// WalkSalvage past damage) and decodes records with record.RecordDecoder;
 // it has no log loop of its own. Offset and time bounds are resolved
 // through the indexes, segment by segment: a segment whose offsets lie
 // outside the range is not opened, and inside a segment the walk starts
@@ -24,6 +24,8 @@ import (
 	"sync/atomic"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // HeaderFilter matches a record having a header Name; with HasValue, the
@@ -50,7 +52,7 @@ type Filter struct {
 
 // Match reports whether r (a data record; control records never match)
 // passes f.
-func (f *Filter) Match(r *inspect.Record) bool {
+func (f *Filter) Match(r *record.Record) bool {
 	bounds := inspect.LogRange{FromOffset: f.FromOffset, ToOffset: f.ToOffset, FromTime: f.FromTime, ToTime: f.ToTime}
 	if !bounds.Contains(r) {
 		return false
@@ -67,7 +69,7 @@ func (f *Filter) Match(r *inspect.Record) bool {
 	for i := range f.Headers {
 		h := &f.Headers[i]
 		found := false
-		_ = r.EachHeader(func(x inspect.Header) error {
+		_ = r.EachHeader(func(x record.Header) error {
 			if string(x.Key) == h.Name && (!h.HasValue || (x.Value == nil) == (h.Value == nil) && bytes.Equal(x.Value, h.Value)) {
 				found = true
 				return errFound
@@ -107,12 +109,12 @@ type Match struct {
 	Partition *inspect.Partition
 	Segment   *inspect.SegmentFiles
 	// Batch is the header of the batch holding the record. BatchBaseOffset
-	// is its first offset as inspect.BatchCount works it out: the v2
+	// is its first offset as record.BatchCount works it out: the v2
 	// header's base offset, or for a legacy (magic 0/1) wrapper the offset
 	// of its first inner message (the header holds the last).
-	Batch           inspect.Batch
+	Batch           record.Batch
 	BatchBaseOffset int64
-	Record          inspect.Record
+	Record          record.Record
 }
 
 // Event is what Search hands its callback: a match or a damaged range.
@@ -250,7 +252,7 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 // recovery, too, judges each segment on its own).
 func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error, advance func(int64)) error {
 	f := &opts.Filter
-	var dec inspect.RecordDecoder
+	var dec record.RecordDecoder
 	var pending []Match
 	// The indexes serve bounded walks as they serve fetches, which the
 	// broker refuses below the log start offset; a segment holding
@@ -298,7 +300,7 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		damaged := false
 		// damage reports batch b as damage (err): with Salvage the search
 		// goes on past it, else the rest of the segment is not searched.
-		damage := func(b *inspect.Batch, err error) error {
+		damage := func(b *record.Batch, err error) error {
 			damaged = true
 			d := inspect.Damage{Segment: sf, Position: b.Position, End: b.End(), Err: err}
 			if !opts.Salvage {
@@ -322,11 +324,11 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 				// Its bytes are not what was written: a consumer's CRC
 				// check refuses the batch (DefaultRecordBatch.ensureValid)
 				// and broker recovery truncates the segment there.
-				return damage(b, &inspect.CorruptError{File: w.Segment.Log, Position: b.Position, Offset: -1,
-					Err: fmt.Errorf("%w: stored crc %d does not match the computed %d", inspect.ErrCRC, b.CRC, inspect.ComputeCRC(b.Magic, w.Entry))})
+				return damage(b, &fileio.CorruptError{File: w.Segment.Log, Position: b.Position, Offset: -1,
+					Err: fmt.Errorf("%w: stored crc %d does not match the computed %d", fileio.ErrCRC, b.CRC, record.ComputeCRC(b.Magic, w.Entry))})
 			}
-			count := inspect.HeaderCount(b)
-			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
+			count := record.HeaderCount(b)
+			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
 				count.Record(r)
 				if f.Match(r) {
 					pending = append(pending, Match{Partition: p, Segment: sf, Batch: *b, Record: r.Clone()})
@@ -334,7 +336,7 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 				return nil
 			})
 			if err != nil {
-				var ce *inspect.CorruptError
+				var ce *fileio.CorruptError
 				if !errors.As(err, &ce) {
 					return err
 				}
@@ -375,12 +377,12 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 var errSkipSegment = errors.New("skip the rest of the segment")
 
 func isDamage(err error) bool {
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	return errors.As(err, &ce)
 }
 
 func damagePosition(err error) int64 {
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	if errors.As(err, &ce) {
 		return ce.Position
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/find"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // shapes are the partitions of the generated data directory: every magic,
@@ -402,8 +403,8 @@ func TestSearchBelowTheLogStartOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	logStart := m.Segments[0].Batches[5].BaseOffset + 1
-	cp := inspect.AppendOffsetCheckpoint(nil, []inspect.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: logStart}})
-	if err := os.WriteFile(filepath.Join(root, inspect.LogStartOffsetCheckpointFile), cp, 0o644); err != nil {
+	cp := sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: logStart}})
+	if err := os.WriteFile(filepath.Join(root, sidefile.LogStartOffsetCheckpointFile), cp, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tg, err := inspect.Resolve(root)

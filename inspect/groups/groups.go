@@ -33,6 +33,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/internaltopics"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Topic is the name of the group coordinator's topic.
@@ -118,14 +119,14 @@ func compareKeys(a, b Key) int {
 // Load replays the records of p (a __consumer_offsets partition) into s.
 // Damage stops the replay of the damaged segment (a broker's recovery
 // would cut the log there): the state holds what came before it, and the
-// damage is returned as a *inspect.CorruptError after the rest is loaded.
+// damage is returned as a *fileio.CorruptError after the rest is loaded.
 func (s *State) Load(p *inspect.Partition, opts Options) error {
 	s.Partitions++
 	source := p.Name()
-	var dec inspect.RecordDecoder
+	var dec record.RecordDecoder
 	err := p.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
 		b := w.Batch
-		return dec.Records(w.Segment.Log, w.Entry, b, func(r *inspect.Record) error {
+		return dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
 			if opts.At != nil && r.Timestamp > *opts.At {
 				return nil
 			}
@@ -146,14 +147,14 @@ func (s *State) Load(p *inspect.Partition, opts Options) error {
 // replayMarker is replayEndTransactionMarker: the producer's pending
 // commits are applied (COMMIT) or dropped (ABORT). A later non-
 // transactional commit of the same key wins over an earlier pending one.
-func (s *State) replayMarker(producerID int64, r *inspect.Record) {
-	_, typ, err := inspect.ParseControlKey(r.Key)
-	if err != nil || typ != inspect.ControlCommit && typ != inspect.ControlAbort {
+func (s *State) replayMarker(producerID int64, r *record.Record) {
+	_, typ, err := record.ParseControlKey(r.Key)
+	if err != nil || typ != record.ControlCommit && typ != record.ControlAbort {
 		return
 	}
 	pending := s.pending[producerID]
 	delete(s.pending, producerID)
-	if typ != inspect.ControlCommit {
+	if typ != record.ControlCommit {
 		return
 	}
 	for k, o := range pending {
@@ -164,7 +165,7 @@ func (s *State) replayMarker(producerID int64, r *inspect.Record) {
 }
 
 // replayRecord is OffsetMetadataManager.replay for one data record.
-func (s *State) replayRecord(source string, b *inspect.Batch, r *inspect.Record) {
+func (s *State) replayRecord(source string, b *record.Batch, r *record.Record) {
 	d := internaltopics.Decode(internaltopics.ConsumerOffsets, r.Key, r.Value)
 	if d.Type != internaltopics.TypeOffsetCommit {
 		return // group metadata and KIP-848 records carry no offsets

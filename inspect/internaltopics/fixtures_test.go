@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/internaltopics"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // TestRealFixtures decodes every record of every internal-topic partition
@@ -36,12 +37,12 @@ func TestRealFixtures(t *testing.T) {
 			if dec == "" {
 				continue
 			}
-			var rd inspect.RecordDecoder
+			var rd record.RecordDecoder
 			err := p.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
 				if w.Batch.IsControl() {
 					return nil
 				}
-				return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(r *inspect.Record) error {
+				return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(r *record.Record) error {
 					d := internaltopics.Decode(dec, r.Key, r.Value)
 					if d.Error != "" || d.Note != "" {
 						t.Errorf("%s offset %d: %s", p.Dir, r.Offset, mustJSON(t, d))

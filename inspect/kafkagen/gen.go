@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // Generate writes a partition directory at dir (created; it must not exist
@@ -936,7 +937,7 @@ func (g *generator) writeSnapshot(offset int64) error {
 		return nil
 	}
 	path := filepath.Join(g.dir, SegmentName(offset)+".snapshot")
-	if err := writeSized(path, encodeSnapshot(snapshotOf(g.st.producers)), 0); err != nil {
+	if err := writeSized(path, sidefile.AppendProducerSnapshot(nil, snapshotOf(g.st.producers)), 0); err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}
 	g.man.Snapshots = append(g.man.Snapshots, offset)

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // checkPartition reads back everything Generate wrote in m.Dir and checks
@@ -387,11 +389,11 @@ func checkSmallFiles(t *testing.T, m *Manifest) {
 		if len(data) != 10+46*n {
 			t.Fatalf("snapshot %d: %d bytes for %d entries", off, len(data), n)
 		}
-		var got []snapshotEntry
+		var got []sidefile.ProducerEntry
 		for p := 10; p < len(data); p += 46 {
 			e := data[p:]
-			got = append(got, snapshotEntry{
-				ProducerID: int64(binary.BigEndian.Uint64(e)), Epoch: int16(binary.BigEndian.Uint16(e[8:])),
+			got = append(got, sidefile.ProducerEntry{
+				ProducerID: int64(binary.BigEndian.Uint64(e)), ProducerEpoch: int16(binary.BigEndian.Uint16(e[8:])),
 				LastSequence: int32(binary.BigEndian.Uint32(e[10:])), LastOffset: int64(binary.BigEndian.Uint64(e[14:])),
 				OffsetDelta: int32(binary.BigEndian.Uint32(e[22:])), Timestamp: int64(binary.BigEndian.Uint64(e[26:])),
 				CoordinatorEpoch: int32(binary.BigEndian.Uint32(e[34:])), CurrentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:])),
@@ -403,18 +405,18 @@ func checkSmallFiles(t *testing.T, m *Manifest) {
 	}
 }
 
-func replayProducers(m *Manifest, end int64) []snapshotEntry {
-	st := map[int64]*snapshotEntry{}
+func replayProducers(m *Manifest, end int64) []sidefile.ProducerEntry {
+	st := map[int64]*sidefile.ProducerEntry{}
 	for _, b := range m.Batches() {
 		if b.LastOffset >= end || b.ProducerID < 0 {
 			continue
 		}
 		e := st[b.ProducerID]
 		if e == nil {
-			e = &snapshotEntry{ProducerID: b.ProducerID, LastSequence: -1, LastOffset: -1, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1}
+			e = &sidefile.ProducerEntry{ProducerID: b.ProducerID, LastSequence: -1, LastOffset: -1, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1}
 			st[b.ProducerID] = e
 		}
-		e.Epoch, e.Timestamp = b.ProducerEpoch, b.MaxTimestamp
+		e.ProducerEpoch, e.Timestamp = b.ProducerEpoch, b.MaxTimestamp
 		if b.Control {
 			e.CoordinatorEpoch, e.CurrentTxnFirstOffset = b.CoordinatorEpoch, -1
 			continue
@@ -425,7 +427,7 @@ func replayProducers(m *Manifest, end int64) []snapshotEntry {
 			e.CurrentTxnFirstOffset = b.BaseOffset
 		}
 	}
-	var out []snapshotEntry
+	var out []sidefile.ProducerEntry
 	for _, e := range st {
 		out = append(out, *e)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // DefaultIndexIntervalBytes is the broker's index.interval.bytes default
@@ -76,11 +78,11 @@ type SegmentPlan struct {
 	NextOffset     int64
 	TruncatedBytes int64 // log size - ValidBytes
 	// StopErr says why recovery stopped before the end of the log (a
-	// *inspect.CorruptError naming the .log and the byte position), nil when
+	// *fileio.CorruptError naming the .log and the byte position), nil when
 	// the whole log is valid. See PlanPartition for the kinds.
 	StopErr error
 	// Overlap is the first batch of the valid prefix whose last offset
-	// reaches the next segment's base offset (a *inspect.CorruptError of
+	// reaches the next segment's base offset (a *fileio.CorruptError of
 	// kind ErrOverlap naming the .log, the batch's position and its last
 	// offset), nil when there is none. With Options.CutOverlap it is also
 	// the StopErr: the plan ends before that batch.
@@ -103,7 +105,7 @@ func (p *SegmentPlan) LogSize() int64 { return p.ValidBytes + p.TruncatedBytes }
 // broker throws an exception recovery does not catch (a batch whose last
 // offset does not fit relative to the base offset,
 // LogSegmentOffsetOverflowException; a producer-state replay failure). It is
-// wrapped in a *inspect.CorruptError naming the file and position.
+// wrapped in a *fileio.CorruptError naming the file and position.
 var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
 
 // PlanPartition runs broker recovery over every segment of p, in base-offset
@@ -129,12 +131,12 @@ var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
 // the segment holding its ABORT marker.
 //
 // Where recovery stops early, StopErr says why and ValidBytes where:
-//   - inspect.ErrTorn: the log ends inside a batch or its header (the broker
+//   - fileio.ErrTorn: the log ends inside a batch or its header (the broker
 //     stops silently there);
-//   - inspect.ErrCorruptHeader: a length field below 14, or a v2 batch
+//   - fileio.ErrCorruptHeader: a length field below 14, or a v2 batch
 //     shorter than 61 bytes (CorruptRecordException);
-//   - inspect.ErrCRC: a stored CRC that does not match;
-//   - inspect.ErrCorruptRecords: a malformed control record
+//   - fileio.ErrCRC: a stored CRC that does not match;
+//   - fileio.ErrCorruptRecords: a malformed control record
 //     (InvalidRecordException); the broker has already counted that batch, so
 //     the cut is after it.
 //
@@ -147,7 +149,7 @@ var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
 // throw InvalidOffsetException; LogLoader.recoverLog then empties the whole
 // segment (truncateTo(baseOffset)). kseg plans exactly that: ValidBytes 0,
 // empty indexes, the whole log counted as TruncatedBytes, and StopErr a
-// CorruptError (kinds inspect.ErrCorruptHeader and indexfmt.ErrInvalidOffset)
+// CorruptError (kinds fileio.ErrCorruptHeader and indexfmt.ErrInvalidOffset)
 // at the batch where it happened. The producer state is rolled back to the
 // start of that segment. (The broker would also delete every later unflushed
 // segment; kseg plans each of them as if it stayed.)
@@ -193,7 +195,7 @@ type recoverer struct {
 	interval   int64
 	cutOverlap bool
 	txns       *txnState
-	dec        inspect.RecordDecoder
+	dec        record.RecordDecoder
 	scratch    []byte // for the rare batch the entry scanner refuses (negativeDelta)
 }
 
@@ -218,9 +220,9 @@ type segmentRun struct {
 func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan, error) {
 	plan := SegmentPlan{Segment: seg}
 	if seg.Log == "" {
-		return plan, fmt.Errorf("segment %s: %w: no .log file to rebuild from", inspect.SegmentName(seg.BaseOffset), inspect.ErrNotKafka)
+		return plan, fmt.Errorf("segment %s: %w: no .log file to rebuild from", inspect.SegmentName(seg.BaseOffset), fileio.ErrNotKafka)
 	}
-	f, err := inspect.OpenPread(seg.Log)
+	f, err := fileio.Open(seg.Log, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		return plan, err
 	}
@@ -228,8 +230,8 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 	size := f.Size()
 	if size > math.MaxInt32 {
 		// FileRecords refuses such a file; positions would not fit an entry.
-		return plan, &inspect.CorruptError{File: seg.Log, Position: -1, Offset: -1,
-			Err: fmt.Errorf("%w: %w: the log is %d bytes, more than the broker can open (%d)", inspect.ErrCorruptHeader, ErrUnrecoverable, size, math.MaxInt32)}
+		return plan, &fileio.CorruptError{File: seg.Log, Position: -1, Offset: -1,
+			Err: fmt.Errorf("%w: %w: the log is %d bytes, more than the broker can open (%d)", fileio.ErrCorruptHeader, ErrUnrecoverable, size, math.MaxInt32)}
 	}
 
 	start := r.txns.clone()
@@ -310,7 +312,7 @@ func nonNil(b []byte) []byte {
 // scan is the batch loop of LogSegment.recover. It returns the reason the
 // loop stopped early (nil at the clean end of the log), or an error when
 // the segment cannot be planned at all.
-func (r *recoverer) scan(f *inspect.File, size int64, run *segmentRun) (stop, err error) {
+func (r *recoverer) scan(f *fileio.File, size int64, run *segmentRun) (stop, err error) {
 	// The broker's iterator: stop at the first damage.
 	it := inspect.NewLogIterator(inspect.IterOptions{Window: window(size)})
 	it.Reset(f, nil, 0)
@@ -334,8 +336,8 @@ func (r *recoverer) scan(f *inspect.File, size int64, run *segmentRun) (stop, er
 		if serr == nil {
 			return nil, nil
 		}
-		var ce *inspect.CorruptError
-		if !errors.As(serr, &ce) || !(errors.Is(serr, inspect.ErrTorn) || errors.Is(serr, inspect.ErrCorruptHeader)) {
+		var ce *fileio.CorruptError
+		if !errors.As(serr, &ce) || !(errors.Is(serr, fileio.ErrTorn) || errors.Is(serr, fileio.ErrCorruptHeader)) {
 			return nil, serr // a read error, the file changed: not a recovery outcome
 		}
 		// ParseBatch refuses a v2 batch with a negative lastOffsetDelta,
@@ -358,21 +360,21 @@ func window(left int64) int {
 	return int(min(max(left, 4096), inspect.DefaultWindow))
 }
 
-func crcError(file string, b *inspect.Batch, computed uint32) error {
-	return &inspect.CorruptError{File: file, Position: b.Position, Offset: b.LastOffset,
-		Err: fmt.Errorf("%w: stored crc = %d, computed crc = %d (magic %d batch of %d bytes)", inspect.ErrCRC, b.CRC, computed, b.Magic, b.Size)}
+func crcError(file string, b *record.Batch, computed uint32) error {
+	return &fileio.CorruptError{File: file, Position: b.Position, Offset: b.LastOffset,
+		Err: fmt.Errorf("%w: stored crc = %d, computed crc = %d (magic %d batch of %d bytes)", fileio.ErrCRC, b.CRC, computed, b.Magic, b.Size)}
 }
 
 // batch is the body of the recovery loop for one batch that passed
 // ensureValid. entry returns the whole batch (only control batches need it).
-func (r *recoverer) batch(run *segmentRun, b *inspect.Batch, entry func() ([]byte, error)) (stop, err error) {
+func (r *recoverer) batch(run *segmentRun, b *record.Batch, entry func() ([]byte, error)) (stop, err error) {
 	// Not recovery's: a batch a broker's fetch never reads here.
 	if b.LastOffset >= run.limit && run.overlap == nil {
 		offsets := fmt.Sprint(b.LastOffset)
 		if b.BaseOffset >= 0 && b.BaseOffset != b.LastOffset {
 			offsets = fmt.Sprintf("%d..%d", b.BaseOffset, b.LastOffset)
 		}
-		run.overlap = &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.LastOffset,
+		run.overlap = &fileio.CorruptError{File: run.name, Position: b.Position, Offset: b.LastOffset,
 			Err: fmt.Errorf("%w: batch offsets %s reach the next segment's base offset %d; a broker reads offsets from %d on in the next segment (LogSegments.floorSegment), never this batch or the %d bytes from it to the end of this log",
 				ErrOverlap, offsets, run.limit, run.limit, run.size-b.Position)}
 		if r.cutOverlap {
@@ -382,8 +384,8 @@ func (r *recoverer) batch(run *segmentRun, b *inspect.Batch, entry func() ([]byt
 	// ensureOffsetInRange: LogSegmentOffsetOverflowException is not caught
 	// by recovery (the loader splits legacy segments, or fails).
 	if _, err := indexfmt.RelativeOffset(run.base, b.LastOffset); err != nil {
-		return nil, &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.LastOffset,
-			Err: fmt.Errorf("%w: %w: batch last offset %d does not fit relative to base offset %d (broker: LogSegmentOffsetOverflowException): %w", inspect.ErrCorruptHeader, ErrUnrecoverable, b.LastOffset, run.base, err)}
+		return nil, &fileio.CorruptError{File: run.name, Position: b.Position, Offset: b.LastOffset,
+			Err: fmt.Errorf("%w: %w: batch last offset %d does not fit relative to base offset %d (broker: LogSegmentOffsetOverflowException): %w", fileio.ErrCorruptHeader, ErrUnrecoverable, b.LastOffset, run.base, err)}
 	}
 	// The index points (indexfmt.RecoveryIndexer): the builders write what
 	// the rule appends, and agree with it.
@@ -418,18 +420,18 @@ func (r *recoverer) batch(run *segmentRun, b *inspect.Batch, entry func() ([]byt
 // range check and is reported as an error.
 func (run *segmentRun) indexAppendFailed(err error, pos, offset int64) (stop, ferr error) {
 	if errors.Is(err, indexfmt.ErrInvalidOffset) {
-		return &inspect.CorruptError{File: run.name, Position: pos, Offset: offset,
-			Err: fmt.Errorf("%w: non-increasing offset at an index point; broker recovery empties this segment (InvalidOffsetException): %w", inspect.ErrCorruptHeader, err)}, nil
+		return &fileio.CorruptError{File: run.name, Position: pos, Offset: offset,
+			Err: fmt.Errorf("%w: non-increasing offset at an index point; broker recovery empties this segment (InvalidOffsetException): %w", fileio.ErrCorruptHeader, err)}, nil
 	}
-	return nil, &inspect.CorruptError{File: run.name, Position: pos, Offset: offset, Err: fmt.Errorf("%w: %w", ErrUnrecoverable, err)}
+	return nil, &fileio.CorruptError{File: run.name, Position: pos, Offset: offset, Err: fmt.Errorf("%w: %w", ErrUnrecoverable, err)}
 }
 
 // producerState replays a v2 batch with a producer id
 // (LogSegment.updateProducerState).
-func (r *recoverer) producerState(run *segmentRun, b *inspect.Batch, entry func() ([]byte, error)) (stop, err error) {
+func (r *recoverer) producerState(run *segmentRun, b *record.Batch, entry func() ([]byte, error)) (stop, err error) {
 	unrecoverable := func(format string, args ...any) error {
-		return &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.BaseOffset,
-			Err: fmt.Errorf("%w: %w: "+format, append([]any{inspect.ErrCorruptRecords, ErrUnrecoverable}, args...)...)}
+		return &fileio.CorruptError{File: run.name, Position: b.Position, Offset: b.BaseOffset,
+			Err: fmt.Errorf("%w: %w: "+format, append([]any{fileio.ErrCorruptRecords, ErrUnrecoverable}, args...)...)}
 	}
 	if !b.IsControl() {
 		if err := r.txns.dataBatch(b.ProducerID, b.BaseOffset, b.IsTransactional()); err != nil {
@@ -443,11 +445,11 @@ func (r *recoverer) producerState(run *segmentRun, b *inspect.Batch, entry func(
 	if stop != nil || err != nil || !ok {
 		return stop, err
 	}
-	if typ != inspect.ControlAbort && typ != inspect.ControlCommit {
+	if typ != record.ControlAbort && typ != record.ControlCommit {
 		// EndTransactionMarker.deserialize: IllegalArgumentException.
 		return nil, unrecoverable("control batch of producer %d holds a %s record, not a transaction marker (broker: IllegalArgumentException)", b.ProducerID, typ)
 	}
-	txn, aborted, err := r.txns.endMarker(b.ProducerID, b.BaseOffset, typ == inspect.ControlAbort)
+	txn, aborted, err := r.txns.endMarker(b.ProducerID, b.BaseOffset, typ == record.ControlAbort)
 	if err != nil {
 		return nil, unrecoverable("%v", err)
 	}
@@ -475,7 +477,7 @@ var errFirstRecord = errors.New("first record read")
 // Malformed records are InvalidRecordException: a stop reason, after this
 // batch. A null key or value makes the broker fail (NullPointerException);
 // kseg reports that as ErrUnrecoverable too.
-func (r *recoverer) firstControlRecord(run *segmentRun, b *inspect.Batch, entry func() ([]byte, error)) (typ inspect.ControlType, ok bool, stop, err error) {
+func (r *recoverer) firstControlRecord(run *segmentRun, b *record.Batch, entry func() ([]byte, error)) (typ record.ControlType, ok bool, stop, err error) {
 	e, err := entry()
 	if err != nil {
 		return 0, false, nil, err
@@ -483,25 +485,25 @@ func (r *recoverer) firstControlRecord(run *segmentRun, b *inspect.Batch, entry 
 	var keyErr, valErr error
 	var nullKey, nullValue bool
 	first := true
-	derr := r.dec.Records(run.name, e, b, func(rec *inspect.Record) error {
+	derr := r.dec.Records(run.name, e, b, func(rec *record.Record) error {
 		if !first {
 			return nil
 		}
 		first, ok = false, true
 		nullKey, nullValue = rec.Key == nil, rec.Value == nil
 		if !nullKey {
-			_, typ, keyErr = inspect.ParseControlKey(rec.Key)
+			_, typ, keyErr = record.ParseControlKey(rec.Key)
 		}
-		if !nullKey && keyErr == nil && (typ == inspect.ControlAbort || typ == inspect.ControlCommit) && !nullValue {
-			_, _, valErr = inspect.ParseEndTxnMarker(rec.Value)
+		if !nullKey && keyErr == nil && (typ == record.ControlAbort || typ == record.ControlCommit) && !nullValue {
+			_, _, valErr = record.ParseEndTxnMarker(rec.Value)
 		}
-		if b.Compression() == inspect.CompressionNone {
+		if b.Compression() == record.CompressionNone {
 			return errFirstRecord
 		}
 		return nil // compressed: the broker decodes every record first
 	})
 	if derr != nil && !errors.Is(derr, errFirstRecord) {
-		if errors.Is(derr, inspect.ErrCorruptRecords) {
+		if errors.Is(derr, fileio.ErrCorruptRecords) {
 			return 0, false, derr, nil
 		}
 		return 0, false, nil, derr
@@ -510,17 +512,17 @@ func (r *recoverer) firstControlRecord(run *segmentRun, b *inspect.Batch, entry 
 		return 0, false, nil, nil
 	}
 	corrupt := func(err error) error {
-		return &inspect.CorruptError{File: run.name, Position: b.Position, Offset: b.BaseOffset, Err: err}
+		return &fileio.CorruptError{File: run.name, Position: b.Position, Offset: b.BaseOffset, Err: err}
 	}
 	switch {
 	case nullKey:
-		return 0, false, nil, corrupt(fmt.Errorf("%w: %w: control record with a null key (broker: NullPointerException)", inspect.ErrCorruptRecords, ErrUnrecoverable))
+		return 0, false, nil, corrupt(fmt.Errorf("%w: %w: control record with a null key (broker: NullPointerException)", fileio.ErrCorruptRecords, ErrUnrecoverable))
 	case keyErr != nil:
 		return 0, false, corrupt(keyErr), nil
-	case typ != inspect.ControlAbort && typ != inspect.ControlCommit:
+	case typ != record.ControlAbort && typ != record.ControlCommit:
 		return typ, true, nil, nil
 	case nullValue:
-		return 0, false, nil, corrupt(fmt.Errorf("%w: %w: end transaction marker with a null value (broker: NullPointerException)", inspect.ErrCorruptRecords, ErrUnrecoverable))
+		return 0, false, nil, corrupt(fmt.Errorf("%w: %w: end transaction marker with a null value (broker: NullPointerException)", fileio.ErrCorruptRecords, ErrUnrecoverable))
 	case valErr != nil:
 		return 0, false, corrupt(valErr), nil
 	}
@@ -532,16 +534,16 @@ func (r *recoverer) firstControlRecord(run *segmentRun, b *inspect.Batch, entry 
 // lastOffsetDelta and a matching CRC. It returns the position after that
 // batch (-1 when the entry at pos is not such a batch: the scanner's error
 // stands), or why recovery stops.
-func (r *recoverer) negativeDelta(f *inspect.File, size int64, run *segmentRun, pos int64) (next int64, stop, err error) {
-	if pos < 0 || pos != run.idx.ValidBytes() || size-pos < inspect.V2HeaderSize {
+func (r *recoverer) negativeDelta(f *fileio.File, size int64, run *segmentRun, pos int64) (next int64, stop, err error) {
+	if pos < 0 || pos != run.idx.ValidBytes() || size-pos < record.V2HeaderSize {
 		return -1, nil, nil
 	}
-	var hdr [inspect.HeaderReadSize]byte
+	var hdr [record.HeaderReadSize]byte
 	if _, err := f.ReadAt(hdr[:], pos); err != nil {
 		return -1, nil, err
 	}
-	b, perr := inspect.ParseBatch(hdr[:], pos, f.Name)
-	if perr == nil || b.Magic < 2 || b.Size < inspect.V2HeaderSize || b.Size > size-pos || b.LastOffsetDelta >= 0 {
+	b, perr := record.ParseBatch(hdr[:], pos, f.Name)
+	if perr == nil || b.Magic < 2 || b.Size < record.V2HeaderSize || b.Size > size-pos || b.LastOffsetDelta >= 0 {
 		return -1, nil, nil
 	}
 	computed, err := crcAt(f, &b, r.scratchBuf())
@@ -553,7 +555,7 @@ func (r *recoverer) negativeDelta(f *inspect.File, size int64, run *segmentRun, 
 	}
 	entry := func() ([]byte, error) {
 		if b.Size > inspect.MaxEntryBytes {
-			return nil, &inspect.CorruptError{File: f.Name, Position: b.Position, Offset: -1, Err: fmt.Errorf("%w: batch of %d bytes is larger than %d", inspect.ErrTooLarge, b.Size, inspect.MaxEntryBytes)}
+			return nil, &fileio.CorruptError{File: f.Name, Position: b.Position, Offset: -1, Err: fmt.Errorf("%w: batch of %d bytes is larger than %d", fileio.ErrTooLarge, b.Size, inspect.MaxEntryBytes)}
 		}
 		buf := make([]byte, b.Size)
 		if _, err := f.ReadAt(buf, b.Position); err != nil {
@@ -575,14 +577,14 @@ func (r *recoverer) scratchBuf() []byte {
 }
 
 // crcAt computes an entry's checksum by streaming it through buf.
-func crcAt(f io.ReaderAt, b *inspect.Batch, buf []byte) (uint32, error) {
+func crcAt(f io.ReaderAt, b *record.Batch, buf []byte) (uint32, error) {
 	var crc uint32
-	for at := b.Position + inspect.CRCStart(b.Magic); at < b.End(); {
+	for at := b.Position + record.CRCStart(b.Magic); at < b.End(); {
 		n := min(int64(len(buf)), b.End()-at)
 		if _, err := f.ReadAt(buf[:n], at); err != nil {
 			return 0, err
 		}
-		crc = inspect.UpdateCRC(b.Magic, crc, buf[:n])
+		crc = record.UpdateCRC(b.Magic, crc, buf[:n])
 		at += n
 	}
 	return crc, nil

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // Replica is one copy of a partition and what the broker would load with
@@ -47,12 +50,12 @@ func Open(p *inspect.Partition) (*Replica, error) {
 	}
 	r.LogStartOffset = min(st.LogStart, r.LogEndOffset)
 	if p.DataDir != "" {
-		hws := inspect.ReadOffsetCheckpoint(filepath.Join(p.DataDir, inspect.ReplicationCheckpointFile))
-		if hw, ok := inspect.CheckpointedOffset(&hws, p.Topic, p.Partition); ok {
+		hws := sidefile.ReadOffsetCheckpoint(filepath.Join(p.DataDir, sidefile.ReplicationCheckpointFile))
+		if hw, ok := sidefile.CheckpointedOffset(&hws, p.Topic, p.Partition); ok {
 			r.HighWatermark = &hw
 		}
 	}
-	f := inspect.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, inspect.LeaderEpochCheckpointFile))
+	f := sidefile.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, sidefile.LeaderEpochCheckpointFile))
 	if f.Present() && f.Err == nil {
 		cache, err := f.Value.Cache()
 		if err == nil {
@@ -87,8 +90,8 @@ func (r *Replica) Side() Side {
 // Record is one record of a replica with where it is.
 type Record struct {
 	Segment *inspect.SegmentFiles
-	Batch   inspect.Batch
-	Record  inspect.Record // its byte slices are its own
+	Batch   record.Batch
+	Record  record.Record // its byte slices are its own
 }
 
 // Kinds of Difference.
@@ -236,14 +239,14 @@ func (d *Divergence) count(diff Difference) {
 // sameRecord: equal timestamp, key, value and headers (a null key or value
 // is not an empty one). Batch framing, compression and leader epochs may
 // differ between replicas.
-func sameRecord(a, b *inspect.Record) bool {
+func sameRecord(a, b *record.Record) bool {
 	return a.Timestamp == b.Timestamp && sameBytes(a.Key, b.Key) && sameBytes(a.Value, b.Value) && a.HeadersEqual(b)
 }
 
 func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
 
 func isDamage(err error) bool {
-	var ce *inspect.CorruptError
+	var ce *fileio.CorruptError
 	return errors.As(err, &ce)
 }
 
@@ -273,14 +276,14 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 	c := &cursor{ch: make(chan batchRecords, 4), quit: make(chan struct{}), errc: make(chan error, 1)}
 	go func() {
 		defer close(c.ch)
-		var dec inspect.RecordDecoder
+		var dec record.RecordDecoder
 		err := p.Walk(rng, func(w inspect.WalkBatch) error {
 			br := batchRecords{first: w.Batch.LastOffset, last: w.Batch.LastOffset}
 			if w.Batch.Magic >= 2 {
 				br.first = w.Batch.BaseOffset // kept by the cleaner (MemoryRecords.filterTo)
 			}
 			b := *w.Batch
-			err := dec.Records(w.Segment.Log, w.Entry, w.Batch, func(r *inspect.Record) error {
+			err := dec.Records(w.Segment.Log, w.Entry, w.Batch, func(r *record.Record) error {
 				br.first = min(br.first, r.Offset)
 				if r.Offset >= from {
 					br.recs = append(br.recs, &Record{Segment: w.Segment, Batch: b, Record: r.Clone()})

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // Undefined values of the OffsetsForLeaderEpoch protocol
@@ -19,7 +20,7 @@ const (
 
 // EpochCache is a replica's leader epoch cache (LeaderEpochFileCache):
 // entries with strictly increasing epochs and start offsets.
-type EpochCache []inspect.EpochEntry
+type EpochCache []sidefile.EpochEntry
 
 // Latest is the cache's latest epoch, ok false when it is empty.
 func (c EpochCache) Latest() (int32, bool) {
@@ -45,7 +46,7 @@ func (c EpochCache) EndOffsetFor(requested int32, logEndOffset int64) (int32, in
 		return requested, logEndOffset
 	}
 	// higherEntry: the first entry with an epoch > requested.
-	hi := slices.IndexFunc(c, func(e inspect.EpochEntry) bool { return e.Epoch > requested })
+	hi := slices.IndexFunc(c, func(e sidefile.EpochEntry) bool { return e.Epoch > requested })
 	if hi < 0 {
 		return UndefinedEpoch, UndefinedEpochOffset
 	}
@@ -79,7 +80,7 @@ func CacheFromBatches(p *inspect.Partition) (EpochCache, error) {
 			return nil
 		}
 		if latest, ok := c.Latest(); !ok || b.PartitionLeaderEpoch > latest {
-			c = append(c, inspect.EpochEntry{Epoch: b.PartitionLeaderEpoch, StartOffset: b.BaseOffset})
+			c = append(c, sidefile.EpochEntry{Epoch: b.PartitionLeaderEpoch, StartOffset: b.BaseOffset})
 		}
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/replica"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // rec is one record of a replica's history: its offset, the leader epoch
@@ -47,7 +48,7 @@ type layout struct {
 	rollEvery  int
 	removed    map[int64]bool
 	noEpochs   bool // write batches without a leader epoch, and no checkpoint
-	checkpoint []inspect.EpochEntry
+	checkpoint []sidefile.EpochEntry
 	noCheck    bool // no leader-epoch-checkpoint file
 }
 
@@ -97,11 +98,11 @@ func writeReplica(t *testing.T, dir string, hist []rec, l layout) *replica.Repli
 		if cp == nil {
 			for _, r := range hist {
 				if len(cp) == 0 || cp[len(cp)-1].Epoch != r.epoch {
-					cp = append(cp, inspect.EpochEntry{Epoch: r.epoch, StartOffset: r.offset})
+					cp = append(cp, sidefile.EpochEntry{Epoch: r.epoch, StartOffset: r.offset})
 				}
 			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, inspect.LeaderEpochCheckpointFile), inspect.AppendLeaderEpochCheckpoint(nil, cp), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, sidefile.LeaderEpochCheckpointFile), sidefile.AppendLeaderEpochCheckpoint(nil, cp), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -305,7 +306,7 @@ func TestTruncationFallbacks(t *testing.T) {
 	e := func(pairs ...int64) replica.EpochCache {
 		var c replica.EpochCache
 		for i := 0; i < len(pairs); i += 2 {
-			c = append(c, inspect.EpochEntry{Epoch: int32(pairs[i]), StartOffset: pairs[i+1]})
+			c = append(c, sidefile.EpochEntry{Epoch: int32(pairs[i]), StartOffset: pairs[i+1]})
 		}
 		return c
 	}

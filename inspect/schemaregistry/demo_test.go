@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // TestDemoValuesAgree: the generator writes the same orders (same seed) in
@@ -42,9 +43,9 @@ func TestDemoValuesAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := NewDecoder(reg, nil, nil)
-		var rd inspect.RecordDecoder
+		var rd record.RecordDecoder
 		err = p.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
-			return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(r *inspect.Record) error {
+			return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(r *record.Record) error {
 				got := d.Decode(r.Key, r.Value)
 				if got.Error != "" || got.KeySchema != nil {
 					return fmt.Errorf("offset %d: %+v", r.Offset, got)

@@ -19,6 +19,8 @@ import (
 	"sync"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Schema types as the registry names them (schemaType; absent means AVRO).
@@ -175,12 +177,12 @@ func readTopic(dir string) (*Registry, error) {
 	}
 	reg := newRegistry(dir)
 	live := map[subjectVersion]*Schema{}
-	var rd inspect.RecordDecoder
+	var rd record.RecordDecoder
 	walkErr := p.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
 		if w.Batch.IsControl() {
 			return nil
 		}
-		return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(rec *inspect.Record) error {
+		return rd.Records(w.Segment.Log, w.Entry, w.Batch, func(rec *record.Record) error {
 			reg.Records++
 			replay(live, rec.Key, rec.Value)
 			return nil
@@ -283,22 +285,7 @@ func readFiles(dir string) (*Registry, error) {
 const maxSchemaFileBytes = 16 << 20
 
 func readSchemaFile(path string) (string, error) {
-	// inspect.OpenFile: a FIFO is refused, not waited on.
-	f, err := inspect.OpenFile(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if st.Size() > maxSchemaFileBytes {
-		return "", fmt.Errorf("%s: %d bytes, over the %d a schema may have", path, st.Size(), maxSchemaFileBytes)
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil && st.Size() > 0 {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return string(b), nil
+	// fileio.ReadFile: a FIFO is refused, not waited on.
+	b, err := fileio.ReadFile(path, maxSchemaFileBytes)
+	return string(b), err
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
@@ -67,7 +68,7 @@ func Residency(t *testing.T, files []string) [][]bool {
 	t.Helper()
 	out := make([][]bool, len(files))
 	for i, f := range files {
-		r, err := inspect.ResidentPages(f)
+		r, err := fileio.ResidentPages(f)
 		if err != nil {
 			t.Fatal(err)
 		}

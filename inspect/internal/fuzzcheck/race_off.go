@@ -1,0 +1,5 @@
+//go:build !race
+
+package fuzzcheck
+
+const RaceEnabled = false

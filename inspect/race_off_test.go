@@ -1,5 +1,0 @@
-//go:build !race
-
-package inspect
-
-const raceEnabled = false

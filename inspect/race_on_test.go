@@ -1,7 +1,0 @@
-//go:build race
-
-package inspect
-
-// raceEnabled: the race detector makes sync.Pool drop items at random, so
-// allocation counts of pooled codec paths are not meaningful under -race.
-const raceEnabled = true
