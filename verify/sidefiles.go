@@ -510,7 +510,7 @@ func knownStartState(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
 func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, error) {
 	// The file is read entry by entry, never whole: a file of more entries
 	// than its log could justify is left to txnindex.size.
-	have := indexfmt.NewTxnIndex(emptyReader{}, 0)
+	have := indexfmt.NewTxnIndex(nil)
 	path := pl.Segment.TxnIndex
 	if path != "" {
 		f, err := inspect.OpenPread(path)
@@ -521,7 +521,7 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 		if f.Size()%indexfmt.TxnEntrySize != 0 {
 			return nil, nil
 		}
-		have = indexfmt.NewTxnIndex(f, f.Size())
+		have = indexfmt.NewTxnIndexFrom(inspect.NewIndexSlots(f, f.Size()))
 		if st, err := os.Stat(pl.Segment.Log); err == nil && int64(have.Entries()) > inspect.MaxTxnIndexEntries(st.Size()) {
 			return nil, nil
 		}

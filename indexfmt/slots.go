@@ -1,0 +1,63 @@
+package indexfmt
+
+import (
+	"fmt"
+	"io"
+)
+
+// SlotReader is where an index's bytes come from: an index file is an
+// array of fixed-size slots, and the codecs here ask for slots and never
+// for how they are fetched. The bytes constructors (NewOffsetIndex,
+// NewTimeIndex, NewTxnIndex) read slots straight out of a slice; a file is
+// read through a SlotReader the file-access layer implements (kseg's
+// inspect.IndexSlots: chunked in-order reads, a prefetch of the last levels
+// of a binary search), given to NewOffsetIndexFrom, NewTimeIndexFrom or
+// NewTxnIndexFrom. The pair follows debug/elf's NewFile(io.ReaderAt) and
+// Open(name).
+type SlotReader interface {
+	// Size is the length of the file in bytes, fixed for the reader's life.
+	Size() int64
+	// ReadSlots returns the bytes of slots lo, lo+1, ... (hi excluded) of
+	// width bytes each: at least slot lo, and as many of the following
+	// whole slots as the reader has at hand. The bytes stay valid until
+	// the next call. The codecs ask only for slots that lie wholly inside
+	// Size; an error is returned as it is (the codec names the slot).
+	ReadSlots(lo, hi, width int) ([]byte, error)
+	// Prefetch says that the next reads fall among slots lo..hi (both
+	// included) of width bytes: the range a binary search has narrowed
+	// to. It is a hint; a reader may ignore it.
+	Prefetch(lo, hi, width int)
+}
+
+// byteSlots is the SlotReader of an index held in memory.
+type byteSlots []byte
+
+func (b byteSlots) Size() int64 { return int64(len(b)) }
+
+func (b byteSlots) ReadSlots(lo, hi, width int) ([]byte, error) {
+	end := min(hi, len(b)/width) * width
+	if lo < 0 || lo*width >= end {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return b[lo*width : end : end], nil
+}
+
+func (byteSlots) Prefetch(lo, hi, width int) {}
+
+// slots reads an index's slots of one width through a SlotReader.
+type slots struct {
+	r     SlotReader
+	width int
+}
+
+// slot reads slot n whole.
+func (s slots) slot(n int) ([]byte, error) {
+	p, err := s.r.ReadSlots(n, n+1, s.width)
+	if err == nil && len(p) < s.width {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return nil, fmt.Errorf("slot %d at byte %d: %w", n, int64(n)*int64(s.width), err)
+	}
+	return p[:s.width], nil
+}
