@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -146,14 +147,7 @@ func TestIndexSlotsReset(t *testing.T) {
 	if x.Slots() != seqChunkSlots+9 || x.Size() != int64(len(b)) {
 		t.Fatalf("after Reset: %d slots, size %d", x.Slots(), x.Size())
 	}
-	want := indexfmt.NewOffsetIndex(b, 7000)
-	for n := range x.Slots() {
-		e, err := x.Entry(n)
-		w, _ := want.Entry(n)
-		if err != nil || e != w {
-			t.Fatalf("offset slot %d after Reset: %+v %v, want %+v", n, e, err, w)
-		}
-	}
+	sameEntries(t, "offset index after Reset", x.Slots(), x.Entry, indexfmt.NewOffsetIndex(b, 7000).Entry)
 	if _, err := x.Entry(x.Slots()); err == nil {
 		t.Fatal("a slot past the new file's end reads")
 	}
@@ -162,14 +156,7 @@ func TestIndexSlotsReset(t *testing.T) {
 	// is taken for them.
 	c := randomBytes(r, 5*indexfmt.TimeEntrySize)
 	y := indexfmt.NewTimeIndexFrom(s.Reset(bytes.NewReader(c), int64(len(c))), 50)
-	wantTime := indexfmt.NewTimeIndex(c, 50)
-	for n := range y.Slots() {
-		e, err := y.Entry(n)
-		w, _ := wantTime.Entry(n)
-		if err != nil || e != w {
-			t.Fatalf("time slot %d after Reset: %+v %v, want %+v", n, e, err, w)
-		}
-	}
+	sameEntries(t, "time index after Reset", y.Slots(), y.Entry, indexfmt.NewTimeIndex(c, 50).Entry)
 
 	ra, rb := bytes.NewReader(a), bytes.NewReader(b)
 	allocs := testing.AllocsPerRun(10, func() {
@@ -237,7 +224,7 @@ func TestIndexSlotsSearchAsBytes(t *testing.T) {
 			}
 			same := func(what string, target int64, g, w any) {
 				t.Helper()
-				if g != w || !slicesEqual(got, want) {
+				if g != w || !slices.Equal(got, want) {
 					t.Fatalf("%s mapped=%v: %s(%d): %v with probes %v; over bytes %v with probes %v", name, mapped, what, target, g, got, w, want)
 				}
 				got, want = got[:0], want[:0]
@@ -272,16 +259,16 @@ func TestIndexSlotsSearchAsBytes(t *testing.T) {
 	}
 }
 
-func slicesEqual(a, b []indexfmt.Probe) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+// sameEntries compares slots 0..n-1 read by got with those read by want.
+func sameEntries[E comparable](t *testing.T, what string, n int, got, want func(int) (E, error)) {
+	t.Helper()
+	for i := range n {
+		g, err := got(i)
+		w, werr := want(i)
+		if err != nil || werr != nil || g != w {
+			t.Fatalf("%s: slot %d: %+v %v, want %+v %v", what, i, g, err, w, werr)
 		}
 	}
-	return true
 }
 
 // TestIndexLookupReadsAFewPages: a lookup in a full 10 MiB offset index
@@ -345,22 +332,20 @@ func bigIndexes() (*indexfmt.OffsetIndex, *indexfmt.TimeIndex, []int64, []int64)
 // path they take.
 func TestIndexSlotsLookupDoesNotAllocate(t *testing.T) {
 	ox, tx, offTargets, tsTargets := bigIndexes()
-	i := 0
-	var sink int
-	for _, c := range []struct {
-		name string
-		f    func()
-	}{
-		{"OffsetIndex.Lookup", func() { _, s, _ := ox.Lookup(offTargets[i%4096], nil); sink += s; i++ }},
-		{"OffsetIndex.UpperBoundByPosition", func() { s, _ := ox.UpperBoundByPosition(offTargets[i%4096]*50, nil); sink += s; i++ }},
-		{"TimeIndex.Lookup", func() { _, s, _ := tx.Lookup(tsTargets[i%4096], nil); sink += s; i++ }},
-		{"TimeIndex.SlotByOffset", func() { s, _ := tx.SlotByOffset(offTargets[i%4096], nil); sink += s; i++ }},
-		{"OffsetIndex.Entry", func() { e, _ := ox.Entry(i % 1000); sink += int(e.Position); i++ }},
-		{"TimeIndex.LastEntry", func() { e, _ := tx.LastEntry(); sink += int(e.Offset); i++ }},
-		{"OffsetIndex.EntriesBeforePadding", func() { n, _ := ox.EntriesBeforePadding(); sink += n }},
-	} {
-		if a := testing.AllocsPerRun(2000, c.f); a != 0 {
-			t.Errorf("%s: %v allocations per call, want 0", c.name, a)
+	ops := map[string]func(i int) int{
+		"OffsetIndex.Lookup":               func(i int) int { _, s, _ := ox.Lookup(offTargets[i%4096], nil); return s },
+		"OffsetIndex.UpperBoundByPosition": func(i int) int { s, _ := ox.UpperBoundByPosition(offTargets[i%4096]*50, nil); return s },
+		"TimeIndex.Lookup":                 func(i int) int { _, s, _ := tx.Lookup(tsTargets[i%4096], nil); return s },
+		"TimeIndex.SlotByOffset":           func(i int) int { s, _ := tx.SlotByOffset(offTargets[i%4096], nil); return s },
+		"OffsetIndex.Entry":                func(i int) int { e, _ := ox.Entry(i % 1000); return int(e.Position) },
+		"TimeIndex.LastEntry":              func(int) int { e, _ := tx.LastEntry(); return int(e.Offset) },
+		"OffsetIndex.EntriesBeforePadding": func(int) int { n, _ := ox.EntriesBeforePadding(); return n },
+	}
+	sink := 0
+	for name, op := range ops {
+		i := 0
+		if a := testing.AllocsPerRun(2000, func() { sink += op(i); i++ }); a != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", name, a)
 		}
 	}
 	if sink == 0 {
