@@ -172,4 +172,4 @@ func (s shortReader) ReadSlots(lo, hi, width int) ([]byte, error) {
 	return s.b[lo*width : end], nil
 }
 
-func (shortReader) Prefetch(lo, hi, width int) {}
+func (shortReader) Prefetch(lo, hi, width int) []byte { return nil }

@@ -51,11 +51,16 @@ func (s slots) key(n int, k key) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return k.decode(p), nil
+}
+
+// decode reads the key out of the slot that starts p.
+func (k key) decode(p []byte) int64 {
 	p = p[k.off:]
 	if k.width == 4 {
-		return k.base + int64(int32(binary.BigEndian.Uint32(p))), nil
+		return k.base + int64(int32(binary.BigEndian.Uint32(p)))
 	}
-	return int64(binary.BigEndian.Uint64(p)), nil
+	return int64(binary.BigEndian.Uint64(p))
 }
 
 func cmp64(a, b int64) int {
@@ -78,10 +83,12 @@ func cmp64(a, b int64) int {
 //	if entry[0] > target: -1 (LargestLowerBound) or 0
 //	bsearch(0, firstHot)                                        (cold)
 //
-// bsearch probes the upper middle and returns at once on equality; before
-// each probe it tells the reader the range it has narrowed to (Prefetch),
-// so that a reader of a file may fetch the last levels' slots at once.
-// trace, when not nil, receives every probe.
+// bsearch probes the upper middle and returns at once on equality. Before
+// each probe it tells the reader the range it has narrowed to (Prefetch);
+// once the reader hands over that range's bytes (an index in memory at
+// once, a file's reader when few slots are left), the remaining probes
+// read them there, in the same order. trace, when not nil, receives every
+// probe.
 func (s slots) search(entries int, k key, target int64, mode Mode, trace func(Probe)) (int, error) {
 	if entries <= 0 {
 		return -1, nil
@@ -118,12 +125,21 @@ func (s slots) search(entries int, k key, target int64, mode Mode, trace func(Pr
 }
 
 func (s slots) bsearch(lo, hi, entries int, k key, target int64, mode Mode, phase Phase, trace func(Probe)) (int, error) {
+	var window []byte // slots [windowLo, hi] once the reader gives them
+	windowLo := 0
 	for lo < hi {
-		s.r.Prefetch(lo, hi, s.width)
+		if window == nil {
+			window, windowLo = s.r.Prefetch(lo, hi, s.width), lo
+		}
 		mid := int(uint(lo+hi+1) >> 1)
-		v, err := s.key(mid, k)
-		if err != nil {
-			return -1, err
+		var v int64
+		if window != nil {
+			v = k.decode(window[(mid-windowLo)*s.width:])
+		} else {
+			var err error
+			if v, err = s.key(mid, k); err != nil {
+				return -1, err
+			}
 		}
 		c := cmp64(v, target)
 		if trace != nil {

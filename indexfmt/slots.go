@@ -24,9 +24,11 @@ type SlotReader interface {
 	// Size; an error is returned as it is (the codec names the slot).
 	ReadSlots(lo, hi, width int) ([]byte, error)
 	// Prefetch says that the next reads fall among slots lo..hi (both
-	// included) of width bytes: the range a binary search has narrowed
-	// to. It is a hint; a reader may ignore it.
-	Prefetch(lo, hi, width int)
+	// included) of width bytes, the range a binary search has narrowed
+	// to, and returns their bytes when the reader has them at hand (or
+	// chooses to fetch them now), else nil. The bytes stay valid until
+	// the next call.
+	Prefetch(lo, hi, width int) []byte
 }
 
 // byteSlots is the SlotReader of an index held in memory.
@@ -42,7 +44,12 @@ func (b byteSlots) ReadSlots(lo, hi, width int) ([]byte, error) {
 	return b[lo*width : end : end], nil
 }
 
-func (byteSlots) Prefetch(lo, hi, width int) {}
+func (b byteSlots) Prefetch(lo, hi, width int) []byte {
+	if lo < 0 || (hi+1)*width > len(b) {
+		return nil
+	}
+	return b[lo*width : (hi+1)*width]
+}
 
 // slots reads an index's slots of one width through a SlotReader.
 type slots struct {

@@ -32,8 +32,9 @@ type IndexSlots struct {
 	size int64
 	buf  [indexfmt.TxnEntrySize]byte // the largest slot
 
-	chunk      []byte // whole slots [chunkFrom, chunkFrom+len(chunk)/chunkWidth)
+	chunk      []byte // whole slots [chunkFrom, chunkTo) of chunkWidth bytes
 	chunkFrom  int
+	chunkTo    int
 	chunkWidth int
 	next       int // the slot after the ones read last
 }
@@ -54,7 +55,7 @@ func NewIndexSlots(r io.ReaderAt, size int64) *IndexSlots {
 // Reset points s at another file of size bytes, keeping the chunk's buffer
 // but none of its contents, and returns s.
 func (s *IndexSlots) Reset(r io.ReaderAt, size int64) *IndexSlots {
-	s.r, s.size, s.chunk, s.chunkFrom, s.next = r, size, s.chunk[:0], 0, 0
+	s.r, s.size, s.chunk, s.chunkFrom, s.chunkTo, s.next = r, size, s.chunk[:0], 0, 0, 0
 	return s
 }
 
@@ -64,14 +65,10 @@ func (s *IndexSlots) Size() int64 { return s.size }
 // held returns the chunk's slots from lo up to hi, or nil when the chunk
 // does not hold slot lo.
 func (s *IndexSlots) held(lo, hi, width int) []byte {
-	if width != s.chunkWidth || lo < s.chunkFrom {
+	if width != s.chunkWidth || lo < s.chunkFrom || lo >= s.chunkTo {
 		return nil
 	}
-	have := s.chunkFrom + len(s.chunk)/width
-	if lo >= have {
-		return nil
-	}
-	return s.chunk[(lo-s.chunkFrom)*width : (min(hi, have)-s.chunkFrom)*width]
+	return s.chunk[(lo-s.chunkFrom)*width : (min(hi, s.chunkTo)-s.chunkFrom)*width]
 }
 
 // fill reads slots [lo, lo+n) into the chunk and reports whether it got
@@ -86,9 +83,9 @@ func (s *IndexSlots) fill(lo, n, width int) bool {
 	}
 	c := s.chunk[:n*width]
 	got, _ := s.r.ReadAt(c, int64(lo)*int64(width))
-	whole := got / width * width
-	s.chunk, s.chunkFrom, s.chunkWidth = c[:whole], lo, width
-	return whole > 0
+	n = got / width
+	s.chunk, s.chunkFrom, s.chunkTo, s.chunkWidth = c[:n*width], lo, lo+n, width
+	return n > 0
 }
 
 // ReadSlots returns slots lo.. (hi excluded) of width bytes: from the
@@ -96,33 +93,44 @@ func (s *IndexSlots) fill(lo, n, width int) bool {
 // order (slot lo follows the last read, or more than one slot is asked
 // for), else slot lo alone.
 func (s *IndexSlots) ReadSlots(lo, hi, width int) ([]byte, error) {
-	sequential := (lo == s.next && lo > 0) || hi-lo > 1
-	p := s.held(lo, hi, width)
-	if p == nil && sequential && s.fill(lo, seqChunkSlots, width) {
-		p = s.held(lo, hi, width)
+	if p := s.held(lo, hi, width); p != nil {
+		s.next = min(hi, s.chunkTo)
+		return p, nil
 	}
-	if p == nil {
-		p = s.buf[:width]
-		if n, err := s.r.ReadAt(p, int64(lo)*int64(width)); n < len(p) {
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
+	if (lo == s.next && lo > 0) || hi-lo > 1 {
+		if s.fill(lo, seqChunkSlots, width) {
+			s.next = min(hi, s.chunkTo)
+			return s.held(lo, hi, width), nil
 		}
 	}
-	s.next = lo + len(p)/width
+	p := s.buf[:width]
+	if n, err := s.r.ReadAt(p, int64(lo)*int64(width)); n < len(p) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	s.next = lo + 1
 	return p, nil
 }
 
-// Prefetch reads slots lo..hi at once when a binary search has narrowed
-// to fewer than searchChunkSlots of them, unless the chunk holds them
-// already. A failed read leaves the chunk empty: the probes then read
-// slot by slot and report the error where it is.
-func (s *IndexSlots) Prefetch(lo, hi, width int) {
-	if hi-lo >= searchChunkSlots || len(s.held(lo, hi+1, width)) == (hi-lo+1)*width {
-		return
+// Prefetch returns slots lo..hi once a binary search has narrowed to
+// fewer than searchChunkSlots of them, from the chunk when it holds them,
+// else read at once into it; nil before. A failed or short read leaves
+// the chunk empty and returns nil: the probes then read slot by slot and
+// report the error where it is.
+func (s *IndexSlots) Prefetch(lo, hi, width int) []byte {
+	if hi-lo >= searchChunkSlots || lo < 0 {
+		return nil
 	}
-	if !s.fill(lo, hi-lo+1, width) || len(s.chunk) < (hi-lo+1)*width {
-		s.chunk = s.chunk[:0]
+	if hi < s.chunkTo {
+		if p := s.held(lo, hi+1, width); p != nil {
+			return p
+		}
 	}
+	if !s.fill(lo, hi-lo+1, width) || s.chunkTo <= hi {
+		s.chunk, s.chunkTo = s.chunk[:0], s.chunkFrom
+		return nil
+	}
+	return s.chunk
 }
