@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 )
 
@@ -188,11 +187,8 @@ func (x *OffsetIndex) SanityCheck() error {
 func validEntries(s slots, n int, relOff int) (int, error) {
 	for i := 0; i < n; {
 		p, err := s.r.ReadSlots(i, n, s.width)
-		if err == nil && len(p) < s.width {
-			err = io.ErrUnexpectedEOF
-		}
-		if err != nil {
-			return 0, fmt.Errorf("slot %d at byte %d: %w", i, int64(i)*int64(s.width), err)
+		if err != nil || len(p) < s.width {
+			return 0, s.readErr(i, err)
 		}
 		got := min(len(p)/s.width, n-i)
 		for j := range got {

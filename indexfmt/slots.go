@@ -57,14 +57,21 @@ type slots struct {
 	width int
 }
 
-// slot reads slot n whole.
+// slot reads slot n whole. (Small enough to be inlined into the search's
+// probes; the error is built out of line.)
 func (s slots) slot(n int) ([]byte, error) {
 	p, err := s.r.ReadSlots(n, n+1, s.width)
-	if err == nil && len(p) < s.width {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		return nil, fmt.Errorf("slot %d at byte %d: %w", n, int64(n)*int64(s.width), err)
+	if err != nil || len(p) < s.width {
+		return nil, s.readErr(n, err)
 	}
 	return p[:s.width], nil
+}
+
+// readErr names the slot a read failed at; a short read with no error is
+// io.ErrUnexpectedEOF.
+func (s slots) readErr(n int, err error) error {
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("slot %d at byte %d: %w", n, int64(n)*int64(s.width), err)
 }
