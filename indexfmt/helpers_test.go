@@ -164,12 +164,9 @@ type shortReader struct {
 
 func (s shortReader) Size() int64 { return s.size }
 
-func (s shortReader) ReadSlots(lo, hi, width int) ([]byte, error) {
-	end := min(hi, len(s.b)/width) * width
-	if lo*width >= end {
-		return nil, io.ErrUnexpectedEOF
+func (s shortReader) ReadSlots(n, lo, hi, width int) ([]byte, int, error) {
+	if (n+1)*width > len(s.b) {
+		return nil, 0, io.ErrUnexpectedEOF
 	}
-	return s.b[lo*width : end], nil
+	return s.b[n*width : (n+1)*width], n, nil
 }
-
-func (shortReader) Prefetch(lo, hi, width int) []byte { return nil }

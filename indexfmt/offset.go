@@ -59,7 +59,7 @@ func (x *OffsetIndex) Entry(n int) (OffsetEntry, error) {
 	if n < 0 || n >= x.Slots() {
 		return OffsetEntry{}, fmt.Errorf("offset index slot %d out of range [0, %d)", n, x.Slots())
 	}
-	b, err := x.s.slot(n)
+	b, err := x.s.slot(n, x.Slots()-1)
 	if err != nil {
 		return OffsetEntry{}, fmt.Errorf("offset index %w", err)
 	}
@@ -186,10 +186,11 @@ func (x *OffsetIndex) SanityCheck() error {
 // bytes at relOff) is 0.
 func validEntries(s slots, n int, relOff int) (int, error) {
 	for i := 0; i < n; {
-		p, err := s.r.ReadSlots(i, n, s.width)
-		if err != nil || len(p) < s.width {
+		p, first, err := s.r.ReadSlots(i, i, n-1, s.width)
+		if err != nil || s.at(p, first, i) == nil {
 			return 0, s.readErr(i, err)
 		}
+		p = p[(i-first)*s.width:]
 		got := min(len(p)/s.width, n-i)
 		for j := range got {
 			if i+j > 0 && binary.BigEndian.Uint32(p[j*s.width+relOff:]) == 0 {

@@ -45,9 +45,9 @@ type key struct {
 	base  int64
 }
 
-// key reads the search key of slot n.
+// key reads the search key of slot n on its own.
 func (s slots) key(n int, k key) (int64, error) {
-	p, err := s.slot(n)
+	p, err := s.read(n, n, n)
 	if err != nil {
 		return 0, err
 	}
@@ -83,12 +83,13 @@ func cmp64(a, b int64) int {
 //	if entry[0] > target: -1 (LargestLowerBound) or 0
 //	bsearch(0, firstHot)                                        (cold)
 //
-// bsearch probes the upper middle and returns at once on equality. Before
-// each probe it tells the reader the range it has narrowed to (Prefetch);
-// once the reader hands over that range's bytes (an index in memory at
-// once, a file's reader when few slots are left), the remaining probes
-// read them there, in the same order. trace, when not nil, receives every
-// probe.
+// bsearch probes the upper middle and returns at once on equality. Each
+// read tells the reader the range the search has narrowed to, and the
+// probes read the slots it handed over until they leave them: an index in
+// memory hands over the whole range at once, a file's reader (kseg's
+// inspect.IndexSlots) the last levels' slots in one read. The probes and
+// their order are the broker's whatever the reader does. trace, when not
+// nil, receives every probe.
 func (s slots) search(entries int, k key, target int64, mode Mode, trace func(Probe)) (int, error) {
 	if entries <= 0 {
 		return -1, nil
@@ -125,22 +126,23 @@ func (s slots) search(entries int, k key, target int64, mode Mode, trace func(Pr
 }
 
 func (s slots) bsearch(lo, hi, entries int, k key, target int64, mode Mode, phase Phase, trace func(Probe)) (int, error) {
-	var window []byte // slots [windowLo, hi] once the reader gives them
-	windowLo := 0
+	var (
+		held     []byte // slots from heldFrom on, as the reader handed them over
+		heldFrom int
+	)
 	for lo < hi {
-		if window == nil {
-			window, windowLo = s.r.Prefetch(lo, hi, s.width), lo
-		}
 		mid := int(uint(lo+hi+1) >> 1)
-		var v int64
-		if window != nil {
-			v = k.decode(window[(mid-windowLo)*s.width:])
-		} else {
+		p := s.at(held, heldFrom, mid)
+		if p == nil {
 			var err error
-			if v, err = s.key(mid, k); err != nil {
-				return -1, err
+			if held, heldFrom, err = s.r.ReadSlots(mid, lo, hi, s.width); err != nil {
+				return -1, s.readErr(mid, err)
+			}
+			if p = s.at(held, heldFrom, mid); p == nil {
+				return -1, s.readErr(mid, nil)
 			}
 		}
+		v := k.decode(p)
 		c := cmp64(v, target)
 		if trace != nil {
 			trace(Probe{phase, mid, v, c})

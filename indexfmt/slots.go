@@ -17,38 +17,30 @@ import (
 type SlotReader interface {
 	// Size is the length of the file in bytes, fixed for the reader's life.
 	Size() int64
-	// ReadSlots returns the bytes of slots lo, lo+1, ... (hi excluded) of
-	// width bytes each: at least slot lo, and as many of the following
-	// whole slots as the reader has at hand. The bytes stay valid until
-	// the next call. The codecs ask only for slots that lie wholly inside
-	// Size; an error is returned as it is (the codec names the slot).
-	ReadSlots(lo, hi, width int) ([]byte, error)
-	// Prefetch says that the next reads fall among slots lo..hi (both
-	// included) of width bytes, the range a binary search has narrowed
-	// to, and returns their bytes when the reader has them at hand (or
-	// chooses to fetch them now), else nil. The bytes stay valid until
-	// the next call.
-	Prefetch(lo, hi, width int) []byte
+	// ReadSlots returns whole slots of width bytes, the first of them
+	// slot first, that hold slot n. lo <= n <= hi say which slots the
+	// caller reads next: a binary search's remaining range, or the rest
+	// of the file for reads in order. How many slots come back around n is
+	// the reader's choice (an index in memory hands over all of lo..hi,
+	// a file's reader what its read policy fetched); the bytes stay valid
+	// until the next call. The codecs ask only for slots that lie wholly
+	// inside Size; an error is returned as it is (the codec names the
+	// slot).
+	ReadSlots(n, lo, hi, width int) (p []byte, first int, err error)
 }
 
-// byteSlots is the SlotReader of an index held in memory.
+// byteSlots is the SlotReader of an index held in memory: one call hands
+// over every slot of lo..hi.
 type byteSlots []byte
 
 func (b byteSlots) Size() int64 { return int64(len(b)) }
 
-func (b byteSlots) ReadSlots(lo, hi, width int) ([]byte, error) {
-	end := min(hi, len(b)/width) * width
-	if lo < 0 || lo*width >= end {
-		return nil, io.ErrUnexpectedEOF
+func (b byteSlots) ReadSlots(n, lo, hi, width int) ([]byte, int, error) {
+	end := min(hi+1, len(b)/width)
+	if lo < 0 || n < lo || n >= end {
+		return nil, 0, io.ErrUnexpectedEOF
 	}
-	return b[lo*width : end : end], nil
-}
-
-func (b byteSlots) Prefetch(lo, hi, width int) []byte {
-	if lo < 0 || (hi+1)*width > len(b) {
-		return nil
-	}
-	return b[lo*width : (hi+1)*width]
+	return b[lo*width : end*width], lo, nil
 }
 
 // slots reads an index's slots of one width through a SlotReader.
@@ -57,18 +49,34 @@ type slots struct {
 	width int
 }
 
-// slot reads slot n whole. (Small enough to be inlined into the search's
-// probes; the error is built out of line.)
-func (s slots) slot(n int) ([]byte, error) {
-	p, err := s.r.ReadSlots(n, n+1, s.width)
-	if err != nil || len(p) < s.width {
-		return nil, s.readErr(n, err)
+// at returns slot n out of p, whose first slot is first, or nil when p
+// does not hold it.
+func (s slots) at(p []byte, first, n int) []byte {
+	off := (n - first) * s.width
+	if n < first || off+s.width > len(p) {
+		return nil
 	}
-	return p[:s.width], nil
+	return p[off : off+s.width]
 }
 
-// readErr names the slot a read failed at; a short read with no error is
-// io.ErrUnexpectedEOF.
+// read returns slot n, telling the reader that the next reads fall in
+// lo..hi.
+func (s slots) read(n, lo, hi int) ([]byte, error) {
+	p, first, err := s.r.ReadSlots(n, lo, hi, s.width)
+	if err == nil {
+		if q := s.at(p, first, n); q != nil {
+			return q, nil
+		}
+	}
+	return nil, s.readErr(n, err)
+}
+
+// slot reads slot n whole, for an entry read in order or on its own, of a
+// file whose last slot is last.
+func (s slots) slot(n, last int) ([]byte, error) { return s.read(n, n, last) }
+
+// readErr names the slot a read failed at; a reader that handed over
+// bytes without slot n gave a short read, io.ErrUnexpectedEOF.
 func (s slots) readErr(n int, err error) error {
 	if err == nil {
 		err = io.ErrUnexpectedEOF

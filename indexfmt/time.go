@@ -53,7 +53,7 @@ func (x *TimeIndex) Entry(n int) (TimeEntry, error) {
 	if n < 0 || n >= x.Slots() {
 		return TimeEntry{}, fmt.Errorf("time index slot %d out of range [0, %d)", n, x.Slots())
 	}
-	b, err := x.s.slot(n)
+	b, err := x.s.slot(n, x.Slots()-1)
 	if err != nil {
 		return TimeEntry{}, fmt.Errorf("time index %w", err)
 	}

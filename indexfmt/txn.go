@@ -43,7 +43,7 @@ func (x *TxnIndex) Entry(n int) (AbortedTxn, error) {
 	if n < 0 || n >= x.Entries() {
 		return AbortedTxn{}, fmt.Errorf("transaction index entry %d out of range [0, %d)", n, x.Entries())
 	}
-	b, err := x.s.slot(n)
+	b, err := x.s.slot(n, x.Entries()-1)
 	if err != nil {
 		return AbortedTxn{}, fmt.Errorf("transaction index %w", err)
 	}

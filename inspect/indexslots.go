@@ -14,15 +14,15 @@ import (
 //     padding count) come from a chunk of the file's slots, read with one
 //     ReadAt per seqChunkSlots slots instead of one per slot.
 //   - Once a binary search has narrowed to fewer than searchChunkSlots
-//     slots (Prefetch), they are copied with one read and the remaining
-//     probes read the copy: the probes and their order are unchanged, but
-//     the last levels' cache misses, each dependent on the one before,
-//     become one sequential copy. A lookup so touches a few pages of a
-//     large index, as the broker's does, never the whole file.
-//   - A slot read out of order (the slot a search probes, the entry it
-//     found) reads that slot only, into a buffer kept in the struct: a
-//     slice of a local array handed to ReadAt (an interface method) would
-//     escape and cost an allocation per probe.
+//     slots, they are copied with one read and the remaining probes read
+//     the copy: the probes and their order are unchanged, but the last
+//     levels' cache misses, each dependent on the one before, become one
+//     sequential copy. A lookup so touches a few pages of a large index,
+//     as the broker's does, never the whole file.
+//   - A slot read out of order (the slot a search probes above those
+//     levels, the entry it found) reads that slot only, into a buffer
+//     kept in the struct: a slice of a local array handed to ReadAt (an
+//     interface method) would escape and cost an allocation per probe.
 //
 // An IndexSlots is for one goroutine at a time; Reset points it at
 // another file, keeping its buffers (a worker that checks segment after
@@ -44,7 +44,7 @@ type IndexSlots struct {
 const seqChunkSlots = 512
 
 // searchChunkSlots is the range below which a binary search's remaining
-// slots are read at once (Prefetch).
+// slots are read at once.
 const searchChunkSlots = 64
 
 // NewIndexSlots reads the slots of an index of size bytes through r.
@@ -62,20 +62,45 @@ func (s *IndexSlots) Reset(r io.ReaderAt, size int64) *IndexSlots {
 // Size is the file length given to NewIndexSlots or Reset.
 func (s *IndexSlots) Size() int64 { return s.size }
 
-// held returns the chunk's slots from lo up to hi, or nil when the chunk
-// does not hold slot lo.
-func (s *IndexSlots) held(lo, hi, width int) []byte {
-	if width != s.chunkWidth || lo < s.chunkFrom || lo >= s.chunkTo {
-		return nil
+// ReadSlots returns slot n: with the chunk when it holds it; else with
+// slots lo..hi read into the chunk at once when they are a search's last
+// levels (fewer than searchChunkSlots), or with the next seqChunkSlots
+// slots (at most to hi) when the reads go in order (n follows the slots
+// read last); else alone. A chunk read that fails or comes short of n (the
+// end of the file, a fault) falls back to reading slot n alone, so that
+// damage is reported at the slot where it is.
+func (s *IndexSlots) ReadSlots(n, lo, hi, width int) ([]byte, int, error) {
+	if !s.holds(n, width) {
+		switch {
+		case lo < hi && hi-lo < searchChunkSlots:
+			s.fill(lo, hi-lo+1, width)
+		case n == s.next && n > 0:
+			s.fill(n, min(seqChunkSlots, hi-n+1), width)
+		}
 	}
-	return s.chunk[(lo-s.chunkFrom)*width : (min(hi, s.chunkTo)-s.chunkFrom)*width]
+	if s.holds(n, width) {
+		s.next = s.chunkTo
+		return s.chunk, s.chunkFrom, nil
+	}
+	p := s.buf[:width]
+	if k, err := s.r.ReadAt(p, int64(n)*int64(width)); k < len(p) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, 0, err
+	}
+	s.next = n + 1
+	return p, n, nil
 }
 
-// fill reads slots [lo, lo+n) into the chunk and reports whether it got
-// slot lo whole. A short read (the end of the file) keeps the whole slots
-// it got; a failed one leaves the chunk empty, so that the caller reads
-// slot by slot and reports damage further on where it is.
-func (s *IndexSlots) fill(lo, n, width int) bool {
+// holds says whether the chunk holds slot n of width bytes.
+func (s *IndexSlots) holds(n, width int) bool {
+	return width == s.chunkWidth && n >= s.chunkFrom && n < s.chunkTo
+}
+
+// fill reads slots [lo, lo+n) into the chunk. A short read (the end of the
+// file) keeps the whole slots it got; a failed one leaves the chunk empty.
+func (s *IndexSlots) fill(lo, n, width int) {
 	if c := seqChunkSlots * indexfmt.TimeEntrySize; cap(s.chunk) < c && n*width <= c {
 		s.chunk = make([]byte, 0, c)
 	} else if cap(s.chunk) < n*width {
@@ -85,52 +110,4 @@ func (s *IndexSlots) fill(lo, n, width int) bool {
 	got, _ := s.r.ReadAt(c, int64(lo)*int64(width))
 	n = got / width
 	s.chunk, s.chunkFrom, s.chunkTo, s.chunkWidth = c[:n*width], lo, lo+n, width
-	return n > 0
-}
-
-// ReadSlots returns slots lo.. (hi excluded) of width bytes: from the
-// chunk when it holds slot lo, else a new chunk when the reads go in
-// order (slot lo follows the last read, or more than one slot is asked
-// for), else slot lo alone.
-func (s *IndexSlots) ReadSlots(lo, hi, width int) ([]byte, error) {
-	if p := s.held(lo, hi, width); p != nil {
-		s.next = min(hi, s.chunkTo)
-		return p, nil
-	}
-	if (lo == s.next && lo > 0) || hi-lo > 1 {
-		if s.fill(lo, seqChunkSlots, width) {
-			s.next = min(hi, s.chunkTo)
-			return s.held(lo, hi, width), nil
-		}
-	}
-	p := s.buf[:width]
-	if n, err := s.r.ReadAt(p, int64(lo)*int64(width)); n < len(p) {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	s.next = lo + 1
-	return p, nil
-}
-
-// Prefetch returns slots lo..hi once a binary search has narrowed to
-// fewer than searchChunkSlots of them, from the chunk when it holds them,
-// else read at once into it; nil before. A failed or short read leaves
-// the chunk empty and returns nil: the probes then read slot by slot and
-// report the error where it is.
-func (s *IndexSlots) Prefetch(lo, hi, width int) []byte {
-	if hi-lo >= searchChunkSlots || lo < 0 {
-		return nil
-	}
-	if hi < s.chunkTo {
-		if p := s.held(lo, hi+1, width); p != nil {
-			return p
-		}
-	}
-	if !s.fill(lo, hi-lo+1, width) || s.chunkTo <= hi {
-		s.chunk, s.chunkTo = s.chunk[:0], s.chunkFrom
-		return nil
-	}
-	return s.chunk
 }
