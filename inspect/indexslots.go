@@ -63,10 +63,10 @@ func (s *IndexSlots) Reset(r io.ReaderAt, size int64) *IndexSlots {
 func (s *IndexSlots) Size() int64 { return s.size }
 
 // ReadSlots returns slot n: with the chunk when it holds it; else with
-// slots lo..hi read into the chunk at once when they are a search's last
-// levels (fewer than searchChunkSlots), or with the next seqChunkSlots
-// slots (at most to hi) when the reads go in order (n follows the slots
-// read last); else alone. A chunk read that fails or comes short of n (the
+// slots lo..hi read into the chunk at once when they are fewer than
+// searchChunkSlots (a search's last levels, or the last slots of the
+// file), or with the next seqChunkSlots slots (at most to hi) when the
+// reads go in order (n follows the slots read last); else alone. A chunk read that fails or comes short of n (the
 // end of the file, a fault) falls back to reading slot n alone, so that
 // damage is reported at the slot where it is.
 func (s *IndexSlots) ReadSlots(n, lo, hi, width int) ([]byte, int, error) {
