@@ -148,7 +148,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			return s, err
 		}
 		defer f.Close()
-		idx = indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
+		idx = indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
 		if s.Index, err = offsetIndexStats(idx); err != nil {
 			return s, fmt.Errorf("%s: %w", sf.Index, err)
 		}
@@ -159,7 +159,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			return s, err
 		}
 		defer f.Close()
-		x := indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset)
+		x := indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
 		n, err := x.ValidEntries()
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", sf.TimeIndex, err)

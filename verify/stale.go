@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -145,7 +144,7 @@ func (c *segChecker) stale() error {
 	plan := &plans[0]
 	what := fmt.Sprintf("valid, but differs from what broker recovery would rebuild (index.interval.bytes %d)", interval)
 	if offStale {
-		d, err := diffIndex(o.x.Entry, o.n, indexfmt.NewOffsetIndex(bytes.NewReader(plan.Index), int64(len(plan.Index)), c.base).Entry, plan.IndexEntries)
+		d, err := diffIndex(o.x.Entry, o.n, indexfmt.NewOffsetIndex(plan.Index, c.base).Entry, plan.IndexEntries)
 		if err != nil {
 			return err
 		}
@@ -159,7 +158,7 @@ func (c *segChecker) stale() error {
 		}
 	}
 	if timeStale {
-		d, err := diffIndex(t.x.Entry, t.n, indexfmt.NewTimeIndex(bytes.NewReader(plan.TimeIndex), int64(len(plan.TimeIndex)), c.base).Entry, plan.TimeIndexEntries)
+		d, err := diffIndex(t.x.Entry, t.n, indexfmt.NewTimeIndex(plan.TimeIndex, c.base).Entry, plan.TimeIndexEntries)
 		if err != nil {
 			return err
 		}
