@@ -124,9 +124,7 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *Seg
 	} else if it.s == nil {
 		it.s = NewEntryScanner(r, name, size, from, it.window)
 	} else {
-		it.s.r, it.s.name, it.s.end = r, name, size
-		it.s.win = it.s.win[:0]
-		it.s.Reset(from)
+		it.s.reset(r, name, size, from)
 	}
 	if it.salvage {
 		if it.rs == nil {
