@@ -188,7 +188,7 @@ func (x *OffsetIndex) SanityCheck() error {
 // offset (4 bytes at relOff) is 0.
 func validEntries(r io.ReaderAt, slots int, entrySize, relOff int) (int, error) {
 	const chunkSlots = 512
-	buf := make([]byte, chunkSlots*entrySize)
+	buf := make([]byte, min(slots, chunkSlots)*entrySize) // an index of a few entries reads a few entries' bytes
 	for start := 0; start < slots; start += chunkSlots {
 		n := min(chunkSlots, slots-start)
 		p := buf[:n*entrySize]
