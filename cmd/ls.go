@@ -521,7 +521,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 				}
 				sums, err = p.Summarize(sopts)
 				if err == nil && !opts.segments && t.Kind != "segment" {
-					side, err = inspect.ReadPartitionSideFiles(p.Dir)
+					side = p.SideFiles()
 				}
 			}
 			if err != nil {
@@ -613,7 +613,7 @@ func readPartitionsAhead(ps []*inspect.Partition, withSide bool) *partitionsAhea
 				var r lsRead
 				r.sums, r.err = ps[i].Summarize(inspect.SummaryOptions{})
 				if r.err == nil && withSide {
-					r.side, r.err = inspect.ReadPartitionSideFiles(ps[i].Dir)
+					r.side = ps[i].SideFiles()
 				}
 				a.out[i] <- r // buffered: never blocks
 			}
