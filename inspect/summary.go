@@ -139,16 +139,28 @@ func SummarizeSegment(sf SegmentFiles, opts SummaryOptions) (SegmentSummary, err
 func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (SegmentSummary, error) {
 	s := SegmentSummary{Files: sf, Batches: -1, Records: -1, FirstOffset: -1, LastOffset: -1,
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
-	var idx *indexfmt.OffsetIndex
+	bp := summaryBufs.Get().(*[]byte)
+	defer summaryBufs.Put(bp)
+	var last *indexfmt.OffsetEntry // the offset index's last valid entry (shallow only)
 	if sf.Index != "" {
 		f, err := Open(sf.Index, OpenOptions{})
 		if err != nil {
 			return s, err
 		}
 		defer f.Close()
-		idx = indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
+		// Its valid entries, then the last of them, through one window: a
+		// single pread for an index of up to summaryWindow bytes.
+		w := &readWindow{r: f, name: sf.Index, end: f.Size(), buf: (*bp)[:0]}
+		idx := indexfmt.NewOffsetIndex(w, f.Size(), sf.BaseOffset)
 		if s.Index, err = offsetIndexStats(idx); err != nil {
 			return s, fmt.Errorf("%s: %w", sf.Index, err)
+		}
+		if !opts.Deep && s.Index.Entries > 0 {
+			e, err := idx.Entry(s.Index.Entries - 1)
+			if err != nil {
+				return s, fmt.Errorf("%s: %w", sf.Index, err)
+			}
+			last = &e
 		}
 	}
 	if sf.TimeIndex != "" {
@@ -190,21 +202,15 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	defer f.Close()
 	s.LogBytes = f.Size()
 	var dec RecordDecoder
-	bp := summaryBufs.Get().(*[]byte)
-	defer summaryBufs.Put(bp)
 	if err := s.first(f, &dec, (*bp)[:0:firstWindow]); err != nil {
 		return s, err
 	}
 	start := int64(0)
-	if !opts.Deep && idx != nil && s.Index.Entries > 0 {
-		e, err := idx.Entry(s.Index.Entries - 1)
-		if err != nil {
-			return s, fmt.Errorf("%s: %w", sf.Index, err)
-		}
+	if last != nil {
 		// The broker starts readNextOffset's scan at the last entry's
 		// position; an entry beyond the log leads nowhere.
-		if int64(e.Position) <= s.LogBytes && e.Position >= 0 {
-			start = int64(e.Position)
+		if int64(last.Position) <= s.LogBytes && last.Position >= 0 {
+			start = int64(last.Position)
 		} else {
 			s.IndexAstray = true
 		}
