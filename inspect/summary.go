@@ -224,7 +224,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	if err != nil {
 		return s, err
 	}
-	if start > 0 && (scan.last == nil || errors.Is(scan.damage, ErrCorruptHeader)) {
+	if start > 0 && (scan.batches == 0 || errors.Is(scan.damage, ErrCorruptHeader)) {
 		// No batch, or impossible bytes, where the index says a batch
 		// starts: either the log is damaged there or the entry is wrong.
 		// A scan from the start tells which, and finds the last batch
@@ -238,10 +238,10 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		scan, start = again, 0
 	}
 	s.Damage = scan.damage
-	if scan.last != nil {
-		s.LastOffset = scan.last.LastOffset
-		s.NextOffset = scan.last.LastOffset + 1
-		s.LastTimestamp = max(scan.last.MaxTimestamp, -1)
+	if scan.batches > 0 {
+		s.LastOffset = scan.lastOffset
+		s.NextOffset = scan.lastOffset + 1
+		s.LastTimestamp = max(scan.lastTimestamp, -1)
 	}
 	if start == 0 {
 		s.Counted, s.Batches, s.Records = true, scan.batches, scan.records
@@ -305,11 +305,13 @@ func headerFirstTimestamp(b *Batch) int64 {
 
 // tailScan is what a scan of a .log from some position found.
 type tailScan struct {
-	last     *Batch // the last valid batch (a copy), nil when none
-	batches  int64
-	records  int64
-	damage   error
-	probeHit bool // a batch starts at the position scan was asked about
+	// The last valid batch's last offset and max timestamp (not a copy of
+	// its whole header per batch).
+	lastOffset, lastTimestamp int64
+	batches                   int64 // 0: no valid batch
+	records                   int64
+	damage                    error
+	probeHit                  bool // a batch starts at the position scan was asked about
 }
 
 // scan reads batch headers from start to the end of the valid entries,
@@ -319,7 +321,6 @@ func (s *SegmentSummary) scan(f *File, start int64, iopts IterOptions, probe int
 	var t tailScan
 	it := NewLogIterator(iopts)
 	it.Reset(f, &s.Files, start)
-	var last Batch
 	for it.Next() {
 		b := it.Batch()
 		t.probeHit = t.probeHit || b.Position == probe
@@ -338,8 +339,7 @@ func (s *SegmentSummary) scan(f *File, start int64, iopts IterOptions, probe int
 			}
 		}
 		t.records += max(c.RecordCount, 0)
-		last = *b
-		t.last = &last
+		t.lastOffset, t.lastTimestamp = b.LastOffset, b.MaxTimestamp
 		m.Advance(counted, b.End())
 	}
 	if err := it.Err(); err != nil {
