@@ -194,14 +194,14 @@ func fuzzSeeds(t *testing.T) map[string]map[string][]fuzzSeed {
 		}
 		for name, l := range logs {
 			add("inspect", "FuzzBatchHeader", name, l, uint16(0))
-			add("rebuild", "FuzzPlanSegment", name, l, int64(300))
+			add("inspect/recovery", "FuzzPlanSegment", name, l, int64(300))
 			add("verify", "FuzzVerifySegment", name, l, idx, tidx, strings.HasSuffix(name, "crc"))
 			if name != p.name {
 				add("inspect", "FuzzResync", name, l, int64(1))
 			}
 		}
 		add("inspect", "FuzzBatchHeader", p.name+"-window-100", log, uint16(100))
-		add("rebuild", "FuzzPlanSegment", p.name+"-every-batch", log, int64(0))
+		add("inspect/recovery", "FuzzPlanSegment", p.name+"-every-batch", log, int64(0))
 		add("verify", "FuzzVerifySegment", p.name+"-records", log, idx, tidx, true)
 		// Indexes.
 		add("indexfmt", "FuzzIndexLookup", p.name+"-index", idx, s0.BaseOffset, mid, uint8(0))

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/rebuild"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 type lookupOptions struct {
@@ -215,7 +215,7 @@ func brokerLookupOptions(trace bool) inspect.LookupOptions {
 // the offset and time index it would write.
 func recoveredIndexes(sf inspect.SegmentFiles) (index, timeIndex []byte, err error) {
 	one := &inspect.Partition{Dir: filepath.Dir(sf.Log), Segments: []inspect.SegmentFiles{sf}, Only: true}
-	plans, err := rebuild.PlanPartition(one, rebuild.Options{})
+	plans, err := recovery.PlanPartition(one, recovery.Options{})
 	if err != nil && len(plans) == 0 {
 		return nil, nil, err
 	}

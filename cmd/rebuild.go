@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/recovery"
 	"github.com/kseg/kseg/rebuild"
 )
 
@@ -117,7 +118,7 @@ done before the failure are listed.`,
 	f := c.Flags()
 	f.StringVar(&opts.out, "out", "", "write the rebuilt files under `DIR`/<partition>/ and touch nothing under PATH")
 	f.BoolVar(&opts.noBackup, "no-backup", false, "in place: do not keep replaced files as <name>.bak")
-	f.Int64Var(&opts.indexIntervalBytes, "index-interval-bytes", rebuild.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
+	f.Int64Var(&opts.indexIntervalBytes, "index-interval-bytes", recovery.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "report what would change, write nothing")
 	f.BoolVar(&opts.truncateLog, "truncate-log", false, "also cut a corrupt tail off each .log as recovery would, saving the cut bytes beside it")
 	f.BoolVar(&opts.force, "force", false, "write in place even when the data directory's .lock is held")
@@ -160,14 +161,14 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	}
 	interval := opts.indexIntervalBytes
 	if interval == 0 {
-		interval = rebuild.IndexEveryBatch
+		interval = recovery.IndexEveryBatch
 	}
 	ctx, stop := interruptible()
 	defer stop()
 	bar := ios.progress("rebuild")
 	results, runErr := rebuild.Run(t, rebuild.ApplyOptions{
 		Context:        ctx,
-		Options:        rebuild.Options{IndexIntervalBytes: interval, Progress: bar.callback()},
+		Options:        recovery.Options{IndexIntervalBytes: interval, Progress: bar.callback()},
 		OutDir:         opts.out,
 		NoBackup:       opts.noBackup,
 		DryRun:         opts.dryRun,
@@ -192,7 +193,7 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 		if r.StopErr != nil {
 			warnStop(ios, r, opts.truncateLog, opts.dryRun)
 		}
-		if r.Overlap != nil && !errors.Is(r.StopErr, rebuild.ErrOverlap) {
+		if r.Overlap != nil && !errors.Is(r.StopErr, recovery.ErrOverlap) {
 			ios.Warnf("%s: %v; --truncate-log would cut the log there", r.Segment, r.Overlap)
 		}
 		if r.Changed {

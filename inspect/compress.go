@@ -8,11 +8,11 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"math/bits"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
+	"github.com/kseg/kseg/inspect/internal/xxh32"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -379,7 +379,7 @@ func (d *decompressor) unlz4(src []byte, ignoreHC bool, limit int) ([]byte, erro
 	if pos >= len(src) {
 		return out, errors.New("lz4 stream ended prematurely (no header checksum)")
 	}
-	if !ignoreHC && src[pos] != byte(xxh32(src[4:pos], 0)>>8) {
+	if !ignoreHC && src[pos] != byte(xxh32.Sum(src[4:pos], 0)>>8) {
 		return out, errors.New("lz4 stream frame descriptor corrupted")
 	}
 	pos++
@@ -421,7 +421,7 @@ func (d *decompressor) unlz4(src []byte, ignoreHC bool, limit int) ([]byte, erro
 			if len(src)-pos < 4 {
 				return out, errors.New("lz4 stream ended prematurely (block checksum)")
 			}
-			if binary.LittleEndian.Uint32(src[pos:]) != xxh32(block, 0) {
+			if binary.LittleEndian.Uint32(src[pos:]) != xxh32.Sum(block, 0) {
 				return out, errors.New("lz4 block checksum mismatch")
 			}
 			pos += 4
@@ -452,47 +452,6 @@ func (d *decompressor) lz4Block(out, block []byte, maxBlock, limit int) ([]byte,
 		}
 	}
 	return out, fmt.Errorf("lz4 block: %w", err)
-}
-
-// xxh32 is XXH32 (the checksum of the LZ4 frame format) with the given seed.
-func xxh32(b []byte, seed uint32) uint32 {
-	const (
-		p1 = 2654435761
-		p2 = 2246822519
-		p3 = 3266489917
-		p4 = 668265263
-		p5 = 374761393
-	)
-	round := func(acc, in uint32) uint32 { return bits.RotateLeft32(acc+in*p2, 13) * p1 }
-	n := len(b)
-	var h uint32
-	if n >= 16 {
-		v1, v2, v3, v4 := seed+p1+p2, seed+p2, seed, seed-p1
-		for ; len(b) >= 16; b = b[16:] {
-			v1 = round(v1, binary.LittleEndian.Uint32(b[0:]))
-			v2 = round(v2, binary.LittleEndian.Uint32(b[4:]))
-			v3 = round(v3, binary.LittleEndian.Uint32(b[8:]))
-			v4 = round(v4, binary.LittleEndian.Uint32(b[12:]))
-		}
-		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
-	} else {
-		h = seed + p5
-	}
-	h += uint32(n)
-	for ; len(b) >= 4; b = b[4:] {
-		h += binary.LittleEndian.Uint32(b) * p3
-		h = bits.RotateLeft32(h, 17) * p4
-	}
-	for _, c := range b {
-		h += uint32(c) * p5
-		h = bits.RotateLeft32(h, 11) * p1
-	}
-	h ^= h >> 15
-	h *= p2
-	h ^= h >> 13
-	h *= p3
-	h ^= h >> 16
-	return h
 }
 
 // ---- zstd (codec 4) ----

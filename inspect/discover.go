@@ -168,16 +168,36 @@ func segmentSuffix(name string) string {
 	return ""
 }
 
-// leftoverReason explains files the broker itself deletes or renames at
-// load (LogLoader.removeTempFilesAndCollectSwapFiles).
+// leftoverSuffixes are the files the broker itself deletes or renames at
+// load (LogLoader.removeTempFilesAndCollectSwapFiles): why discovery skips
+// one, and what the broker does with it.
+var leftoverSuffixes = []struct{ suffix, reason, atLoad string }{
+	{".deleted", "scheduled for deletion (.deleted)",
+		"file renamed for asynchronous deletion (.deleted): the broker deletes it at load (LogLoader.removeTempFilesAndCollectSwapFiles)"},
+	{".cleaned", "log cleaner output not yet swapped in (.cleaned)",
+		"log cleaner or segment split output not yet swapped in (.cleaned): the broker deletes it at load, and any .swap file at or above its base offset with it"},
+	{".swap", "log cleaner swap file (.swap)",
+		"interrupted segment swap of the log cleaner or a split (.swap): at load the broker deletes the segment files its offsets cover (producer snapshots included) and renames it into place"},
+}
+
+// leftoverReason explains a file the broker deletes or renames at load
+// ("" for any other file).
 func leftoverReason(name string) string {
-	switch {
-	case strings.HasSuffix(name, ".deleted"):
-		return "scheduled for deletion (.deleted)"
-	case strings.HasSuffix(name, ".cleaned"):
-		return "log cleaner output not yet swapped in (.cleaned)"
-	case strings.HasSuffix(name, ".swap"):
-		return "log cleaner swap file (.swap)"
+	for _, l := range leftoverSuffixes {
+		if strings.HasSuffix(name, l.suffix) {
+			return l.reason
+		}
+	}
+	return ""
+}
+
+// LeftoverAtLoad says what the broker does at load with a file it deletes
+// or renames then (.deleted, .cleaned, .swap); "" for any other file.
+func LeftoverAtLoad(name string) string {
+	for _, l := range leftoverSuffixes {
+		if strings.HasSuffix(name, l.suffix) {
+			return l.atLoad
+		}
 	}
 	return ""
 }

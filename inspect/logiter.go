@@ -29,6 +29,18 @@ func (k DamageKind) String() string {
 	return damageKindNames[k]
 }
 
+// DamageCause refines a Damage's Kind for the damage a scan stops at
+// (ErrTorn, and ErrCorruptHeader where it was an entry running past the end
+// of the file while a valid batch follows).
+type DamageCause int
+
+// The causes.
+const (
+	CauseOther     DamageCause = iota // nothing more than Kind says
+	CauseShortTail                    // fewer than 18 bytes left after the last entry: FileLogInputStream.nextBatch stops silently
+	CauseRunsPast                     // an entry whose length runs past the end of the file (Damage.Size, Magic): a torn write when End is the end of the file, else a damaged length field
+)
+
 // Kind classifies d by its error.
 func (d *Damage) Kind() DamageKind {
 	switch {
@@ -67,8 +79,9 @@ func (d *Damage) Kind() DamageKind {
 //	err := it.Err()
 //
 // Partition.Walk and WalkSalvage (dump-log), the summaries (ls) and broker
-// recovery's plan (rebuild, verify's stale checks) read through it. It is
-// not safe for concurrent use.
+// recovery's plan (rebuild, verify's stale checks) and verify's log check
+// (stricter: see Reject) read through it. It is not safe for concurrent
+// use.
 type LogIterator struct {
 	salvage bool
 	window  int
@@ -167,6 +180,15 @@ func (it *LogIterator) Next() bool {
 	// An entry running past the end of the file is a torn write only when
 	// no valid batch follows; otherwise its length field is damaged.
 	pos := it.s.Position()
+	var claimed Batch
+	cause := CauseOther
+	if errors.Is(err, ErrTorn) {
+		var ferr error
+		if cause, claimed, ferr = it.tornCause(pos); ferr != nil {
+			it.err, it.hard = ferr, true
+			return false
+		}
+	}
 	next, ok, rerr := it.rs.Next(pos + 1)
 	if rerr != nil {
 		it.err, it.hard = rerr, true
@@ -178,10 +200,66 @@ func (it *LogIterator) Next() bool {
 		err = corruptf(it.name, pos, ErrCorruptHeader, "%s, yet a valid batch follows at position %d: the length field is damaged", detail, next)
 	}
 	it.setDamage(pos, next, err)
+	it.dmg.Cause, it.dmg.Size, it.dmg.Magic = cause, claimed.Size, claimed.Magic
 	if ok {
 		it.done, it.resume = false, next
 	}
 	return true
+}
+
+// tornCause says why the scan stopped with ErrTorn at pos: too few bytes
+// for a header, or an entry running past the end of the file, whose header
+// (ParseBatch decodes its size and magic even then) it returns.
+func (it *LogIterator) tornCause(pos int64) (DamageCause, Batch, error) {
+	left := it.s.end - pos
+	if left < HeaderSizeUpToMagic+1 {
+		return CauseShortTail, Batch{}, nil
+	}
+	hdr, err := it.s.w.bytes(pos, min(int64(HeaderReadSize), left))
+	if err != nil {
+		return CauseOther, Batch{}, err
+	}
+	b, _ := ParseBatch(hdr, pos, it.name)
+	return CauseRunsPast, b, nil
+}
+
+// ZeroFilled reports whether the bytes from the current damage's position
+// to the end of the file are all zero: a preallocated .log, or blocks never
+// written before an unclean shutdown.
+func (it *LogIterator) ZeroFilled() (bool, error) {
+	for at, end := it.dmg.Position, it.s.end; at < end; {
+		n := min(int64(max(cap(it.s.w.buf), HeaderReadSize)), end-at)
+		p, err := it.s.w.bytes(at, n)
+		if err != nil {
+			return false, err
+		}
+		if firstNonZero(p, 0) < len(p) {
+			return false, nil
+		}
+		at += n
+	}
+	return true, nil
+}
+
+// Reject turns the current batch into damage (ErrCorruptHeader, why), from
+// its position to the next valid batch (or the end of the file), for a
+// caller stricter than the broker's iterator (verify refuses the headers
+// HeaderProblem rejects). Damage is then set, and Next resumes at its End.
+// Salvage only.
+func (it *LogIterator) Reject(why string) error {
+	pos := it.s.Batch().Position
+	next, ok, rerr := it.rs.Next(pos + 1)
+	if rerr != nil {
+		it.hard = true
+		return rerr
+	}
+	it.setDamage(pos, next, corruptf(it.name, pos, ErrCorruptHeader, "%s", why))
+	if ok {
+		it.resume = next
+	} else {
+		it.done = true
+	}
+	return nil
 }
 
 // pastLimit yields, once, when salvaging, the bytes past MaxSegmentBytes
@@ -231,17 +309,24 @@ func (it *LogIterator) Judge() (crcOK bool, err error) {
 		}
 		return ok, err
 	}
+	return false, it.JudgeMismatch(computed)
+}
+
+// JudgeMismatch is Judge's salvage decision for the current batch, whose
+// checksum the caller computed (CheckCRC) and found not matching: it
+// becomes damage, or stands, as Judge says.
+func (it *LogIterator) JudgeMismatch(computed uint32) error {
 	b := it.s.Batch()
 	next, err := it.rs.SkipBadCRC(b)
 	if err != nil || next < 0 {
 		if err != nil {
 			it.hard = true
 		}
-		return false, err
+		return err
 	}
 	it.setDamage(b.Position, next, corruptf(it.name, b.Position, ErrCRC, "stored crc %d does not match the computed %d, and no batch starts where its length field says it ends (position %d)", b.CRC, computed, b.End()))
 	it.resume = next
-	return false, nil
+	return nil
 }
 
 // Entry returns the whole current entry, a view valid until the next call

@@ -189,3 +189,163 @@ func TestDamageKind(t *testing.T) {
 		}
 	}
 }
+
+// TestDamageCause checks what a salvaging iterator says about damage
+// beyond its Kind (Cause, the claimed Size and Magic, ZeroFilled), and
+// that Reject turns a batch into damage up to the next batch.
+func TestDamageCause(t *testing.T) {
+	type got struct {
+		pos, end int64
+		kind     inspect.DamageKind
+		cause    inspect.DamageCause
+		size     int64
+		magic    int8
+		zero     bool
+	}
+	lastDamage := func(t *testing.T, path string) got {
+		t.Helper()
+		f, err := inspect.OpenPread(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		it := inspect.NewLogIterator(inspect.IterOptions{Salvage: true})
+		it.Reset(f, nil, 0)
+		var g got
+		n := 0
+		for it.Next() {
+			if d := it.Damage(); d != nil {
+				zero, err := it.ZeroFilled()
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, n = got{d.Position, d.End, d.Kind(), d.Cause, d.Size, d.Magic, zero}, n+1
+			}
+		}
+		if it.Err() != nil || n != 1 {
+			t.Fatalf("%d damaged ranges, error %v; want 1, nil", n, it.Err())
+		}
+		return g
+	}
+	overhead := int64(inspect.LogOverhead)
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, log string, bs []kafkagen.BatchManifest, size int64) got
+	}{
+		{"short tail", func(t *testing.T, log string, _ []kafkagen.BatchManifest, size int64) got {
+			appendTo(t, log, []byte("0123456789"))
+			return got{size, size + 10, inspect.DamageTorn, inspect.CauseShortTail, 0, 0, false}
+		}},
+		{"short zero tail", func(t *testing.T, log string, _ []kafkagen.BatchManifest, size int64) got {
+			appendTo(t, log, make([]byte, 17))
+			return got{size, size + 17, inspect.DamageTorn, inspect.CauseShortTail, 0, 0, true}
+		}},
+		{"zero tail", func(t *testing.T, log string, _ []kafkagen.BatchManifest, size int64) got {
+			appendTo(t, log, make([]byte, 600<<10))
+			return got{size, size + 600<<10, inspect.DamageHeader, inspect.CauseOther, 0, 0, true}
+		}},
+		{"torn batch", func(t *testing.T, log string, bs []kafkagen.BatchManifest, _ int64) got {
+			b := bs[len(bs)-1]
+			if err := os.Truncate(log, b.Position+b.Size-1); err != nil {
+				t.Fatal(err)
+			}
+			return got{b.Position, b.Position + b.Size - 1, inspect.DamageTorn, inspect.CauseRunsPast, b.Size, 2, false}
+		}},
+		{"length running past the end, a batch after it", func(t *testing.T, log string, bs []kafkagen.BatchManifest, _ int64) got {
+			b := bs[3]
+			putAt(t, log, b.Position+8, 0x7ffffff0)
+			return got{b.Position, bs[4].Position, inspect.DamageHeader, inspect.CauseRunsPast, 0x7ffffff0 + overhead, 2, false}
+		}},
+		{"length below the minimum", func(t *testing.T, log string, bs []kafkagen.BatchManifest, size int64) got {
+			b := bs[len(bs)-1]
+			putAt(t, log, b.Position+8, 5)
+			return got{b.Position, size, inspect.DamageHeader, inspect.CauseOther, 0, 0, false}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := kafkagen.Generate(t.TempDir()+"/t-0", kafkagen.Options{Seed: 3, Batches: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &m.Segments[0]
+			log := m.LogPath(s)
+			want := tc.damage(t, log, s.Batches, s.LogSize)
+			if g := lastDamage(t, log); g != want {
+				t.Errorf("damage %+v, want %+v", g, want)
+			}
+		})
+	}
+
+	t.Run("reject", func(t *testing.T) {
+		m, err := kafkagen.Generate(t.TempDir()+"/t-0", kafkagen.Options{Seed: 3, Batches: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &m.Segments[0]
+		f, err := inspect.OpenPread(m.LogPath(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		it := inspect.NewLogIterator(inspect.IterOptions{Salvage: true})
+		it.Reset(f, nil, 0)
+		var events [][2]int64
+		for it.Next() {
+			if d := it.Damage(); d != nil {
+				events = append(events, [2]int64{-d.Position, -d.End})
+				continue
+			}
+			b := it.Batch()
+			if b.Position == s.Batches[2].Position || b.Position == s.Batches[7].Position {
+				if err := it.Reject("refused"); err != nil {
+					t.Fatal(err)
+				}
+				d := it.Damage()
+				if d == nil || d.Kind() != inspect.DamageHeader {
+					t.Fatalf("reject: damage %+v", d)
+				}
+				events = append(events, [2]int64{-d.Position, -d.End})
+				continue
+			}
+			events = append(events, [2]int64{b.Position, b.End()})
+		}
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+		var want [][2]int64
+		for i, b := range s.Batches {
+			ev := [2]int64{b.Position, b.Position + b.Size}
+			if i == 2 || i == 7 { // the last one: no batch follows, the damage runs to the end
+				ev = [2]int64{-ev[0], -ev[1]}
+			}
+			want = append(want, ev)
+		}
+		if !slices.Equal(events, want) {
+			t.Errorf("events %v, want %v", events, want)
+		}
+	})
+}
+
+func appendTo(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func putAt(t *testing.T, path string, pos int64, v uint32) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.BigEndian.PutUint32(b[pos:], v)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

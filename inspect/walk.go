@@ -61,6 +61,14 @@ type Damage struct {
 	// Err says what is wrong at Position: a *CorruptError (ErrTorn,
 	// ErrCorruptHeader, ErrCRC, ErrTooLarge) naming the file and position.
 	Err error
+	// Cause says more than Kind where a checker words the cases apart
+	// (verify): fewer than 18 bytes left, or an entry running past the end
+	// of the file.
+	Cause DamageCause
+	// Size and Magic, with CauseRunsPast, are what the header at Position
+	// claims: the entry's size (LogOverhead + its length field) and magic.
+	Size  int64
+	Magic int8
 }
 
 // Walk reads the batches of p in offset order within r, opening each

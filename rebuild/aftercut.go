@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // AfterCut is what broker recovery does beyond a segment it cuts (invalid
@@ -27,7 +28,7 @@ import (
 //     (LeaderEpochFileCache.truncateFromEnd(logEndOffset), called by the
 //     loader, and the checkpoint is rewritten from what is left).
 //
-// A cut of overlapping batches (ErrOverlap) is not recovery's: the later
+// A cut of overlapping batches (recovery.ErrOverlap) is not recovery's: the later
 // segments hold those offsets, and nothing beyond the segment changes.
 type AfterCut struct {
 	Segment       string   `json:"segment"`        // the cut segment's .log name
@@ -54,9 +55,9 @@ type EpochEntry struct {
 
 // cutForRecovery returns the index of the first plan recovery cuts for
 // invalid bytes (not an overlap), -1 when there is none.
-func cutForRecovery(plans []SegmentPlan) int {
+func cutForRecovery(plans []recovery.SegmentPlan) int {
 	for i := range plans {
-		if plans[i].StopErr != nil && !errors.Is(plans[i].StopErr, ErrOverlap) && plans[i].TruncatedBytes > 0 {
+		if plans[i].StopErr != nil && !errors.Is(plans[i].StopErr, recovery.ErrOverlap) && plans[i].TruncatedBytes > 0 {
 			return i
 		}
 	}
@@ -66,7 +67,7 @@ func cutForRecovery(plans []SegmentPlan) int {
 // planAfterCut says what recovery does beyond the cut segment cut of p
 // (p.Segments may be the one segment named: the directory is listed
 // again for the later ones).
-func planAfterCut(p *inspect.Partition, cut *SegmentPlan) (*AfterCut, error) {
+func planAfterCut(p *inspect.Partition, cut *recovery.SegmentPlan) (*AfterCut, error) {
 	all := p.Segments
 	if p.Only {
 		full, err := inspect.ReadPartition(p.Dir)

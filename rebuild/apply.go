@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // ApplyOptions say how rebuilt files are written.
@@ -19,7 +20,7 @@ type ApplyOptions struct {
 	// StartPartition, when set, is called with each partition's name as
 	// Run starts on it: for a progress display.
 	StartPartition func(name string)
-	Options
+	recovery.Options
 
 	// OutDir, when set, receives the rebuilt files under
 	// OutDir/<partition directory name>/; nothing under the partition is
@@ -33,7 +34,7 @@ type ApplyOptions struct {
 	// after saving the cut bytes as <name>.log.truncated-at-<position>
 	// beside it. Run then also plans with Options.CutOverlap: a log is cut
 	// as well at its first batch whose offsets reach the next segment's
-	// base offset (ErrOverlap), which a broker's fetch never reads.
+	// base offset (recovery.ErrOverlap), which a broker's fetch never reads.
 	TruncateLog bool
 	// Force writes in place even when the data directory's .lock file is
 	// held (by a running broker).
@@ -93,7 +94,7 @@ type Result struct {
 	// StopErr is the plan's: why recovery stops before the end of the log.
 	StopErr error
 	// Overlap is the plan's: the first batch whose offsets reach the next
-	// segment's base offset (kind ErrOverlap), nil when none does. Unless
+	// segment's base offset (kind recovery.ErrOverlap), nil when none does. Unless
 	// the log was planned with Options.CutOverlap (TruncateLog), it is left
 	// in the log.
 	Overlap error
@@ -112,7 +113,7 @@ const TruncatedSuffix = ".truncated-at-"
 const BackupSuffix = ".bak"
 
 // Run rebuilds every segment of a resolved PATH: partition by partition it
-// plans (PlanPartition) and applies (Apply). In place and not a dry run, it
+// plans (recovery.PlanPartition) and applies (Apply). In place and not a dry run, it
 // first refuses to write when the .lock of the data directory really
 // holding the files (symbolic links and relative spellings resolved:
 // lockDirs) is held, unless opts.Force. It returns the results of the segments done so far with the
@@ -159,7 +160,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 		}
 		popts := opts.Options
 		popts.CutOverlap = popts.CutOverlap || opts.TruncateLog
-		plans, err := PlanPartition(p, popts)
+		plans, err := recovery.PlanPartition(p, popts)
 		if err != nil {
 			return results, err
 		}
@@ -207,7 +208,7 @@ type fileAction struct {
 
 // segmentActions is everything Apply does for one segment.
 type segmentActions struct {
-	plan  *SegmentPlan
+	plan  *recovery.SegmentPlan
 	files []fileAction
 	// cut: the log is to be cut (TruncateLog and a truncated tail).
 	cut      bool
@@ -215,7 +216,7 @@ type segmentActions struct {
 	saved    string // where the cut bytes go
 }
 
-// Apply writes plans of partition p (from PlanPartition) as opts say and
+// Apply writes plans of partition p (from recovery.PlanPartition) as opts say and
 // reports per segment (with opts.DryRun it only reports). Everything is
 // checked before the first write (symbolic links, existing .bak or
 // saved-tail files, logs changed since they were planned); then each file
@@ -227,7 +228,7 @@ type segmentActions struct {
 // opts.OutDir every rebuilt file is written. A .txnindex is written when
 // the segment has an aborted transaction, and, empty, when it has none but
 // the segment had a .txnindex (as the broker's reset leaves it).
-func Apply(p *inspect.Partition, plans []SegmentPlan, opts ApplyOptions) ([]Result, error) {
+func Apply(p *inspect.Partition, plans []recovery.SegmentPlan, opts ApplyOptions) ([]Result, error) {
 	dest := p.Dir
 	if opts.OutDir != "" {
 		dest = filepath.Join(opts.OutDir, p.Name())
@@ -287,7 +288,7 @@ func Apply(p *inspect.Partition, plans []SegmentPlan, opts ApplyOptions) ([]Resu
 
 // planActions decides which files a plan writes and whether each differs
 // from the one on disk. It only reads.
-func planActions(pl *SegmentPlan, dest string, opts ApplyOptions) (segmentActions, error) {
+func planActions(pl *recovery.SegmentPlan, dest string, opts ApplyOptions) (segmentActions, error) {
 	seg := &pl.Segment
 	a := segmentActions{plan: pl}
 	name := inspect.SegmentName(seg.BaseOffset)

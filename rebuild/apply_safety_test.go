@@ -21,6 +21,8 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // holdLockEnv makes the test binary a stand-in broker: it takes a POSIX
@@ -93,7 +95,7 @@ func savedPath(log string, valid int64) string {
 func TestApplyTruncateLog(t *testing.T) {
 	t.Run("without --truncate-log the log stays", func(t *testing.T) {
 		c := newCutCase(t)
-		res, err := Run(resolve(t, c.dir), ApplyOptions{Options: Options{IndexIntervalBytes: 500}})
+		res, err := Run(resolve(t, c.dir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 500}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +115,7 @@ func TestApplyTruncateLog(t *testing.T) {
 	})
 	t.Run("in place", func(t *testing.T) {
 		c := newCutCase(t)
-		res, err := Run(resolve(t, c.dataDir), ApplyOptions{Options: Options{IndexIntervalBytes: 500}, TruncateLog: true})
+		res, err := Run(resolve(t, c.dataDir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 500}, TruncateLog: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +133,7 @@ func TestApplyTruncateLog(t *testing.T) {
 			}
 		}
 		// Now the partition is what a broker recovery leaves: nothing to do.
-		res, err = Run(resolve(t, c.dir), ApplyOptions{Options: Options{IndexIntervalBytes: 500}, TruncateLog: true})
+		res, err = Run(resolve(t, c.dir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 500}, TruncateLog: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +145,7 @@ func TestApplyTruncateLog(t *testing.T) {
 		// A saved tail in the way with other bytes is never overwritten.
 		mustWrite(t, c.logs[1], c.orig[1])
 		mustWrite(t, savedPath(c.logs[1], c.valid[1]), []byte("other"))
-		if _, err := Run(resolve(t, c.dir), ApplyOptions{Options: Options{IndexIntervalBytes: 500}, TruncateLog: true}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		if _, err := Run(resolve(t, c.dir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 500}, TruncateLog: true}); err == nil || !strings.Contains(err.Error(), "already exists") {
 			t.Errorf("existing saved tail: %v", err)
 		}
 	})
@@ -151,7 +153,7 @@ func TestApplyTruncateLog(t *testing.T) {
 		c := newCutCase(t)
 		before := snapshot(t, c.dataDir)
 		out := filepath.Join(t.TempDir(), "out")
-		res, err := Run(resolve(t, c.dir), ApplyOptions{Options: Options{IndexIntervalBytes: 500}, TruncateLog: true, OutDir: out})
+		res, err := Run(resolve(t, c.dir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 500}, TruncateLog: true, OutDir: out})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,9 +173,9 @@ func TestApplyTruncateLog(t *testing.T) {
 	})
 	t.Run("segment emptied by recovery", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "data", "t-0")
-		log := concat(sized(0, 9, 1, 100), sized(10, 90, 5, 100), sized(101, 29, 6, 100), sized(40, 0, 7, 100))
-		writeLogs(t, dir, map[int64][]byte{0: log})
-		res, err := Run(resolve(t, dir), ApplyOptions{Options: Options{IndexIntervalBytes: IndexEveryBatch}, TruncateLog: true})
+		log := gentest.Concat(gentest.Sized(0, 9, 1, 100), gentest.Sized(10, 90, 5, 100), gentest.Sized(101, 29, 6, 100), gentest.Sized(40, 0, 7, 100))
+		gentest.WriteLogs(t, dir, map[int64][]byte{0: log})
+		res, err := Run(resolve(t, dir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: recovery.IndexEveryBatch}, TruncateLog: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +217,7 @@ func TestApplyCrashSafety(t *testing.T) {
 				want := damage(t, m)
 				old := map[string][]byte{}
 				for path := range want {
-					old[path] = readFileOrNil(t, path)
+					old[path] = gentest.ReadFileOrNil(t, path)
 				}
 				failAt(t, s)
 				_, err := Run(resolve(t, dir), ApplyOptions{NoBackup: !backup})
@@ -227,7 +229,7 @@ func TestApplyCrashSafety(t *testing.T) {
 					t.Fatalf("Run: %v, want the injected failure", err)
 				}
 				for path, w := range want {
-					got := readFileOrNil(t, path)
+					got := gentest.ReadFileOrNil(t, path)
 					if !bytes.Equal(got, w) && !bytes.Equal(got, old[path]) || (got == nil) != (old[path] == nil) && !bytes.Equal(got, w) {
 						t.Errorf("%s: neither the old nor the new bytes", filepath.Base(path))
 					}
@@ -267,7 +269,7 @@ func TestApplyCutCrashSafety(t *testing.T) {
 		t.Run(s, func(t *testing.T) {
 			c := newCutCase(t)
 			failAt(t, s)
-			opts := ApplyOptions{Options: Options{IndexIntervalBytes: 500}, TruncateLog: true}
+			opts := ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 500}, TruncateLog: true}
 			if _, err := Run(resolve(t, c.dir), opts); !errors.Is(err, errInjected) {
 				t.Fatalf("Run: %v, want the injected failure", err)
 			}

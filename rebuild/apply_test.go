@@ -3,17 +3,21 @@ package rebuild
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // genPartition writes a generated partition data/<name> and returns the
@@ -128,7 +132,7 @@ func TestApplyInPlace(t *testing.T) {
 	}
 	keep := inode(m.IndexPath(&m.Segments[0]))
 
-	res, err := Run(resolve(t, dataDir), ApplyOptions{Options: Options{IndexIntervalBytes: 600}})
+	res, err := Run(resolve(t, dataDir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 600}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +177,7 @@ func TestApplyInPlace(t *testing.T) {
 	}
 
 	// A second run finds nothing to do, and leaves the .bak files alone.
-	res, err = Run(resolve(t, dir), ApplyOptions{Options: Options{IndexIntervalBytes: 600}})
+	res, err = Run(resolve(t, dir), ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 600}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,12 +299,12 @@ func TestApplyOut(t *testing.T) {
 // was none, an empty one if there was one; aborted ones -> the entries.
 func TestApplyTxnIndexRule(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data", "t-0")
-	p := writeLogs(t, dir, map[int64][]byte{
-		0:  concat(txnData(0, 1, 1, 1, true), marker(1, 2, 1, commitType)),
-		10: concat(data(10, 1, 3)),
-		20: concat(txnData(20, 1, 4, 1, true), marker(21, 5, 1, abortType)),
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{
+		0:  gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.Marker(1, 2, 1, gentest.CommitType)),
+		10: gentest.Concat(gentest.Data(10, 1, 3)),
+		20: gentest.Concat(gentest.TxnData(20, 1, 4, 1, true), gentest.Marker(21, 5, 1, gentest.AbortType)),
 	})
-	stale := txnEntries(indexfmt.AbortedTxn{ProducerID: 1, FirstOffset: 0, LastOffset: 1, LastStableOffset: 2})
+	stale := indexfmt.AppendTxnEntry(nil, indexfmt.AbortedTxn{ProducerID: 1, FirstOffset: 0, LastOffset: 1, LastStableOffset: 2})
 	mustWrite(t, filepath.Join(dir, inspect.SegmentName(0)+".txnindex"), stale)
 	if len(p.Segments) != 3 {
 		t.Fatalf("%d segments", len(p.Segments))
@@ -318,5 +322,43 @@ func TestApplyTxnIndexRule(t *testing.T) {
 	}
 	if b := mustRead(t, txn(20)); len(b) != 34 || res[2].TxnEntries != 1 {
 		t.Errorf("segment 20: .txnindex %d bytes, %d entries", len(b), res[2].TxnEntries)
+	}
+}
+
+// TestApplyOverlap: in place with TruncateLog the overlapping tail is cut
+// and saved (saved bytes + cut log = the old log); without it the log stays
+// and the result reports the overlap.
+func TestApplyOverlap(t *testing.T) {
+	seg0, seg15, cutAt := gentest.OverlapLogs()
+	for _, truncate := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "t-0")
+		gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 15: seg15})
+		tg, err := inspect.Resolve(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(tg, ApplyOptions{TruncateLog: truncate, Force: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log0 := tg.Partitions[0].Segments[0].Log
+		r := res[0]
+		if !errors.Is(r.Overlap, recovery.ErrOverlap) || res[1].Overlap != nil {
+			t.Errorf("truncate=%v: overlap %v, %v", truncate, r.Overlap, res[1].Overlap)
+		}
+		got := gentest.ReadFileOrNil(t, log0)
+		if !truncate {
+			if !bytes.Equal(got, seg0) || r.TruncatedBytes != 0 || r.StopErr != nil {
+				t.Errorf("without TruncateLog the log changed (%d bytes) or was planned cut (%+v)", len(got), r)
+			}
+			continue
+		}
+		saved := gentest.ReadFileOrNil(t, log0+TruncatedSuffix+strconv.FormatInt(cutAt, 10))
+		if !bytes.Equal(got, seg0[:cutAt]) || !bytes.Equal(append(got, saved...), seg0) || r.ValidBytes != cutAt || !r.Changed {
+			t.Errorf("cut log %d bytes + saved %d bytes, want %d + %d (%+v)", len(got), len(saved), cutAt, len(seg0)-int(cutAt), r)
+		}
+		if _, err := os.Stat(tg.Partitions[0].Segments[1].Log + TruncatedSuffix + "0"); err == nil {
+			t.Error("the next segment was cut")
+		}
 	}
 }

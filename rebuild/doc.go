@@ -5,12 +5,12 @@
 //
 // It works in two steps, as the broker's code does:
 //
-//   - Plan (PlanPartition) is pure: it reads the logs of a partition and
-//     returns, per segment, the rebuilt index bytes, the end of the valid
-//     prefix and why recovery stopped early. Nothing is written. The plan
-//     lives in inspect/recovery, below both rebuild and verify (whose
-//     "stale" checks compare the files on disk with a plan); rebuild's
-//     PlanPartition, Options and SegmentPlan are its names there.
+//   - Plan (recovery.PlanPartition, in inspect/recovery) is pure: it reads
+//     the logs of a partition and returns, per segment, the rebuilt index
+//     bytes, the end of the valid prefix and why recovery stopped early.
+//     Nothing is written. It lives below both rebuild and verify (whose
+//     "stale" checks compare the files on disk with a plan), and its tests
+//     live with it.
 //   - Apply (Apply, Run) writes a plan: to another directory (--out), or in
 //     place through a temporary file, fsync and rename, keeping the old file
 //     as <name>.bak. It returns what it did as []Result; it never prints.

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // TestApplyRefusesALogThatGrew: a broker appending to a segment between
@@ -16,7 +18,7 @@ import (
 func TestApplyRefusesALogThatGrew(t *testing.T) {
 	c := newCutCase(t)
 	p := resolve(t, c.dir).Partitions[0]
-	plans, err := PlanPartition(p, Options{IndexIntervalBytes: 500})
+	plans, err := recovery.PlanPartition(p, recovery.Options{IndexIntervalBytes: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func TestApplyRefusesALogThatGrew(t *testing.T) {
 	mustWrite(t, c.logs[1], grown)
 	before := snapshot(t, c.dir)
 
-	_, err = Apply(p, plans, ApplyOptions{Options: Options{IndexIntervalBytes: 500}, TruncateLog: true, Force: true})
+	_, err = Apply(p, plans, ApplyOptions{Options: recovery.Options{IndexIntervalBytes: 500}, TruncateLog: true, Force: true})
 	if err == nil || !strings.Contains(err.Error(), c.logs[1]) || !strings.Contains(err.Error(), "is a broker writing to it?") {
 		t.Fatalf("Apply: %v; want a refusal naming %s", err, c.logs[1])
 	}

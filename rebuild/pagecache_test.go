@@ -8,19 +8,6 @@ import (
 	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
 
-// TestPlanCacheNeutral: after recovery is planned (every batch of the log
-// read and checked), the page cache holds exactly the pages it held before,
-// as mincore sees it.
-func TestPlanCacheNeutral(t *testing.T) {
-	tg, files := gentest.ResidencyPartition(t, 1<<20)
-	before := gentest.Residency(t, files)
-	plans, err := PlanPartition(tg.Partitions[0], Options{})
-	if err != nil || len(plans) != 1 || plans[0].Batches < 500 {
-		t.Fatalf("plan: %+v: %v", plans, err)
-	}
-	gentest.AssertSameResidency(t, files, before, gentest.Residency(t, files))
-}
-
 // TestRebuildCacheNeutral: `kseg rebuild` in place on an intact partition
 // (every log read, every rebuilt index compared byte for byte with the
 // file on disk, nothing written) leaves the page cache as it found it.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 func TestProgress(t *testing.T) {
@@ -77,7 +78,7 @@ func TestProgress(t *testing.T) {
 		t.Errorf("Run: %d calls with done == total, want 1 (the partitions share one count)", finals)
 	}
 
-	// PlanPartition alone counts its own partition.
+	// recovery.PlanPartition alone counts its own partition.
 	p := tg.Partitions[0]
 	var own int64
 	for _, s := range p.Segments {
@@ -88,8 +89,8 @@ func TestProgress(t *testing.T) {
 		own += fi.Size()
 	}
 	calls = nil
-	if _, err := PlanPartition(p, Options{Progress: func(done, total int64) { calls = append(calls, [2]int64{done, total}) }}); err != nil {
+	if _, err := recovery.PlanPartition(p, recovery.Options{Progress: func(done, total int64) { calls = append(calls, [2]int64{done, total}) }}); err != nil {
 		t.Fatal(err)
 	}
-	check("PlanPartition", calls, own, 1)
+	check("recovery.PlanPartition", calls, own, 1)
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
-	"github.com/kseg/kseg/rebuild"
+	"github.com/kseg/kseg/inspect/recovery"
 )
 
 // shapes are generated partitions of every kind gen can write. Each is a
@@ -103,7 +103,7 @@ func TestPreallocatedActiveSegment(t *testing.T) {
 	}
 }
 
-// The *.stale checks agree with rebuild.PlanPartition: whatever interval
+// The *.stale checks agree with recovery.PlanPartition: whatever interval
 // the files were written with and verify assumes, a segment gets
 // index.stale (timeindex.stale) exactly when its file differs from the
 // planned bytes. This also proves that the cheap streaming comparison in
@@ -117,8 +117,8 @@ func TestStaleAgreesWithPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, iv := range intervals {
-			ropts := rebuild.Options{IndexIntervalBytes: int64(iv)}
-			plans, err := rebuild.PlanPartition(p, ropts)
+			ropts := recovery.Options{IndexIntervalBytes: int64(iv)}
+			plans, err := recovery.PlanPartition(p, ropts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,9 +7,10 @@
 // differ from what broker recovery would rebuild, .txnindex basics,
 // overlapping segments and leftover files.
 //
-// Past a corrupt batch verify does not stop: inspect.Resyncer finds the
-// next position where a valid batch starts, the bytes in between are
-// reported as one damaged range, and the rest of the segment is checked.
+// Past a corrupt batch verify does not stop: it reads the .log through a
+// salvaging inspect.LogIterator, which resumes at the next position where
+// a valid batch starts; the bytes in between are reported as one damaged
+// range, and the rest of the segment is checked.
 //
 // Nothing here prints, reads flags or exits; Run hands findings to a
 // callback and returns a Summary.

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,6 +43,50 @@ func entriesBeforePadding(r io.ReaderAt, slots int, entrySize int, buf []byte) (
 		return 1, nil // one zero slot: (base offset, 0), which DumpLogSegments lists
 	}
 	return 0, nil
+}
+
+// indexKind is what differs between the offset and the time index in
+// the checks of their files' shape (segChecker.indexShape).
+type indexKind struct {
+	entrySize               int
+	sizeCheck, paddingCheck string
+	class                   string // the broker's class, whose sanityCheck rejects trailing bytes
+	padWarning              string // what padding does to a segment the next start loads as it is (the base offset is its %d)
+}
+
+// indexFile is an offset or time index: its size in whole slots and bytes
+// past them.
+type indexFile interface {
+	Size() int64
+	Slots() int
+	TrailingBytes() int
+}
+
+// indexShape reports the bytes after the last whole entry of index x (read
+// through r) and its zero-filled tail, and returns the number of entries
+// before the padding.
+func (c *segChecker) indexShape(x indexFile, r io.ReaderAt, name string, k indexKind) (int, error) {
+	n, err := entriesBeforePadding(r, x.Slots(), k.entrySize, c.scan)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if t := x.TrailingBytes(); t != 0 {
+		at := x.Size() - int64(t)
+		c.add(k.sizeCheck, name, ptr(at), nil,
+			"%d bytes after the last whole entry (size %d is not a multiple of %d): a broker ignores them for lookups, and its sanity check rejects the file (%s.sanityCheck)",
+			t, x.Size(), k.entrySize, k.class)
+	}
+	if slots := x.Slots(); n < slots {
+		sev, what := c.paddingSeverity()
+		if sev == SeverityWarning {
+			what += fmt.Sprintf(k.padWarning, c.base)
+		}
+		size := int64(k.entrySize)
+		c.addAs(sev, k.paddingCheck, name, ptr(int64(n)*size), nil,
+			"zero-filled tail: slots %d..%d (%d of %d, %d bytes) are preallocated space never written (the active segment of a running broker, or of one that stopped without a clean shutdown); %s",
+			n, slots-1, slots-n, slots, int64(slots-n)*size, what)
+	}
+	return n, nil
 }
 
 // checkpoint remembers, at a batch boundary, what the offset-index check
@@ -95,28 +140,16 @@ type offsetIndexCheck struct {
 }
 
 func newOffsetIndexCheck(c *segChecker, x *indexfmt.OffsetIndex, r io.ReaderAt, name string, hasLog bool) (*offsetIndexCheck, error) {
-	n, err := entriesBeforePadding(r, x.Slots(), indexfmt.OffsetEntrySize, c.scan)
+	n, err := c.indexShape(x, r, name, indexKind{
+		entrySize: indexfmt.OffsetEntrySize, sizeCheck: IndexSize, paddingCheck: IndexPadding, class: "OffsetIndex",
+		padWarning: " (base offset %d, position 0): lookups stay correct but scan from the segment start, and an active segment rolls at once because its index looks full",
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	o := &offsetIndexCheck{c: c, x: x, name: name, n: n, hasLog: hasLog, logSize: c.logSize,
 		maxLast: math.MinInt64, maxLastPos: -1, stride: 1, cps: c.bufs.cps[:0]}
 	o.cps = append(o.cps, checkpoint{pos: 0, maxLast: math.MinInt64, maxLastPos: -1})
-	if t := x.TrailingBytes(); t != 0 {
-		at := x.Size() - int64(t)
-		c.add(IndexSize, name, ptr(at), nil,
-			"%d bytes after the last whole entry (size %d is not a multiple of %d): a broker ignores them for lookups, and its sanity check rejects the file (OffsetIndex.sanityCheck)",
-			t, x.Size(), indexfmt.OffsetEntrySize)
-	}
-	if slots := x.Slots(); n < slots {
-		sev, what := c.paddingSeverity()
-		if sev == SeverityWarning {
-			what += fmt.Sprintf(" (base offset %d, position 0): lookups stay correct but scan from the segment start, and an active segment rolls at once because its index looks full", c.base)
-		}
-		c.addAs(sev, IndexPadding, name, ptr(int64(n)*indexfmt.OffsetEntrySize), nil,
-			"zero-filled tail: slots %d..%d (%d of %d, %d bytes) are preallocated space never written (the active segment of a running broker, or of one that stopped without a clean shutdown); %s",
-			n, slots-1, slots-n, slots, int64(slots-n)*indexfmt.OffsetEntrySize, what)
-	}
 	return o, nil
 }
 
@@ -253,7 +286,7 @@ func (o *offsetIndexCheck) rescan(e indexfmt.OffsetEntry, slot int) {
 	}
 	cp := o.cps[i]
 	maxLast, maxLastPos := cp.maxLast, cp.maxLastPos
-	sc := inspect.NewScanner(o.c.w.reader(), o.c.logName, o.logSize, cp.pos)
+	sc := inspect.NewScanner(o.c.log, o.c.logName, o.logSize, cp.pos)
 	prev, prevEnd := int64(-1), int64(-1)
 	for sc.Next() {
 		b := sc.Batch()
@@ -310,4 +343,15 @@ func (o *offsetIndexCheck) meaning() string {
 		return fmt.Sprintf("%d of %d entries name an offset inside their batch", o.inside, total)
 	}
 	return "every entry names the last offset of the batch it points at, as recovery writes them, but the spacing differs: a broker restarts it after every restart or truncation (bytesSinceLastIndexEntry is not persisted), or the topic uses another index.interval.bytes"
+}
+
+func readError(name string, pos int64, err error) error {
+	var ce *inspect.CorruptError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%s: reading at byte position %d: %w", name, pos, err)
 }

@@ -22,32 +22,23 @@ var errStopRecords = errors.New("stop")
 // returns the first offset of the batch when the records gave it (-1
 // otherwise), which is how a legacy compressed wrapper's first offset is
 // learnt.
-func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error) {
+func (c *segChecker) checkRecords(b *inspect.Batch) (int64, error) {
 	control := b.IsControl()
 	if !c.opts.Records && !control {
 		return -1, nil
 	}
-	if b.Size > maxDeepEntry {
+	// Below MaxEntryBytes (by default), so the iterator hands the entry
+	// out whole.
+	limit := min(int64(maxDeepEntry), inspect.MaxEntryBytes)
+	if b.Size > limit {
 		// Not silence: a batch left unjudged must not read as healthy.
 		c.logFinding(LogRecords, b.Position, ptr(b.LastOffset), "batch %s: records not checked: the batch is %d bytes, over the %d bytes kseg decodes (a broker refuses batches over message.max.bytes, 1 MiB by default)",
-			offsetsText(b), b.Size, int64(maxDeepEntry))
+			offsetsText(b), b.Size, limit)
 		return -1, nil
 	}
-	var entry []byte
-	if b.Size <= int64(len(c.w.buf)) {
-		e, err := c.w.bytes(b.Position, b.Size)
-		if err != nil {
-			return -1, err
-		}
-		entry = e
-	} else {
-		if int64(cap(bufs.big)) < b.Size {
-			bufs.big = make([]byte, b.Size)
-		}
-		entry = bufs.big[:b.Size]
-		if k, err := c.w.reader().ReadAt(entry, b.Position); int64(k) < b.Size {
-			return -1, readError(c.logName, b.Position, err)
-		}
+	entry, err := c.it.Entry()
+	if err != nil {
+		return -1, err
 	}
 
 	var (
@@ -55,7 +46,7 @@ func (c *segChecker) checkRecords(b *inspect.Batch, bufs *buffers) (int64, error
 		prev    int64
 		problem string
 	)
-	err := bufs.dec.Records(c.logName, entry, b, func(r *inspect.Record) error {
+	err = c.bufs.dec.Records(c.logName, entry, b, func(r *inspect.Record) error {
 		n := count.RecordCount
 		count.Record(r)
 		if n == 0 {

@@ -62,13 +62,6 @@ type Options struct {
 	StartPartition func(name string)
 
 	meter *inspect.Meter // Run's, from Progress
-	// crcAhead: 0 lets Run decide whether large logs take their checksums
-	// from a helper goroutine (crcahead.go; never while crcAheadByDefault
-	// is off), < 0 never, > 0 always (tests).
-	crcAhead int
-	// spareCores: fewer segments than GOMAXPROCS are checked at once, so
-	// a helper goroutine per worker has a core.
-	spareCores bool
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
 	// ABORT markers in the log (sidefiles.go).
@@ -156,21 +149,11 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	var wg sync.WaitGroup
 	var named sync.Mutex // StartPartition one call at a time
 	workers := min(o.Jobs, max(len(jobs), 1))
-	// A side-file job is short: the cores are spare when fewer segments
-	// than cores are checked at once.
-	segments := 0
-	for _, j := range jobs {
-		if !j.side {
-			segments++
-		}
-	}
-	o.spareCores = min(workers, segments) < runtime.GOMAXPROCS(0)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bufs := &buffers{win: make([]byte, o.Window), scan: make([]byte, scanBuffer), rs: inspect.NewResyncer(emptyReader{}, "", 0)}
-			defer bufs.close()
+			bufs := &buffers{scan: make([]byte, scanBuffer), it: inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: o.Window})}
 			for j := range work {
 				switch {
 				case stop.Load():
@@ -345,13 +328,11 @@ type segmentResult struct {
 // scanBuffer is the size of the buffer index checks scan padding with.
 const scanBuffer = 64 << 10
 
-// buffers are a worker's reusable read buffers, resynchroniser and record
-// decoder.
+// buffers are a worker's reusable log iterator (its read window and
+// resynchroniser), read buffer and record decoder.
 type buffers struct {
-	win  []byte
+	it   *inspect.LogIterator
 	scan []byte
-	rs   *inspect.Resyncer
-	big  []byte // whole batches larger than win, for record decoding
 	dec  inspect.RecordDecoder
 
 	// Index readers, reset onto each segment's files (the check's and
@@ -360,15 +341,6 @@ type buffers struct {
 	oidx [2]indexfmt.OffsetIndex
 	tidx [2]indexfmt.TimeIndex
 	cps  []checkpoint
-
-	ahead *crcAhead // the checksum helper, started for the first large log
-}
-
-// close ends the worker's checksum helper, if it started one.
-func (b *buffers) close() {
-	if b.ahead != nil {
-		b.ahead.close()
-	}
 }
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
@@ -389,7 +361,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		opts: o, job: j, base: base,
 		sink:    newSink(o.MaxFindingsPerCheck),
 		scan:    b.scan,
-		rs:      b.rs,
+		it:      b.it,
 		bufs:    b,
 		lastOff: math.MinInt64, maxTs: -1, maxTsOff: base,
 		emu:   newRecoveryEmu(base, int64(o.IndexIntervalBytes)),
@@ -398,9 +370,6 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	res := &segmentResult{}
 	var closers []io.Closer
 	defer func() {
-		if c.w != nil && c.w.ahead != nil {
-			c.w.ahead.quiesce() // the helper may be reading the log ahead
-		}
 		for _, f := range closers {
 			f.Close()
 		}
@@ -423,19 +392,12 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		if err := inspect.SegmentTooLarge(sf.Log, f.Size()); err != nil {
 			c.logFinding(LogSize, inspect.MaxSegmentBytes, nil, "%s", detail(err))
 		}
-		c.w = newWindow(f, sf.Log, c.logSize, b.win)
-		if o.crcAheadFor(c.logSize) {
-			if b.ahead == nil {
-				b.ahead = newCRCAhead(o.Window)
-			}
-			c.w.useAhead(b.ahead)
-		}
-		c.rs.Reset(c.w.reader(), sf.Log, c.logSize)
+		c.log = f
+		c.it.Reset(f, &sf, 0)
 		res.bytes = f.Size()
 	} else {
 		c.logName = c.segFile(inspect.LogSuffix)
-		c.w = newWindow(emptyReader{}, c.logName, 0, b.win)
-		c.rs.Reset(emptyReader{}, c.logName, 0)
+		c.log = emptyReader{}
 		for _, f := range []string{sf.Index, sf.TimeIndex, sf.TxnIndex} {
 			if f != "" {
 				c.add(SegmentLeftover, f, nil, nil, "index file without its .log (orphaned): the broker deletes it at load (LogLoader)")
@@ -582,13 +544,8 @@ func leftovers(p *inspect.Partition) []Finding {
 }
 
 func leftoverMessage(name, reason string) string {
-	switch {
-	case strings.HasSuffix(name, ".deleted"):
-		return "file renamed for asynchronous deletion (.deleted): the broker deletes it at load (LogLoader.removeTempFilesAndCollectSwapFiles)"
-	case strings.HasSuffix(name, ".cleaned"):
-		return "log cleaner or segment split output not yet swapped in (.cleaned): the broker deletes it at load, and any .swap file at or above its base offset with it"
-	case strings.HasSuffix(name, ".swap"):
-		return "interrupted segment swap of the log cleaner or a split (.swap): at load the broker deletes the segment files its offsets cover (producer snapshots included) and renames it into place"
+	if m := inspect.LeftoverAtLoad(name); m != "" {
+		return m
 	}
 	return reason + ": the broker deletes such files at load, or fails on a name it cannot parse"
 }

@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 
@@ -39,8 +40,8 @@ func (r *region) trusted() bool { return !r.damaged && !r.outlier }
 // segChecker checks one segment: its .log in one pass, feeding the regions
 // it finds to the offset-, time- and transaction-index checks and to the
 // recovery emulation behind the *.stale checks. Memory does not depend on
-// the segment's size: one read window, a Resyncer and a fixed number
-// of index checkpoints.
+// the segment's size: the iterator's read window and resynchroniser and a
+// fixed number of index checkpoints.
 type segChecker struct {
 	opts *Options
 	job  *segmentJob
@@ -48,8 +49,8 @@ type segChecker struct {
 
 	logName string
 	logSize int64
-	w       *window
-	rs      *inspect.Resyncer // finds the next valid batch past damage
+	log     io.ReaderAt          // the .log (empty when there is none)
+	it      *inspect.LogIterator // reads the .log, salvaging
 	scan    []byte
 	bufs    *buffers
 	sink    *sink
@@ -112,67 +113,79 @@ func (c *segChecker) logFinding(check string, pos int64, off *int64, format stri
 	c.add(check, c.logName, ptr(pos), off, format, args...)
 }
 
-// checkLog walks the .log from position 0 to its end. It stops only at the
-// end of the file: past a corrupt batch it resynchronises on the next
-// position where a valid batch starts (Resync) and reports the damaged
-// range.
+// checkLog reads the .log from position 0 to its end through a salvaging
+// LogIterator: past damage it resynchronises on the next valid batch and
+// reports the damaged range. verify is stricter than the broker's iterator
+// (and so than LogIterator): a header HeaderProblem rejects is a corrupt
+// header, and the iterator is moved past it (Reject).
 func (c *segChecker) checkLog() error {
-	size := c.logSize
-	for pos := int64(0); pos < size; {
-		left := size - pos
-		if left < inspect.HeaderSizeUpToMagic+1 {
-			// FileLogInputStream.nextBatch: fewer than 18 bytes left ends
-			// the iteration; recovery truncates them.
-			what := fmt.Sprintf("%d bytes after the last batch, too few for a batch header", left)
-			if zero, err := c.w.allZero(pos); err != nil {
-				return err
-			} else if zero {
-				what = fmt.Sprintf("zero-filled tail of %d bytes, too few for a batch header", left)
+	it := c.it
+	for it.Next() {
+		if d := it.Damage(); d != nil {
+			if errors.Is(d.Err, inspect.ErrSegmentTooLarge) {
+				continue // reported with the file (log.size)
 			}
-			return c.tail(pos, what)
+			if err := c.damaged(d); err != nil {
+				return err
+			}
+			c.opts.meter.Advance(&c.job.reported, d.End)
+			continue
 		}
-		hdr, err := c.w.bytes(pos, min(int64(inspect.HeaderReadSize), left))
+		b := it.Batch() // valid until the next Next
+		if p := inspect.HeaderProblem(b); p != "" {
+			if err := it.Reject(p); err != nil {
+				return err
+			}
+			if err := c.corrupt(it.Damage(), p); err != nil {
+				return err
+			}
+			c.opts.meter.Advance(&c.job.reported, it.Damage().End)
+			continue
+		}
+		computed, ok, err := it.CheckCRC()
 		if err != nil {
 			return err
 		}
-		b, perr := inspect.ParseBatch(hdr, pos, c.logName)
-		var next int64
-		switch {
-		case perr != nil && errors.Is(perr, inspect.ErrTorn), perr == nil && b.Size > left:
-			next, err = c.runsPast(&b)
-		case perr != nil:
-			next, err = c.corrupt(pos, detail(perr))
-		default:
-			if p := inspect.HeaderProblem(&b); p != "" {
-				next, err = c.corrupt(pos, p)
-				break
-			}
-			var crc uint32
-			if crc, err = c.w.crc(b.Magic, b.Position, b.Size); err != nil {
+		if !ok {
+			if err := it.JudgeMismatch(computed); err != nil {
 				return err
 			}
-			if crc != b.CRC {
-				next, err = c.crcMismatch(&b, crc)
-				break
-			}
-			c.batches++
-			first, err := c.checkRecords(&b, c.bufs)
-			if err != nil {
-				return err
-			}
-			if b.BaseOffset < 0 && first >= 0 {
-				b.BaseOffset = first // a legacy wrapper's first inner offset
-			}
-			c.batch(&b, true)
-			next = b.End()
+			c.crcMismatch(b, computed, it.Damage())
+			c.opts.meter.Advance(&c.job.reported, b.End())
+			continue
 		}
+		c.batches++
+		first, err := c.checkRecords(b)
 		if err != nil {
 			return err
 		}
-		pos = next
-		c.opts.meter.Advance(&c.job.reported, pos)
+		c.batch(b, true, first)
+		c.opts.meter.Advance(&c.job.reported, b.End())
 	}
-	return nil
+	return it.Err()
+}
+
+// damaged turns a damaged range the iterator met into its finding.
+func (c *segChecker) damaged(d *inspect.Damage) error {
+	switch {
+	case d.Cause == inspect.CauseShortTail:
+		// FileLogInputStream.nextBatch: fewer than 18 bytes left ends
+		// the iteration; recovery truncates them.
+		left := c.logSize - d.Position
+		what := fmt.Sprintf("%d bytes after the last batch, too few for a batch header", left)
+		if zero, err := c.it.ZeroFilled(); err != nil {
+			return err
+		} else if zero {
+			what = fmt.Sprintf("zero-filled tail of %d bytes, too few for a batch header", left)
+		}
+		c.tail(d.Position, what)
+		return nil
+	case d.Cause == inspect.CauseRunsPast:
+		return c.runsPast(d)
+	case d.Kind() == inspect.DamageHeader:
+		return c.corrupt(d, detail(d.Err))
+	}
+	return d.Err // not damage LogIterator.Next yields
 }
 
 // detail is a CorruptError's message without the file and position.
@@ -184,9 +197,15 @@ func detail(err error) string {
 	return err.Error()
 }
 
-// batch hands a batch whose header parsed to the offset tracker.
-func (c *segChecker) batch(b *inspect.Batch, crcOK bool) {
-	c.track.push(c, region{pos: b.Position, end: b.End(), base: b.BaseOffset, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK})
+// batch hands a batch whose header parsed to the offset tracker. first,
+// when not -1, is a legacy compressed wrapper's first inner offset (its
+// header does not hold it).
+func (c *segChecker) batch(b *inspect.Batch, crcOK bool, first int64) {
+	base := b.BaseOffset
+	if base < 0 && first >= 0 {
+		base = first
+	}
+	c.track.push(c, region{pos: b.Position, end: b.End(), base: base, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK})
 }
 
 // damage records the damaged range [pos, end).
@@ -222,90 +241,77 @@ func skipped(pos, next int64) string {
 	return fmt.Sprintf("bytes %d..%d (%d bytes) skipped, the next valid batch starts at position %d", pos, next-1, next-pos, next)
 }
 
-// corrupt handles a header that cannot be a batch: resynchronise after it.
-func (c *segChecker) corrupt(pos int64, why string) (int64, error) {
-	next, ok, err := c.rs.Next(pos + 1)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		zero, err := c.w.allZero(pos)
-		if err != nil {
-			return 0, err
-		}
-		if zero {
-			return c.logSize, c.tail(pos, "zero-filled tail (a preallocated .log, or blocks never written before an unclean shutdown)")
-		}
-		c.logFinding(LogCorruptHeader, pos, nil, "%s; no valid batch follows: broker recovery would truncate the segment here, dropping %d bytes", why, c.logSize-pos)
-		c.damage(pos, c.logSize)
-		return c.logSize, nil
-	}
-	c.logFinding(LogCorruptHeader, pos, nil, "%s; %s", why, skipped(pos, next))
-	c.damage(pos, next)
-	return next, nil
-}
-
-// runsPast handles an entry whose length runs past the end of the file:
-// a torn tail, unless a valid batch follows (then the length is damaged).
-func (c *segChecker) runsPast(b *inspect.Batch) (int64, error) {
-	pos := b.Position
-	next, ok, err := c.rs.Next(pos + 1)
-	if err != nil {
-		return 0, err
-	}
-	if ok {
-		c.logFinding(LogCorruptHeader, pos, nil, "length field %d: the batch would end at position %d, past the end of the file (%d bytes), yet a valid batch follows; %s",
-			b.Size-inspect.LogOverhead, b.Position+b.Size, c.logSize, skipped(pos, next))
+// corrupt reports a header that cannot be a batch: the iterator resumes
+// at the next valid batch, the end of the damage d.
+func (c *segChecker) corrupt(d *inspect.Damage, why string) error {
+	pos, next := d.Position, d.End
+	if next < c.logSize {
+		c.logFinding(LogCorruptHeader, pos, nil, "%s; %s", why, skipped(pos, next))
 		c.damage(pos, next)
-		return next, nil
+		return nil
 	}
-	zero, err := c.w.allZero(pos)
+	zero, err := c.it.ZeroFilled()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if zero {
-		return c.logSize, c.tail(pos, "zero-filled tail (a preallocated .log, or blocks never written before an unclean shutdown)")
+		c.tail(pos, "zero-filled tail (a preallocated .log, or blocks never written before an unclean shutdown)")
+		return nil
 	}
-	if b.Magic < 0 || b.Magic > 2 {
+	c.logFinding(LogCorruptHeader, pos, nil, "%s; no valid batch follows: broker recovery would truncate the segment here, dropping %d bytes", why, c.logSize-pos)
+	c.damage(pos, c.logSize)
+	return nil
+}
+
+// runsPast reports an entry whose length runs past the end of the file:
+// a torn tail, unless a valid batch follows (then the length is damaged).
+func (c *segChecker) runsPast(d *inspect.Damage) error {
+	pos := d.Position
+	if d.End < c.logSize {
+		c.logFinding(LogCorruptHeader, pos, nil, "length field %d: the batch would end at position %d, past the end of the file (%d bytes), yet a valid batch follows; %s",
+			d.Size-inspect.LogOverhead, pos+d.Size, c.logSize, skipped(pos, d.End))
+		c.damage(pos, d.End)
+		return nil
+	}
+	// Its length field is above the bytes left, so they are not all zero.
+	switch {
+	case d.Magic < 0 || d.Magic > 2:
 		// Not the start of a batch cut short: bytes that are no batch at all.
 		c.logFinding(LogCorruptHeader, pos, nil, "magic %d is not 0, 1 or 2 and the length field %d runs past the end of the file; no valid batch follows: broker recovery would truncate the segment here, dropping %d bytes",
-			b.Magic, b.Size-inspect.LogOverhead, c.logSize-pos)
+			d.Magic, d.Size-inspect.LogOverhead, c.logSize-pos)
 		c.damage(pos, c.logSize)
-		return c.logSize, nil
+	default:
+		c.tail(pos, fmt.Sprintf("the last batch is incomplete: it needs %d bytes, %d are left (a torn write)", d.Size, c.logSize-pos))
 	}
-	return c.logSize, c.tail(pos, fmt.Sprintf("the last batch is incomplete: it needs %d bytes, %d are left (a torn write)", b.Size, c.logSize-pos))
+	return nil
 }
 
 // tail reports bytes at the end of the file that hold no complete batch:
 // FileLogInputStream stops before them and LogSegment.recover truncates
 // the segment there.
-func (c *segChecker) tail(pos int64, why string) error {
+func (c *segChecker) tail(pos int64, why string) {
 	c.logFinding(LogTruncated, pos, nil, "%s; broker recovery would truncate the segment to %d bytes, dropping %d", why, pos, c.logSize-pos)
 	c.damage(pos, c.logSize)
-	return nil
 }
 
-// crcMismatch handles a batch whose header is sound but whose CRC does not
-// match. When a plausible batch header starts where it claims to end (or it
-// ends the file), only its contents are damaged: it is reported and the
-// walk goes on after it. Otherwise its length field is likely damaged too,
-// and the walk resynchronises on the next valid batch.
-func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32) (int64, error) {
+// crcMismatch reports a batch whose header is sound but whose CRC does not
+// match. The iterator decided (LogIterator.JudgeMismatch, dump-log
+// --salvage's decision too): when a plausible batch header starts where
+// the batch claims to end (or it ends the file), only its contents are
+// damaged, and the walk goes on after it (d is nil). Otherwise its length
+// field is likely damaged too, and the walk resynchronises on the next
+// valid batch, the end of d.
+func (c *segChecker) crcMismatch(b *inspect.Batch, computed uint32, d *inspect.Damage) {
 	pos, end := b.Position, b.End()
 	what := fmt.Sprintf("stored CRC %d does not match the computed %d (%s over %d bytes)", b.CRC, computed, crcName(b.Magic), end-pos-inspect.CRCStart(b.Magic))
-	next, err := c.rs.SkipBadCRC(b) // dump-log --salvage's decision too
-	if err != nil {
-		return 0, err
-	}
-	if next >= 0 {
+	if d != nil {
 		c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s, and no batch starts where its length field says it ends (position %d): the length field is likely damaged too; %s",
-			what, end, skipped(pos, next))
-		c.damage(pos, next)
-		return next, nil
+			what, end, skipped(pos, d.End))
+		c.damage(pos, d.End)
+		return
 	}
 	c.logFinding(LogCRC, pos, ptr(b.LastOffset), "%s: the batch (offsets %s) is damaged; broker recovery would truncate the segment here, dropping %d bytes", what, offsetsText(b), c.logSize-pos)
-	c.batch(b, false)
-	return end, nil
+	c.batch(b, false, -1)
 }
 
 func crcName(magic int8) string {

@@ -44,26 +44,14 @@ type timeIndexCheck struct {
 }
 
 func newTimeIndexCheck(c *segChecker, x *indexfmt.TimeIndex, r io.ReaderAt, name string, hasLog bool) (*timeIndexCheck, error) {
-	n, err := entriesBeforePadding(r, x.Slots(), indexfmt.TimeEntrySize, c.scan)
+	n, err := c.indexShape(x, r, name, indexKind{
+		entrySize: indexfmt.TimeEntrySize, sizeCheck: TimeIndexSize, paddingCheck: TimeIndexPadding, class: "TimeIndex",
+		padWarning: " (timestamp 0, offset %d): the segment's largest timestamp reads as 0 and time retention can delete it early, and an active segment whose index looks full rolls and then writes past its mapping (KAFKA-19200)",
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	t := &timeIndexCheck{c: c, x: x, name: name, n: n, hasLog: hasLog, maxTs: math.MinInt64, maxTsPos: -1}
-	if tb := x.TrailingBytes(); tb != 0 {
-		at := x.Size() - int64(tb)
-		c.add(TimeIndexSize, name, ptr(at), nil,
-			"%d bytes after the last whole entry (size %d is not a multiple of %d): a broker ignores them for lookups, and its sanity check rejects the file (TimeIndex.sanityCheck)",
-			tb, x.Size(), indexfmt.TimeEntrySize)
-	}
-	if slots := x.Slots(); n < slots {
-		sev, what := c.paddingSeverity()
-		if sev == SeverityWarning {
-			what += fmt.Sprintf(" (timestamp 0, offset %d): the segment's largest timestamp reads as 0 and time retention can delete it early, and an active segment whose index looks full rolls and then writes past its mapping (KAFKA-19200)", c.base)
-		}
-		c.addAs(sev, TimeIndexPadding, name, ptr(int64(n)*indexfmt.TimeEntrySize), nil,
-			"zero-filled tail: slots %d..%d (%d of %d, %d bytes) are preallocated space never written (the active segment of a running broker, or of one that stopped without a clean shutdown); %s",
-			n, slots-1, slots-n, slots, int64(slots-n)*indexfmt.TimeEntrySize, what)
-	}
 	return t, nil
 }
 

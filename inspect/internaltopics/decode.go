@@ -93,8 +93,6 @@ func Decode(decoder string, key, value []byte) Decoded {
 	return Decoded{Decoder: decoder, Error: "unknown decoder"}
 }
 
-// setValueError files a value decoding error as a Note (a version newer
-// than the decoder knows) or an Error.
 // decodeRecord fills d from a key (kb, its body after the version kv) and
 // a value: the key by ks, then a tombstone for a nil value, else the value's
 // version and, when vs is not nil, its fields by vs. Errors and notes land in
@@ -124,6 +122,8 @@ func decodeRecord(d *Decoded, ks, vs *schema, kb []byte, kv int16, value []byte)
 	setValueError(d, err)
 }
 
+// setValueError files a value decoding error as a Note (a version newer
+// than the decoder knows) or an Error.
 func setValueError(d *Decoded, err error) {
 	if err == nil {
 		return

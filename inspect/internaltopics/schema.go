@@ -3,7 +3,6 @@ package internaltopics
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,32 +216,13 @@ func (r *reader) take(n int) []byte {
 	return p
 }
 
-func (r *reader) u8() uint8 {
-	if p := r.take(1); p != nil {
-		return p[0]
+// fixed reads an n-byte big-endian number (0 after an error).
+func (r *reader) fixed(n int) uint64 {
+	var v uint64
+	for _, c := range r.take(n) {
+		v = v<<8 | uint64(c)
 	}
-	return 0
-}
-
-func (r *reader) u16() uint16 {
-	if p := r.take(2); p != nil {
-		return binary.BigEndian.Uint16(p)
-	}
-	return 0
-}
-
-func (r *reader) u32() uint32 {
-	if p := r.take(4); p != nil {
-		return binary.BigEndian.Uint32(p)
-	}
-	return 0
-}
-
-func (r *reader) u64() uint64 {
-	if p := r.take(8); p != nil {
-		return binary.BigEndian.Uint64(p)
-	}
-	return 0
+	return v
 }
 
 // uvarint reads an unsigned varint of at most 5 bytes
@@ -250,7 +230,7 @@ func (r *reader) u64() uint64 {
 func (r *reader) uvarint() uint32 {
 	var v uint32
 	for i := 0; i < 5; i++ {
-		c := r.u8()
+		c := r.fixed(1)
 		if r.err != nil {
 			return 0
 		}
@@ -274,9 +254,25 @@ func (r *reader) length(flexible bool, wide bool) int {
 		return int(n) - 1
 	}
 	if wide {
-		return int(int32(r.u32()))
+		return int(int32(r.fixed(4)))
 	}
-	return int(int16(r.u16()))
+	return int(int16(r.fixed(2)))
+}
+
+// size reads the length of a string, bytes or array field: ok is false
+// when the field is null (an error unless it may be) or the read failed.
+func (r *reader) size(fd field, v int16, flexible, wide bool) (n int, ok bool) {
+	n = r.length(flexible, wide)
+	if r.err != nil {
+		return 0, false
+	}
+	if n < 0 {
+		if !fd.nullable.has(v) {
+			r.fail("non-nullable field %q was serialized as null", fd.name)
+		}
+		return 0, false
+	}
+	return n, true
 }
 
 // decodeStruct reads the fields of a struct at version v.
@@ -353,14 +349,8 @@ func (r *reader) decodeStruct(fields []field, v int16, flexible bool) Fields {
 // value reads one field (not its tag framing).
 func (r *reader) value(fd field, v int16, flexible bool) any {
 	if fd.array {
-		n := r.length(flexible, true)
-		if r.err != nil {
-			return nil
-		}
-		if n < 0 {
-			if !fd.nullable.has(v) {
-				r.fail("non-nullable field %q was serialized as null", fd.name)
-			}
+		n, ok := r.size(fd, v, flexible, true)
+		if !ok {
 			return nil
 		}
 		if n > len(r.b)-r.pos {
@@ -388,19 +378,19 @@ func (r *reader) value(fd field, v int16, flexible bool) any {
 func (r *reader) scalar(fd field, k kind, v int16, flexible bool) any {
 	switch k {
 	case kInt8:
-		return int64(int8(r.u8()))
+		return int64(int8(r.fixed(1)))
 	case kInt16:
-		return int64(int16(r.u16()))
+		return int64(int16(r.fixed(2)))
 	case kInt32:
-		return int64(int32(r.u32()))
+		return int64(int32(r.fixed(4)))
 	case kInt64:
-		return int64(r.u64())
+		return int64(r.fixed(8))
 	case kUint16:
-		return int64(r.u16())
+		return int64(r.fixed(2))
 	case kFloat64:
-		return math.Float64frombits(r.u64())
+		return math.Float64frombits(r.fixed(8))
 	case kBool:
-		return r.u8() != 0
+		return r.fixed(1) != 0
 	case kUUID:
 		p := r.take(16)
 		if p == nil {
@@ -408,14 +398,8 @@ func (r *reader) scalar(fd field, k kind, v int16, flexible bool) any {
 		}
 		return base64.RawURLEncoding.EncodeToString(p)
 	case kString, kBytes:
-		n := r.length(flexible, k == kBytes)
-		if r.err != nil {
-			return nil
-		}
-		if n < 0 {
-			if !fd.nullable.has(v) {
-				r.fail("non-nullable field %q was serialized as null", fd.name)
-			}
+		n, ok := r.size(fd, v, flexible, k == kBytes)
+		if !ok {
 			return nil
 		}
 		p := r.take(n)

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/snappy/xerial"
 	"github.com/klauspost/compress/zstd"
+	"github.com/kseg/kseg/inspect/internal/xxh32"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -157,51 +157,7 @@ func (z *compressor) appendLZ4Frame(dst, src []byte, magic int8) []byte {
 // Lz4BlockOutputStream.writeHeader with useBrokenFlagDescriptorChecksum).
 func lz4HeaderChecksum(frame6 []byte, magic int8) byte {
 	if magic == 0 {
-		return byte(xxh32(frame6[0:6], 0) >> 8)
+		return byte(xxh32.Sum(frame6[0:6], 0) >> 8)
 	}
-	return byte(xxh32(frame6[4:6], 0) >> 8)
-}
-
-// xxh32 is XXH32 (the reference algorithm; Kafka uses lz4-java's
-// XXHashFactory). Only the LZ4 header checksum needs it.
-func xxh32(b []byte, seed uint32) uint32 {
-	const (
-		p1 uint32 = 2654435761
-		p2 uint32 = 2246822519
-		p3 uint32 = 3266489917
-		p4 uint32 = 668265263
-		p5 uint32 = 374761393
-	)
-	n := len(b)
-	var h uint32
-	if n >= 16 {
-		v1, v2, v3, v4 := seed+p1+p2, seed+p2, seed, seed-p1
-		round := func(v, in uint32) uint32 { return bits.RotateLeft32(v+in*p2, 13) * p1 }
-		for len(b) >= 16 {
-			v1 = round(v1, binary.LittleEndian.Uint32(b[0:]))
-			v2 = round(v2, binary.LittleEndian.Uint32(b[4:]))
-			v3 = round(v3, binary.LittleEndian.Uint32(b[8:]))
-			v4 = round(v4, binary.LittleEndian.Uint32(b[12:]))
-			b = b[16:]
-		}
-		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
-	} else {
-		h = seed + p5
-	}
-	h += uint32(n)
-	for len(b) >= 4 {
-		h += binary.LittleEndian.Uint32(b) * p3
-		h = bits.RotateLeft32(h, 17) * p4
-		b = b[4:]
-	}
-	for _, c := range b {
-		h += uint32(c) * p5
-		h = bits.RotateLeft32(h, 11) * p1
-	}
-	h ^= h >> 15
-	h *= p2
-	h ^= h >> 13
-	h *= p3
-	h ^= h >> 16
-	return h
+	return byte(xxh32.Sum(frame6[4:6], 0) >> 8)
 }

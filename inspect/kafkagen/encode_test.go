@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kseg/kseg/inspect/internal/xxh32"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -35,23 +36,6 @@ func TestVarint(t *testing.T) {
 	}
 }
 
-func TestXXH32(t *testing.T) {
-	// Reference values of XXH32 with seed 0.
-	for _, c := range []struct {
-		in   string
-		want uint32
-	}{
-		{"", 0x02cc5d05},
-		{"a", 0x550d7456},
-		{"abc", 0x32d153ff},
-		{"Nobody inspects the spammish repetition", 0xe2293b2f},
-	} {
-		if got := xxh32([]byte(c.in), 0); got != c.want {
-			t.Errorf("xxh32(%q) = %08x, want %08x", c.in, got, c.want)
-		}
-	}
-}
-
 func TestLZ4Header(t *testing.T) {
 	z, _ := newCompressor(codecByName["lz4"])
 	data := bytes.Repeat([]byte("kafka segment "), 20000) // > 64 KiB: several blocks
@@ -66,7 +50,7 @@ func TestLZ4Header(t *testing.T) {
 		if magic == 0 {
 			// Kafka's broken checksum over [0, 6): xxh32 of the magic
 			// bytes and descriptor, second byte.
-			want = byte(xxh32([]byte{0x04, 0x22, 0x4d, 0x18, 0x60, 0x40}, 0) >> 8)
+			want = byte(xxh32.Sum([]byte{0x04, 0x22, 0x4d, 0x18, 0x60, 0x40}, 0) >> 8)
 			if want == 0x82 {
 				t.Fatal("broken and correct header checksums coincide")
 			}
@@ -85,7 +69,7 @@ func TestLZ4Header(t *testing.T) {
 	// Incompressible input is stored (size word bit 31).
 	noise := make([]byte, 70000)
 	for i := range noise {
-		noise[i] = byte(xxh32([]byte{byte(i), byte(i >> 8), byte(i >> 16)}, 7))
+		noise[i] = byte(xxh32.Sum([]byte{byte(i), byte(i >> 8), byte(i >> 16)}, 7))
 	}
 	f, _ := z.compress(noise, 2)
 	if w := binary.LittleEndian.Uint32(f[7:]); w != 1<<31|65536 {

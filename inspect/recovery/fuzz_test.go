@@ -1,4 +1,4 @@
-package rebuild
+package recovery
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
 
 // FuzzPlanSegment plans arbitrary log bytes: never a panic, a hang or an
@@ -19,9 +20,9 @@ func FuzzPlanSegment(f *testing.F) {
 	f.Add(base, int64(300))
 	f.Add(base[:len(base)-7], int64(0))
 	f.Add(append(bytes.Clone(base), make([]byte, 100)...), int64(1))
-	f.Add(concat(txnData(0, 3, 1, 1, true), txnData(3, 2, 2, 2, true), marker(6, 4, 1, abortType), marker(7, 5, 2, abortType)), int64(0))
-	f.Add(concat(legacyMessage(0, 1, 5, []byte("a")), legacyMessage(1, 0, 0, []byte("b"))), int64(0))
-	f.Add(concat(sized(0, 9, 1, 100), sized(10, 90, 5, 100), sized(101, 29, 6, 100), sized(40, 0, 7, 100)), int64(0))
+	f.Add(gentest.Concat(gentest.TxnData(0, 3, 1, 1, true), gentest.TxnData(3, 2, 2, 2, true), gentest.Marker(6, 4, 1, gentest.AbortType), gentest.Marker(7, 5, 2, gentest.AbortType)), int64(0))
+	f.Add(gentest.Concat(gentest.LegacyMessage(0, 1, 5, []byte("a")), gentest.LegacyMessage(1, 0, 0, []byte("b"))), int64(0))
+	f.Add(gentest.Concat(gentest.Sized(0, 9, 1, 100), gentest.Sized(10, 90, 5, 100), gentest.Sized(101, 29, 6, 100), gentest.Sized(40, 0, 7, 100)), int64(0))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, log []byte, interval int64) {
 		interval = interval & 0xffff // keep it small enough to have index points

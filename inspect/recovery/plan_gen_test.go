@@ -1,4 +1,4 @@
-package rebuild
+package recovery
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
 
 // genShapes are generated partitions of every shape gen writes. gen builds
@@ -103,13 +104,13 @@ func checkPlanAgainstManifest(t *testing.T, m *kafkagen.Manifest, pl *SegmentPla
 	if pl.Batches != len(sm.Batches) {
 		t.Errorf("%s: %d batches, manifest has %d", name, pl.Batches, len(sm.Batches))
 	}
-	if got := readFileOrNil(t, m.IndexPath(sm)); !bytes.Equal(pl.Index, got) {
+	if got := gentest.ReadFileOrNil(t, m.IndexPath(sm)); !bytes.Equal(pl.Index, got) {
 		t.Errorf("%s: offset index differs: plan %d bytes (%d entries), file %d bytes (%d entries)", name, len(pl.Index), pl.IndexEntries, len(got), sm.IndexEntries)
 	}
-	if got := readFileOrNil(t, m.TimeIndexPath(sm)); !bytes.Equal(pl.TimeIndex, got) {
+	if got := gentest.ReadFileOrNil(t, m.TimeIndexPath(sm)); !bytes.Equal(pl.TimeIndex, got) {
 		t.Errorf("%s: time index differs: plan %d bytes (%d entries), file %d bytes (%d entries)", name, len(pl.TimeIndex), pl.TimeIndexEntries, len(got), sm.TimeIndexEntries)
 	}
-	got := readFileOrNil(t, m.TxnIndexPath(sm))
+	got := gentest.ReadFileOrNil(t, m.TxnIndexPath(sm))
 	if (pl.TxnIndex == nil) != !sm.TxnIndexWritten || !bytes.Equal(pl.TxnIndex, got) {
 		t.Errorf("%s: transaction index: plan %d bytes (nil %v), file written %v with %d bytes", name, len(pl.TxnIndex), pl.TxnIndex == nil, sm.TxnIndexWritten, len(got))
 	}
@@ -171,8 +172,8 @@ func TestPlanPreallocatedActiveSegment(t *testing.T) {
 	}
 	checkPlanAgainstManifest(t, m, &plans[0], &m.Segments[0]) // rolled: trimmed
 	active, pl := &m.Segments[1], &plans[1]
-	idx := readFileOrNil(t, m.IndexPath(active))
-	tidx := readFileOrNil(t, m.TimeIndexPath(active))
+	idx := gentest.ReadFileOrNil(t, m.IndexPath(active))
+	tidx := gentest.ReadFileOrNil(t, m.TimeIndexPath(active))
 	if len(idx) != 1<<16 || pl.IndexEntries == 0 {
 		t.Fatalf("active index %d bytes, %d planned entries: not the case under test", len(idx), pl.IndexEntries)
 	}

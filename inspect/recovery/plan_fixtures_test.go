@@ -1,4 +1,4 @@
-package rebuild
+package recovery
 
 import (
 	"bytes"

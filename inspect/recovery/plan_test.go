@@ -1,21 +1,17 @@
-package rebuild
+package recovery
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
-
-// sized is a data batch of exactly size bytes (records are not decoded by
-// recovery, so the payload is filler).
-func sized(base int64, lastDelta int32, ts int64, size int) []byte {
-	return v2Batch(batchSpec{base: base, lastDelta: lastDelta, maxTs: ts, pid: -1, count: lastDelta + 1, payload: make([]byte, size-61)})
-}
 
 type offEntry struct {
 	offset   int64
@@ -42,40 +38,28 @@ func decodeTimeIndex(b []byte, base int64) []timeEntry {
 	return out
 }
 
-func equalEntries[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestPlanIndexPointsExample is kafka-on-disk.md section 9.1's example:
 // batches at 0, 3000, 5000, 5500, 9500, 9600 with the default interval are
 // indexed at 5000 and 9500 (strict '>' against the last indexed position).
 func TestPlanIndexPointsExample(t *testing.T) {
-	log := concat(
-		sized(0, 0, 100, 3000),
-		sized(1, 1, 90, 2000),
-		sized(3, 0, 300, 500),
-		sized(4, 2, 200, 4000),
-		sized(7, 0, 300, 100),
-		sized(8, 0, 400, 100),
+	log := gentest.Concat(
+		gentest.Sized(0, 0, 100, 3000),
+		gentest.Sized(1, 1, 90, 2000),
+		gentest.Sized(3, 0, 300, 500),
+		gentest.Sized(4, 2, 200, 4000),
+		gentest.Sized(7, 0, 300, 100),
+		gentest.Sized(8, 0, 400, 100),
 	)
 	pl := planOne(t, log, Options{})
 	wantIdx := []offEntry{{3, 5000}, {7, 9500}}
-	if got := decodeIndex(pl.Index, 0); !equalEntries(got, wantIdx) {
+	if got := decodeIndex(pl.Index, 0); !slices.Equal(got, wantIdx) {
 		t.Errorf("offset index %v, want %v", got, wantIdx)
 	}
 	// Running max: 100@0, 90 no, 300@3 (first reaching 300), 200 no, 300 no
 	// (not strictly greater), 400@8. Index points add (300,3) at 5000 and
 	// (300,3) again at 9500 (not strictly greater: skipped); close adds (400,8).
 	wantTime := []timeEntry{{300, 3}, {400, 8}}
-	if got := decodeTimeIndex(pl.TimeIndex, 0); !equalEntries(got, wantTime) {
+	if got := decodeTimeIndex(pl.TimeIndex, 0); !slices.Equal(got, wantTime) {
 		t.Errorf("time index %v, want %v", got, wantTime)
 	}
 	if pl.IndexEntries != 2 || pl.TimeIndexEntries != 2 || pl.Batches != 6 || pl.ValidBytes != 9700 || pl.StopErr != nil {
@@ -84,13 +68,13 @@ func TestPlanIndexPointsExample(t *testing.T) {
 	// Interval exactly equal to a distance does not index (strict '>'):
 	// 5000 - 0 > 5000 is false, 5500 - 0 > 5000 is true.
 	pl = planOne(t, log, Options{IndexIntervalBytes: 5000})
-	if got, want := decodeIndex(pl.Index, 0), []offEntry{{6, 5500}}; !equalEntries(got, want) {
+	if got, want := decodeIndex(pl.Index, 0), []offEntry{{6, 5500}}; !slices.Equal(got, want) {
 		t.Errorf("interval 5000: offset index %v, want %v", got, want)
 	}
 	// Interval 0: every batch but the first.
 	pl = planOne(t, log, Options{IndexIntervalBytes: IndexEveryBatch})
 	want := []offEntry{{2, 3000}, {3, 5000}, {6, 5500}, {7, 9500}, {8, 9600}}
-	if got := decodeIndex(pl.Index, 0); !equalEntries(got, want) {
+	if got := decodeIndex(pl.Index, 0); !slices.Equal(got, want) {
 		t.Errorf("interval 0: offset index %v, want %v", got, want)
 	}
 	if _, err := PlanPartition(&inspect.Partition{}, Options{IndexIntervalBytes: -2}); err == nil {
@@ -102,18 +86,18 @@ func TestPlanIndexPointsExample(t *testing.T) {
 // time index; v1 messages are indexed by their timestamp; a segment whose
 // timestamps never exceed -1 gets no final entry.
 func TestPlanLegacy(t *testing.T) {
-	v0 := concat(legacyMessage(0, 0, 0, make([]byte, 100)), legacyMessage(1, 0, 0, make([]byte, 100)), legacyMessage(2, 0, 0, []byte("x")))
+	v0 := gentest.Concat(gentest.LegacyMessage(0, 0, 0, make([]byte, 100)), gentest.LegacyMessage(1, 0, 0, make([]byte, 100)), gentest.LegacyMessage(2, 0, 0, []byte("x")))
 	pl := planOne(t, v0, Options{IndexIntervalBytes: 100})
 	if len(pl.TimeIndex) != 0 || pl.IndexEntries != 2 || pl.StopErr != nil {
 		t.Errorf("v0: %d time index bytes, %d index entries, stop %v; want 0, 2, nil", len(pl.TimeIndex), pl.IndexEntries, pl.StopErr)
 	}
-	v1 := concat(legacyMessage(5, 1, 1000, []byte("a")), legacyMessage(6, 1, 900, []byte("b")), legacyMessage(7, 1, 2000, []byte("c")))
+	v1 := gentest.Concat(gentest.LegacyMessage(5, 1, 1000, []byte("a")), gentest.LegacyMessage(6, 1, 900, []byte("b")), gentest.LegacyMessage(7, 1, 2000, []byte("c")))
 	pl = planOne(t, v1, Options{})
-	if got, want := decodeTimeIndex(pl.TimeIndex, 0), []timeEntry{{2000, 7}}; !equalEntries(got, want) {
+	if got, want := decodeTimeIndex(pl.TimeIndex, 0), []timeEntry{{2000, 7}}; !slices.Equal(got, want) {
 		t.Errorf("v1: time index %v, want %v", got, want)
 	}
 	bad := bytes.Clone(v1)
-	m2 := len(legacyMessage(5, 1, 1000, []byte("a")))
+	m2 := len(gentest.LegacyMessage(5, 1, 1000, []byte("a")))
 	bad[m2+12] ^= 0x01 // CRC-32 field of the second message
 	pl = planOne(t, bad, Options{})
 	if !errors.Is(pl.StopErr, inspect.ErrCRC) || pl.ValidBytes != int64(m2) {
@@ -127,7 +111,7 @@ func corruptionBase() (log []byte, positions []int64) {
 	for i := 0; i < 30; i++ {
 		positions = append(positions, int64(len(log)))
 		n := int32(1 + i%4)
-		log = append(log, sized(off, n-1, 1000+int64((i*37)%50), 80+(i*53)%300)...)
+		log = append(log, gentest.Sized(off, n-1, 1000+int64((i*37)%50), 80+(i*53)%300)...)
 		off += int64(n)
 	}
 	return log, positions
@@ -203,7 +187,7 @@ func TestPlanCorruption(t *testing.T) {
 // throw InvalidOffsetException and LogLoader empties the segment.
 func TestPlanInvalidOffsetEmptiesSegment(t *testing.T) {
 	t.Run("offset index", func(t *testing.T) {
-		log := concat(sized(0, 9, 1, 100), sized(10, 90, 5, 100), sized(101, 29, 6, 100), sized(40, 0, 7, 100), sized(200, 0, 8, 100))
+		log := gentest.Concat(gentest.Sized(0, 9, 1, 100), gentest.Sized(10, 90, 5, 100), gentest.Sized(101, 29, 6, 100), gentest.Sized(40, 0, 7, 100), gentest.Sized(200, 0, 8, 100))
 		pl := planOne(t, log, Options{IndexIntervalBytes: IndexEveryBatch})
 		checkEmptied(t, pl, int64(len(log)), 300)
 		// Not at an index point, the broker does not notice.
@@ -216,15 +200,15 @@ func TestPlanInvalidOffsetEmptiesSegment(t *testing.T) {
 		// A at 100 is indexed (100 > 90) with time entry (5, 100); B at 180
 		// is not (80 <= 90) and raises the max to (6, 50): the close-time
 		// maybeAppend(6, 50) goes backwards in offset.
-		log := concat(sized(0, 9, 1, 100), sized(100, 0, 5, 80), sized(50, 0, 6, 80))
+		log := gentest.Concat(gentest.Sized(0, 9, 1, 100), gentest.Sized(100, 0, 5, 80), gentest.Sized(50, 0, 6, 80))
 		pl := planOne(t, log, Options{IndexIntervalBytes: 90})
 		checkEmptied(t, pl, int64(len(log)), 180)
 	})
 	t.Run("producer state rolled back", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "t-0")
-		seg0 := concat(sized(0, 9, 1, 100), txnData(10, 1, 2, 5, true), sized(100, 0, 3, 100), sized(50, 0, 4, 100))
-		seg1 := concat(marker(300, 5, 5, abortType), txnData(301, 1, 6, 6, true), marker(302, 7, 6, abortType))
-		p := writeLogs(t, dir, map[int64][]byte{0: seg0, 300: seg1})
+		seg0 := gentest.Concat(gentest.Sized(0, 9, 1, 100), gentest.TxnData(10, 1, 2, 5, true), gentest.Sized(100, 0, 3, 100), gentest.Sized(50, 0, 4, 100))
+		seg1 := gentest.Concat(gentest.Marker(300, 5, 5, gentest.AbortType), gentest.TxnData(301, 1, 6, 6, true), gentest.Marker(302, 7, 6, gentest.AbortType))
+		p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 300: seg1})
 		plans, err := PlanPartition(p, Options{IndexIntervalBytes: IndexEveryBatch})
 		if err != nil {
 			t.Fatal(err)
@@ -255,11 +239,11 @@ func checkEmptied(t *testing.T, pl SegmentPlan, size, at int64) {
 // lastOffsetDelta, but the broker's ensureValid accepts it when the CRC
 // matches; recovery indexes it at base + delta.
 func TestPlanNegativeDelta(t *testing.T) {
-	neg := v2Batch(batchSpec{base: 30, lastDelta: -5, maxTs: 50, pid: -1, count: 1, payload: make([]byte, 40)})
-	log := concat(sized(0, 9, 10, 200), sized(10, 9, 20, 200), neg, sized(40, 9, 60, 200))
+	neg := gentest.V2Batch(gentest.BatchSpec{Base: 30, LastDelta: -5, MaxTs: 50, PID: -1, Count: 1, Payload: make([]byte, 40)})
+	log := gentest.Concat(gentest.Sized(0, 9, 10, 200), gentest.Sized(10, 9, 20, 200), neg, gentest.Sized(40, 9, 60, 200))
 	pl := planOne(t, log, Options{IndexIntervalBytes: 100})
 	want := []offEntry{{19, 200}, {25, 400}, {49, 501}}
-	if got := decodeIndex(pl.Index, 0); pl.StopErr != nil || pl.Batches != 4 || !equalEntries(got, want) {
+	if got := decodeIndex(pl.Index, 0); pl.StopErr != nil || pl.Batches != 4 || !slices.Equal(got, want) {
 		t.Errorf("stop %v, %d batches, index %v; want nil, 4, %v", pl.StopErr, pl.Batches, got, want)
 	}
 	bad := bytes.Clone(log)
@@ -269,7 +253,7 @@ func TestPlanNegativeDelta(t *testing.T) {
 		t.Errorf("negative delta with a bad CRC: stop %v valid %d; want ErrCRC at 400", pl.StopErr, pl.ValidBytes)
 	}
 	// Below the segment's base offset: LogSegmentOffsetOverflowException.
-	p := writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{28: v2Batch(batchSpec{base: 30, lastDelta: -5, maxTs: 1, pid: -1, count: 0})})
+	p := gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{28: gentest.V2Batch(gentest.BatchSpec{Base: 30, LastDelta: -5, MaxTs: 1, PID: -1, Count: 0})})
 	_, err := PlanPartition(p, Options{})
 	var ce *inspect.CorruptError
 	if !errors.Is(err, ErrUnrecoverable) || !errors.As(err, &ce) || ce.Position != 0 {
@@ -282,11 +266,11 @@ func TestPlanNegativeDelta(t *testing.T) {
 // catch.
 func TestPlanOffsetOverflow(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t-0")
-	p := writeLogs(t, dir, map[int64][]byte{0: concat(data(0, 3, 1), data(1<<31-10, 20, 2))})
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: gentest.Concat(gentest.Data(0, 3, 1), gentest.Data(1<<31-10, 20, 2))})
 	plans, err := PlanPartition(p, Options{})
 	var ce *inspect.CorruptError
-	if !errors.Is(err, ErrUnrecoverable) || !errors.Is(err, indexfmt.ErrOffsetOverflow) || !errors.As(err, &ce) || ce.Position != int64(len(data(0, 3, 1))) || len(plans) != 0 {
-		t.Errorf("PlanPartition: %d plans, %v; want ErrUnrecoverable naming position %d", len(plans), err, len(data(0, 3, 1)))
+	if !errors.Is(err, ErrUnrecoverable) || !errors.Is(err, indexfmt.ErrOffsetOverflow) || !errors.As(err, &ce) || ce.Position != int64(len(gentest.Data(0, 3, 1))) || len(plans) != 0 {
+		t.Errorf("PlanPartition: %d plans, %v; want ErrUnrecoverable naming position %d", len(plans), err, len(gentest.Data(0, 3, 1)))
 	}
 }
 
@@ -301,25 +285,25 @@ func txnEntries(ts ...indexfmt.AbortedTxn) []byte {
 // TestPlanTransactions replays producers by hand with the last stable
 // offsets worked out from ProducerStateManager.lastStableOffset.
 func TestPlanTransactions(t *testing.T) {
-	seg0 := concat(
-		txnData(0, 3, 1, 1, true),   // A opens at 0
-		txnData(3, 2, 2, 2, true),   // B opens at 3
-		txnData(5, 1, 3, 3, false),  // C idempotent, no transaction
-		marker(6, 4, 1, abortType),  // A aborts: LSO = B's first offset 3
-		txnData(7, 1, 5, 2, true),   // B continues
-		marker(8, 6, 2, commitType), // B commits: no entry
-		txnData(9, 2, 7, 1, true),   // A opens at 9, open across the roll
-		data(11, 1, 8),              // no producer id
-		marker(12, 9, 4, abortType), // producer 4 has nothing open: nothing
+	seg0 := gentest.Concat(
+		gentest.TxnData(0, 3, 1, 1, true),           // A opens at 0
+		gentest.TxnData(3, 2, 2, 2, true),           // B opens at 3
+		gentest.TxnData(5, 1, 3, 3, false),          // C idempotent, no transaction
+		gentest.Marker(6, 4, 1, gentest.AbortType),  // A aborts: LSO = B's first offset 3
+		gentest.TxnData(7, 1, 5, 2, true),           // B continues
+		gentest.Marker(8, 6, 2, gentest.CommitType), // B commits: no entry
+		gentest.TxnData(9, 2, 7, 1, true),           // A opens at 9, open across the roll
+		gentest.Data(11, 1, 8),                      // no producer id
+		gentest.Marker(12, 9, 4, gentest.AbortType), // producer 4 has nothing open: nothing
 	)
-	seg1 := concat(
-		txnData(20, 1, 10, 2, true),  // B opens at 20
-		marker(21, 11, 1, abortType), // A aborts: LSO = 20 (B), first offset 9 in the previous segment
-		v2Batch(batchSpec{base: 22, maxTs: 12, pid: 2, attrs: 0x30, count: 0}), // empty marker (cleaned): nothing
-		marker(23, 13, 2, abortType), // B aborts: nothing else open, LSO 24
+	seg1 := gentest.Concat(
+		gentest.TxnData(20, 1, 10, 2, true),                                                    // B opens at 20
+		gentest.Marker(21, 11, 1, gentest.AbortType),                                           // A aborts: LSO = 20 (B), first offset 9 in the previous segment
+		gentest.V2Batch(gentest.BatchSpec{Base: 22, MaxTs: 12, PID: 2, Attrs: 0x30, Count: 0}), // empty marker (cleaned): nothing
+		gentest.Marker(23, 13, 2, gentest.AbortType),                                           // B aborts: nothing else open, LSO 24
 	)
 	dir := filepath.Join(t.TempDir(), "t-0")
-	p := writeLogs(t, dir, map[int64][]byte{0: seg0, 20: seg1})
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 20: seg1})
 	plans, err := PlanPartition(p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +336,7 @@ func TestPlanTransactions(t *testing.T) {
 	}
 
 	// No abort at all: TxnIndex stays nil.
-	pl := planOne(t, concat(txnData(0, 1, 1, 1, true), marker(1, 2, 1, commitType)), Options{})
+	pl := planOne(t, gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.Marker(1, 2, 1, gentest.CommitType)), Options{})
 	if pl.TxnIndex != nil {
 		t.Errorf("committed only: txn index %x, want nil", pl.TxnIndex)
 	}
@@ -362,13 +346,13 @@ func TestPlanTransactions(t *testing.T) {
 // producer id is read; InvalidRecordException cuts the log after the batch,
 // the exceptions recovery does not catch are errors.
 func TestPlanControlRecords(t *testing.T) {
-	head := txnData(0, 2, 1, 1, true)
+	head := gentest.TxnData(0, 2, 1, 1, true)
 	ctl := func(pid int64, count int32, payload []byte) []byte {
-		return v2Batch(batchSpec{base: 2, maxTs: 2, pid: pid, attrs: 0x30, count: count, payload: payload})
+		return gentest.V2Batch(gentest.BatchSpec{Base: 2, MaxTs: 2, PID: pid, Attrs: 0x30, Count: count, Payload: payload})
 	}
-	tail := data(3, 1, 3)
-	rec := func(key, value []byte) []byte { return v2Record(0, key, value) }
-	good := rec(controlKey(abortType), markerValue(1))
+	tail := gentest.Data(3, 1, 3)
+	rec := func(key, value []byte) []byte { return gentest.V2Record(0, key, value) }
+	good := rec(gentest.ControlKey(gentest.AbortType), gentest.MarkerValue(1))
 	cases := []struct {
 		name  string
 		batch []byte
@@ -379,20 +363,20 @@ func TestPlanControlRecords(t *testing.T) {
 		{"abort marker", ctl(1, 1, good), nil, false, true},
 		{"count 2, one record: only the first is read", ctl(1, 2, good), nil, false, true},
 		{"count 1, bytes after the record", ctl(1, 1, append(bytes.Clone(good), 0)), inspect.ErrCorruptRecords, false, false},
-		{"key shorter than 4 bytes", ctl(1, 1, rec([]byte{0, 0}, markerValue(1))), inspect.ErrCorruptRecords, false, false},
-		{"negative key version", ctl(1, 1, rec([]byte{0xff, 0xff, 0, 0}, markerValue(1))), inspect.ErrCorruptRecords, false, false},
-		{"value shorter than 6 bytes", ctl(1, 1, rec(controlKey(abortType), []byte{0, 0, 0})), inspect.ErrCorruptRecords, false, false},
+		{"key shorter than 4 bytes", ctl(1, 1, rec([]byte{0, 0}, gentest.MarkerValue(1))), inspect.ErrCorruptRecords, false, false},
+		{"negative key version", ctl(1, 1, rec([]byte{0xff, 0xff, 0, 0}, gentest.MarkerValue(1))), inspect.ErrCorruptRecords, false, false},
+		{"value shorter than 6 bytes", ctl(1, 1, rec(gentest.ControlKey(gentest.AbortType), []byte{0, 0, 0})), inspect.ErrCorruptRecords, false, false},
 		{"record runs past the batch", ctl(1, 1, good[:len(good)-3]), inspect.ErrCorruptRecords, false, false},
 		{"negative record count", ctl(1, -1, good), inspect.ErrCorruptRecords, false, false},
 		{"garbage, no producer id: not read", ctl(-1, 1, []byte{1, 2, 3}), nil, false, false},
-		{"leader change with a producer id", ctl(1, 1, rec(controlKey(2), []byte{0, 0, 0, 0})), nil, true, false},
-		{"null key", ctl(1, 1, rec(nil, markerValue(1))), nil, true, false},
-		{"null value", ctl(1, 1, rec(controlKey(abortType), nil)), nil, true, false},
+		{"leader change with a producer id", ctl(1, 1, rec(gentest.ControlKey(2), []byte{0, 0, 0, 0})), nil, true, false},
+		{"null key", ctl(1, 1, rec(nil, gentest.MarkerValue(1))), nil, true, false},
+		{"null value", ctl(1, 1, rec(gentest.ControlKey(gentest.AbortType), nil)), nil, true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			log := concat(head, c.batch, tail)
-			p := writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
+			log := gentest.Concat(head, c.batch, tail)
+			p := gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
 			plans, err := PlanPartition(p, Options{IndexIntervalBytes: IndexEveryBatch})
 			if c.fail {
 				var ce *inspect.CorruptError
@@ -430,13 +414,13 @@ func TestPlanControlRecords(t *testing.T) {
 // TestPlanTransactionFailures: producer-state replays the broker cannot do.
 func TestPlanTransactionFailures(t *testing.T) {
 	cases := map[string][]byte{
-		"non-transactional batch inside a transaction": concat(txnData(0, 1, 1, 1, true), txnData(1, 1, 2, 1, false)),
-		"aborts out of offset order":                   concat(txnData(0, 1, 1, 1, true), txnData(1, 1, 1, 2, true), marker(9, 2, 1, abortType), marker(5, 3, 2, abortType)),
-		"two transactions starting at one offset":      concat(txnData(0, 1, 1, 1, true), txnData(0, 1, 1, 2, true), marker(3, 2, 1, commitType), marker(4, 3, 2, commitType)),
+		"non-transactional batch inside a transaction": gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.TxnData(1, 1, 2, 1, false)),
+		"aborts out of offset order":                   gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.TxnData(1, 1, 1, 2, true), gentest.Marker(9, 2, 1, gentest.AbortType), gentest.Marker(5, 3, 2, gentest.AbortType)),
+		"two transactions starting at one offset":      gentest.Concat(gentest.TxnData(0, 1, 1, 1, true), gentest.TxnData(0, 1, 1, 2, true), gentest.Marker(3, 2, 1, gentest.CommitType), gentest.Marker(4, 3, 2, gentest.CommitType)),
 	}
 	for name, log := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
+			p := gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
 			if _, err := PlanPartition(p, Options{}); !errors.Is(err, ErrUnrecoverable) {
 				t.Errorf("got %v, want ErrUnrecoverable", err)
 			}
@@ -461,9 +445,9 @@ func TestPlanAllocations(t *testing.T) {
 	mk := func(n int) *inspect.Partition {
 		var log []byte
 		for i := 0; i < n; i++ {
-			log = append(log, txnData(int64(i), 1, int64(i), 7, false)...)
+			log = append(log, gentest.TxnData(int64(i), 1, int64(i), 7, false)...)
 		}
-		return writeLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
+		return gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
 	}
 	small, large := mk(50), mk(3000)
 	allocs := func(p *inspect.Partition) float64 {
@@ -475,5 +459,123 @@ func TestPlanAllocations(t *testing.T) {
 	}
 	if a, b := allocs(small), allocs(large); b > a+2 {
 		t.Errorf("%v allocations for 50 batches, %v for 3000: something is allocated per batch", a, b)
+	}
+}
+
+func TestPlanOverlap(t *testing.T) {
+	seg0, seg15, cutAt := gentest.OverlapLogs()
+	dir := filepath.Join(t.TempDir(), "t-0")
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 15: seg15})
+	opts := Options{IndexIntervalBytes: IndexEveryBatch}
+
+	// Recovery alone keeps the batches, and the plan reports the first.
+	plans, err := PlanPartition(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *inspect.CorruptError
+	pl := plans[0]
+	if pl.StopErr != nil || pl.ValidBytes != int64(len(seg0)) || !errors.Is(pl.Overlap, ErrOverlap) ||
+		!errors.As(pl.Overlap, &ce) || ce.Position != cutAt || ce.Offset != 19 || ce.File != p.Segments[0].Log {
+		t.Fatalf("without CutOverlap: stop %v, valid %d, overlap %v", pl.StopErr, pl.ValidBytes, pl.Overlap)
+	}
+	if pl.IndexEntries != 3 {
+		t.Errorf("recovery indexes every batch after the first: %d entries, want 3", pl.IndexEntries)
+	}
+	if plans[1].Overlap != nil {
+		t.Errorf("the last segment reaches no next segment: %v", plans[1].Overlap)
+	}
+
+	// With CutOverlap the plan is recovery's over the log cut before that
+	// batch: the same bytes as planning the prefix alone.
+	opts.CutOverlap = true
+	cut, err := PlanPartition(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl = cut[0]
+	if pl.StopErr != pl.Overlap || !errors.Is(pl.StopErr, ErrOverlap) || pl.ValidBytes != cutAt || pl.TruncatedBytes != int64(len(seg0))-cutAt || pl.Batches != 1 {
+		t.Fatalf("with CutOverlap: stop %v, valid %d, truncated %d, %d batches", pl.StopErr, pl.ValidBytes, pl.TruncatedBytes, pl.Batches)
+	}
+	alone := planOne(t, seg0[:cutAt], Options{IndexIntervalBytes: IndexEveryBatch})
+	if !bytes.Equal(pl.Index, alone.Index) || !bytes.Equal(pl.TimeIndex, alone.TimeIndex) {
+		t.Errorf("cut plan's indexes %x %x, want the prefix's %x %x", pl.Index, pl.TimeIndex, alone.Index, alone.TimeIndex)
+	}
+	if ts, off := lastTimeEntry(t, pl.TimeIndex, 0); ts != 1000 || off != 9 {
+		t.Errorf("time index ends at (%d, %d), want the prefix's maximum (1000, 9)", ts, off)
+	}
+	if cut[1].StopErr != nil || cut[1].ValidBytes != int64(len(seg15)) {
+		t.Errorf("segment 15: %+v", cut[1])
+	}
+}
+
+// lastTimeEntry decodes the last entry of a time index (timestamp,
+// absolute offset).
+func lastTimeEntry(t *testing.T, b []byte, base int64) (int64, int64) {
+	t.Helper()
+	n := len(b) / indexfmt.TimeEntrySize
+	if n == 0 {
+		t.Fatal("empty time index")
+	}
+	e := b[(n-1)*indexfmt.TimeEntrySize:]
+	return int64(binary.BigEndian.Uint64(e)), base + int64(int32(binary.BigEndian.Uint32(e[8:])))
+}
+
+// TestPlanOverlapEdges: a segment whose first batch already reaches
+// the next segment's base offset is cut whole; one that stops earlier for
+// damage keeps recovery's stop.
+func TestPlanOverlapEdges(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	seg0 := gentest.Concat(gentest.Data(20, 5, 1), gentest.Data(25, 5, 2))
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 22: gentest.Data(22, 10, 3)})
+	plans, err := PlanPartition(p, Options{CutOverlap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl := plans[0]; pl.ValidBytes != 0 || pl.Batches != 0 || !errors.Is(pl.StopErr, ErrOverlap) || len(pl.Index) != 0 || len(pl.TimeIndex) != 0 {
+		t.Errorf("first batch reaching: valid %d, %d batches, stop %v, index %x, time index %x", pl.ValidBytes, pl.Batches, pl.StopErr, pl.Index, pl.TimeIndex)
+	}
+
+	// Damage before the overlap: recovery's stop comes first, and the
+	// overlapping batch, past it, is not looked at.
+	seg0, seg15, cutAt := gentest.OverlapLogs()
+	seg0[cutAt-3] ^= 0xff // in the first batch's last record
+	dir = filepath.Join(t.TempDir(), "t-0")
+	p = gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 15: seg15})
+	plans, err = PlanPartition(p, Options{CutOverlap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl := plans[0]; pl.ValidBytes != 0 || !errors.Is(pl.StopErr, inspect.ErrCRC) || pl.Overlap != nil {
+		t.Errorf("damage first: valid %d, stop %v, overlap %v", pl.ValidBytes, pl.StopErr, pl.Overlap)
+	}
+}
+
+// TestPlanOverlapTransactions: the cut batches are not replayed, so a
+// transaction whose ABORT marker was cut stays open into the next segment,
+// whose own ABORT then records it there, as a broker recovering the cut
+// partition would.
+func TestPlanOverlapTransactions(t *testing.T) {
+	seg0 := gentest.Concat(gentest.TxnData(0, 5, 1, 7, true), gentest.Marker(5, 2, 7, gentest.CommitType), gentest.TxnData(6, 4, 3, 7, true), gentest.Marker(12, 4, 7, gentest.AbortType))
+	seg10 := gentest.Concat(gentest.Data(10, 5, 5), gentest.Marker(15, 6, 7, gentest.AbortType))
+	dir := filepath.Join(t.TempDir(), "t-0")
+	p := gentest.WriteLogs(t, dir, map[int64][]byte{0: seg0, 10: seg10})
+	plain, err := PlanPartition(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain[0].TxnEntries != 1 || plain[1].TxnEntries != 0 {
+		t.Fatalf("recovery: %d and %d aborted transactions, want 1 and 0", plain[0].TxnEntries, plain[1].TxnEntries)
+	}
+	cut, err := PlanPartition(p, Options{CutOverlap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut[0].TxnEntries != 0 || cut[1].TxnEntries != 1 {
+		t.Fatalf("cut: %d and %d aborted transactions, want 0 and 1", cut[0].TxnEntries, cut[1].TxnEntries)
+	}
+	txn := indexfmt.DecodeTxnEntry(cut[1].TxnIndex)
+	if txn.ProducerID != 7 || txn.FirstOffset != 6 || txn.LastOffset != 15 {
+		t.Errorf("aborted transaction %+v, want producer 7, offsets 6..15", txn)
 	}
 }
