@@ -88,23 +88,12 @@ func ReadPartitionSideFiles(dir string) (*PartitionSideFiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readPartitionSideFiles(dir, snaps), nil
-}
-
-// SideFiles is ReadPartitionSideFiles(p.Dir) taking the snapshots from p's
-// listing (Partition.Snapshots) instead of listing the directory again: ls
-// of thousands of partitions reads each directory once.
-func (p *Partition) SideFiles() *PartitionSideFiles {
-	return readPartitionSideFiles(p.Dir, p.Snapshots)
-}
-
-func readPartitionSideFiles(dir string, snaps []SnapshotFile) *PartitionSideFiles {
 	return &PartitionSideFiles{
 		Dir:               dir,
 		LeaderEpochs:      ReadLeaderEpochCheckpoint(filepath.Join(dir, LeaderEpochCheckpointFile)),
 		PartitionMetadata: ReadPartitionMetadata(filepath.Join(dir, PartitionMetadataFile)),
 		Snapshots:         snaps,
-	}
+	}, nil
 }
 
 // DataDirFiles are a data directory's own files: the four offset
