@@ -17,7 +17,8 @@ import (
 // meaningful for a log without damage; verify reports *.stale only then.
 type recoveryEmu struct {
 	idx    *indexfmt.RecoveryIndexer
-	broken bool // a region recovery would not pass, or an append it fails
+	pt     indexfmt.RecoveryPoint // what the last region appended (kept, not copied per batch)
+	broken bool                   // a region recovery would not pass, or an append it fails
 
 	off  *indexCompare[indexfmt.OffsetEntry]
 	time *indexCompare[indexfmt.TimeEntry]
@@ -68,8 +69,8 @@ func (m *recoveryEmu) region(r region) {
 		m.broken = true
 		return
 	}
-	pt, err := m.idx.Batch(r.pos, r.end-r.pos, r.last, r.maxTs)
-	if err != nil {
+	pt := &m.pt
+	if err := m.idx.BatchTo(pt, r.pos, r.end-r.pos, r.last, r.maxTs); err != nil {
 		// An append the broker's index refuses: InvalidOffsetException
 		// empties the segment (the log check reports the offsets), the
 		// others make recovery fail. Nothing to compare with.
