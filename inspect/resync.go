@@ -3,7 +3,6 @@ package inspect
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"io"
 
 	"github.com/kseg/kseg/inspect/record"
@@ -14,42 +13,6 @@ import (
 // recovery truncates there); kseg asks so that verify can go on checking
 // the rest of a segment and dump-log --salvage can print the records a
 // broker would throw away.
-
-// Minimal sizes used to bound what a header may claim.
-const (
-	minV2Record   = 7 // length, attributes, timestamp delta, offset delta, key length, value length, header count: 1 byte each at least
-	maxLegacyCode = 3 // codecs 0-3 in magic 0/1 (zstd is rejected with magic < 2)
-	maxV2Codec    = 4
-)
-
-// HeaderProblem says what is impossible in a header that ParseBatch
-// accepted, or "" when nothing is. The broker's file path checks only the
-// size and the CRC (DefaultRecordBatch.ensureValid); these are the limits
-// every batch a broker wrote satisfies, checked so that a damaged header
-// whose CRC still matches (the v2 CRC does not cover the magic) is caught.
-func HeaderProblem(b *record.Batch) string {
-	if b.Magic > 2 || b.Magic < 0 {
-		return fmt.Sprintf("magic %d is not 0, 1 or 2", b.Magic)
-	}
-	codec := b.Attributes & record.AttrCompressionMask
-	if b.Magic < 2 {
-		if codec > maxLegacyCode {
-			return fmt.Sprintf("compression codec %d is not valid in a magic %d message", codec, b.Magic)
-		}
-		return ""
-	}
-	switch {
-	case codec > maxV2Codec:
-		return fmt.Sprintf("unknown compression codec %d", codec)
-	case b.RecordCount < 0:
-		return fmt.Sprintf("negative record count %d", b.RecordCount)
-	case int64(b.RecordCount) > int64(b.LastOffsetDelta)+1:
-		return fmt.Sprintf("record count %d does not fit in offsets %d..%d (last offset delta %d)", b.RecordCount, b.BaseOffset, b.LastOffset, b.LastOffsetDelta)
-	case codec == 0 && int64(b.RecordCount)*minV2Record > b.Size-record.V2HeaderSize:
-		return fmt.Sprintf("record count %d cannot fit in %d bytes of uncompressed records", b.RecordCount, b.Size-record.V2HeaderSize)
-	}
-	return ""
-}
 
 // Resync's work bound: the CRC bytes it may spend on checking candidates,
 // so that garbage full of plausible headers (a repeated small integer is
@@ -204,7 +167,7 @@ func (rs *Resyncer) header(pos int64) (b record.Batch, ok bool, err error) {
 		return record.Batch{}, false, err
 	}
 	b, perr := record.ParseBatch(hdr, pos, rs.check.name)
-	if perr != nil || b.Size > left || HeaderProblem(&b) != "" {
+	if perr != nil || b.Size > left || record.HeaderProblem(&b) != "" {
 		return record.Batch{}, false, nil
 	}
 	return b, true, nil
