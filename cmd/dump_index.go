@@ -200,7 +200,7 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 	name := filepath.Base(f.path)
 	switch f.kind {
 	case inspect.IndexSuffix:
-		x := indexfmt.NewOffsetIndex(file, size, f.base)
+		x := indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(file, size), f.base)
 		n, err := listed(x.Slots(), x.ValidEntries, all)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.path, err)
@@ -216,7 +216,7 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 		}
 		return finishIndex(ios, l, f.path, name, x.Slots(), x.ValidEntries, indexfmt.OffsetEntrySize, size, all)
 	case inspect.TimeIndexSuffix:
-		x := indexfmt.NewTimeIndex(file, size, f.base)
+		x := indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(file, size), f.base)
 		n, err := listed(x.Slots(), x.ValidEntries, all)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.path, err)
@@ -232,7 +232,7 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 		}
 		return finishIndex(ios, l, f.path, name, x.Slots(), x.ValidEntries, indexfmt.TimeEntrySize, size, all)
 	default:
-		x := indexfmt.NewTxnIndex(file, size)
+		x := indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(file, size))
 		// Beside its log, no more entries are listed than the log could
 		// justify (record.MaxTxnIndexEntries): a forged or sparse file of
 		// billions of entries is not walked.

@@ -250,7 +250,7 @@ func segmentLine(p *inspect.Partition, s *inspect.SegmentSummary) lsSegmentJSON 
 }
 
 // partitionLine sums a partition's segments up.
-func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *sidefile.DataDirFiles, side *inspect.PartitionSideFiles) lsPartitionJSON {
+func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *sidefile.DataDirFiles, side *lsSide) lsPartitionJSON {
 	out := lsPartitionJSON{Dir: p.Dir, Segments: len(sums), lsRange: lsRange{Batches: ptr(int64(0)), Records: ptr(int64(0))}}
 	if p.Topic != "" {
 		out.Topic, out.Partition = ptr(p.Topic), ptr(p.Partition)
@@ -301,12 +301,12 @@ func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *side
 		}
 	}
 	if side != nil {
-		if side.LeaderEpochs.OK() {
-			if e, ok := side.LeaderEpochs.Value.Latest(); ok {
+		if side.leaderEpochs.OK() {
+			if e, ok := side.leaderEpochs.Value.Latest(); ok {
 				out.LeaderEpoch = ptr(e.Epoch)
 			}
 		}
-		out.ProducerSnapshots = len(side.Snapshots)
+		out.ProducerSnapshots = side.snapshots
 	}
 	return out
 }
@@ -513,7 +513,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		}
 		for i, p := range ps {
 			var sums []inspect.SegmentSummary
-			var side *inspect.PartitionSideFiles
+			var side *lsSide
 			var err error
 			if ahead != nil {
 				r := ahead.take(i)
@@ -522,7 +522,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 				bar.partition(p.Name())
 				sums, err = p.Summarize(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
 				if err == nil && !opts.segments && t.Kind != "segment" {
-					side, err = inspect.ReadPartitionSideFiles(p.Dir)
+					side = readLsSide(p)
 				}
 			}
 			if err != nil {
@@ -570,8 +570,25 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 // lsRead is what ls reads of one partition.
 type lsRead struct {
 	sums []inspect.SegmentSummary
-	side *inspect.PartitionSideFiles // when withSide
+	side *lsSide // when withSide
 	err  error
+}
+
+// lsSide is what ls shows of a partition's side files: the latest leader
+// epoch and the number of producer snapshots. Only the leader-epoch
+// checkpoint is read; the snapshots are those discovery listed
+// (Partition.Snapshots), so a listing of thousands of partitions reads
+// each directory once and no file it does not show (partition.metadata).
+type lsSide struct {
+	leaderEpochs sidefile.SideFile[sidefile.LeaderEpochCheckpoint]
+	snapshots    int
+}
+
+func readLsSide(p *inspect.Partition) *lsSide {
+	return &lsSide{
+		leaderEpochs: sidefile.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, sidefile.LeaderEpochCheckpointFile)),
+		snapshots:    len(p.Snapshots),
+	}
 }
 
 // partitionsAhead reads partitions for a shallow ls on several goroutines
@@ -614,7 +631,7 @@ func readPartitionsAhead(ps []*inspect.Partition, withSide bool) *partitionsAhea
 				var r lsRead
 				r.sums, r.err = ps[i].Summarize(inspect.SummaryOptions{})
 				if r.err == nil && withSide {
-					r.side, r.err = inspect.ReadPartitionSideFiles(ps[i].Dir)
+					r.side = readLsSide(ps[i])
 				}
 				a.out[i] <- r // buffered: never blocks
 			}

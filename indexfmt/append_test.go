@@ -49,7 +49,7 @@ func TestEntryEncodings(t *testing.T) {
 	if e, err := tx.Entry(0); err != nil || e != (indexfmt.TimeEntry{Timestamp: -1, Offset: 1 + math.MaxInt32, RelativeOffset: math.MaxInt32}) {
 		t.Errorf("time Entry = %+v, %v", e, err)
 	}
-	ti := indexfmt.NewTxnIndex(bytes.NewReader(append(bytes.Clone(wantTxn), wantTxn...)), 68)
+	ti := indexfmt.NewTxnIndex(append(bytes.Clone(wantTxn), wantTxn...))
 	for i := range 2 {
 		if e, err := ti.Entry(i); err != nil || e != txn {
 			t.Errorf("txn Entry(%d) = %+v, %v", i, e, err)

@@ -11,8 +11,15 @@
 // index at once, which gives the same answers on a well-formed index but may
 // not on a corrupt one.
 //
-// Nothing here opens files: an index is read through an io.ReaderAt (a
-// memory mapping in kseg, a bytes.Reader in tests) with a known size. An
-// OffsetIndex or TimeIndex keeps a scratch buffer so that lookups allocate
-// nothing; give each goroutine its own.
+// Nothing here opens or reads files, and nothing here decides how bytes are
+// fetched: an index is an array of fixed-size slots, asked for through a
+// SlotReader. The pair of constructors follows debug/elf's NewFile and
+// Open: NewOffsetIndex, NewTimeIndex and NewTxnIndex read an index held in
+// memory (a rebuilt index, a test's bytes), and NewOffsetIndexFrom,
+// NewTimeIndexFrom and NewTxnIndexFrom read a file through the SlotReader
+// kseg's file-access layer implements (fileio.IndexSlots), which owns the
+// read policy: chunked in-order reads, the prefetch of a search's last
+// levels, the buffers that let lookups allocate nothing. The codecs hold no
+// state of their own: an index over bytes may be shared between
+// goroutines, one over a file as its reader allows.
 package indexfmt

@@ -23,10 +23,7 @@ func FuzzIndexEntries(f *testing.F) {
 	f.Add(indexfmt.AppendTxnEntry(indexfmt.AppendTxnEntry(nil, indexfmt.AbortedTxn{ProducerID: 1, FirstOffset: 5, LastOffset: 9, LastStableOffset: 5}),
 		indexfmt.AbortedTxn{Version: 0x0100, LastOffset: 1}), int64(2))
 	f.Fuzz(func(t *testing.T, data []byte, base int64) {
-		r := bytes.NewReader(data)
-		size := int64(len(data))
-
-		ox := indexfmt.NewOffsetIndex(r, size, base)
+		ox := indexfmt.NewOffsetIndex(data, base)
 		if ox.Slots()*indexfmt.OffsetEntrySize+ox.TrailingBytes() != len(data) {
 			t.Fatalf("offset index: %d slots and %d trailing bytes for %d bytes", ox.Slots(), ox.TrailingBytes(), len(data))
 		}
@@ -41,7 +38,7 @@ func FuzzIndexEntries(f *testing.F) {
 			t.Fatalf("offset index: slot %d past the end read", ox.Slots())
 		}
 
-		tx := indexfmt.NewTimeIndex(r, size, base)
+		tx := indexfmt.NewTimeIndex(data, base)
 		if tx.Slots()*indexfmt.TimeEntrySize+tx.TrailingBytes() != len(data) {
 			t.Fatalf("time index: %d slots and %d trailing bytes for %d bytes", tx.Slots(), tx.TrailingBytes(), len(data))
 		}
@@ -53,7 +50,7 @@ func FuzzIndexEntries(f *testing.F) {
 			}
 		}
 
-		xx := indexfmt.NewTxnIndex(r, size)
+		xx := indexfmt.NewTxnIndex(data)
 		if xx.Entries()*indexfmt.TxnEntrySize+xx.TrailingBytes() != len(data) {
 			t.Fatalf("txn index: %d entries and %d trailing bytes for %d bytes", xx.Entries(), xx.TrailingBytes(), len(data))
 		}

@@ -1,7 +1,6 @@
 package indexfmt_test
 
 import (
-	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -56,8 +55,8 @@ func FuzzIndexLookup(f *testing.F) {
 		checkTimeIndex(t, data, base, target)
 		if extra%32 != 0 {
 			size := int64(len(data)) + int64(extra%32)
-			ox := indexfmt.NewOffsetIndex(bytes.NewReader(data), size, base)
-			tx := indexfmt.NewTimeIndex(bytes.NewReader(data), size, base)
+			ox := indexfmt.NewOffsetIndexFrom(shortReader{data, size}, base)
+			tx := indexfmt.NewTimeIndexFrom(shortReader{data, size}, base)
 			inRange := func(what string, slot, slots int, err error) {
 				if slot < -1 || slot >= slots || err != nil && slot != -1 {
 					t.Fatalf("short reader %s: slot %d of %d, err %v", what, slot, slots, err)
@@ -79,10 +78,10 @@ func FuzzIndexLookup(f *testing.F) {
 			_ = tx.SanityCheck()
 			_, _ = tx.LastEntry()
 			_, _ = ox.LastEntry()
-			ti := indexfmt.NewTxnIndex(bytes.NewReader(data), size)
+			ti := indexfmt.NewTxnIndexFrom(shortReader{data, size})
 			_ = ti.SanityCheck(base)
 		}
-		ti := indexfmt.NewTxnIndex(bytes.NewReader(data), int64(len(data)))
+		ti := indexfmt.NewTxnIndex(data)
 		if ti.Entries() != len(data)/34 {
 			t.Fatalf("txn Entries %d", ti.Entries())
 		}

@@ -1,8 +1,8 @@
 package indexfmt_test
 
 import (
-	"bytes"
 	"encoding/binary"
+	"io"
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
@@ -17,11 +17,11 @@ const (
 
 // offsetIdx and timeIdx open an index over b, the whole slice being the file.
 func offsetIdx(b []byte, base int64) *indexfmt.OffsetIndex {
-	return indexfmt.NewOffsetIndex(bytes.NewReader(b), int64(len(b)), base)
+	return indexfmt.NewOffsetIndex(b, base)
 }
 
 func timeIdx(b []byte, base int64) *indexfmt.TimeIndex {
-	return indexfmt.NewTimeIndex(bytes.NewReader(b), int64(len(b)), base)
+	return indexfmt.NewTimeIndex(b, base)
 }
 
 // offsetBytes encodes (relative offset, position) pairs with the package's
@@ -152,4 +152,21 @@ func probesEqual(t *testing.T, what string, got, want []indexfmt.Probe) {
 			t.Fatalf("%s: probe %d = %+v, want %+v\n got  %v\n want %v", what, i, got[i], want[i], got, want)
 		}
 	}
+}
+
+// shortReader is a SlotReader whose Size may say more than its bytes
+// hold, as a file cut short under its reader: slots past the bytes fail
+// with io.ErrUnexpectedEOF.
+type shortReader struct {
+	b    []byte
+	size int64
+}
+
+func (s shortReader) Size() int64 { return s.size }
+
+func (s shortReader) ReadSlots(n, lo, hi, width int) ([]byte, int, error) {
+	if (n+1)*width > len(s.b) {
+		return nil, 0, io.ErrUnexpectedEOF
+	}
+	return s.b[n*width : (n+1)*width], n, nil
 }

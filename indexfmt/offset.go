@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 )
 
@@ -24,27 +23,25 @@ type OffsetEntry struct {
 // without looking at their content; ValidEntries counts them the way
 // DumpLogSegments does, stopping at zero padding.
 //
-// An OffsetIndex keeps a small scratch buffer so that Lookup allocates
-// nothing: use one value per goroutine (they are cheap to make).
+// An OffsetIndex holds no state of its own besides its reader: over bytes
+// it may be shared between goroutines; over a file it is for one goroutine
+// at a time if its SlotReader is (fileio.IndexSlots is).
 type OffsetIndex struct {
 	BaseOffset int64
 	size       int64
-	sr         slotReader
+	s          slots
 }
 
 // NewOffsetIndex reads the index of the segment with the given base offset
-// from r, whose length is size (a negative size is taken as 0).
-func NewOffsetIndex(r io.ReaderAt, size, baseOffset int64) *OffsetIndex {
-	return &OffsetIndex{BaseOffset: baseOffset, size: max(size, 0), sr: slotReader{r: r, entrySize: OffsetEntrySize}}
+// from b, an index held in memory (a rebuilt index, a test's bytes).
+func NewOffsetIndex(b []byte, baseOffset int64) *OffsetIndex {
+	return NewOffsetIndexFrom(byteSlots(b), baseOffset)
 }
 
-// Reset makes x read the index of another segment, as NewOffsetIndex
-// would, keeping the buffer its in-order reads fill: a worker that checks
-// segment after segment allocates it once. A zero OffsetIndex is ready once
-// reset.
-func (x *OffsetIndex) Reset(r io.ReaderAt, size, baseOffset int64) {
-	x.BaseOffset, x.size = baseOffset, max(size, 0)
-	x.sr.reset(r, OffsetEntrySize)
+// NewOffsetIndexFrom reads the index of the segment with the given base
+// offset through r (a file: see SlotReader). A negative size is taken as 0.
+func NewOffsetIndexFrom(r SlotReader, baseOffset int64) *OffsetIndex {
+	return &OffsetIndex{BaseOffset: baseOffset, size: max(r.Size(), 0), s: slots{r, OffsetEntrySize}}
 }
 
 // Size is the file length.
@@ -62,7 +59,7 @@ func (x *OffsetIndex) Entry(n int) (OffsetEntry, error) {
 	if n < 0 || n >= x.Slots() {
 		return OffsetEntry{}, fmt.Errorf("offset index slot %d out of range [0, %d)", n, x.Slots())
 	}
-	b, err := x.sr.slot(n)
+	b, err := x.s.slot(n, x.Slots()-1)
 	if err != nil {
 		return OffsetEntry{}, fmt.Errorf("offset index %w", err)
 	}
@@ -95,7 +92,7 @@ func decodeOffsetEntry(b []byte, base int64) OffsetEntry {
 // log and prints before it stops at slot 1. An empty file (or one shorter
 // than a slot) has none; DumpLogSegments says "is empty".
 func (x *OffsetIndex) ValidEntries() (int, error) {
-	return validEntries(x.sr.r, x.Slots(), OffsetEntrySize, 0)
+	return validEntries(x.s, x.Slots(), 0)
 }
 
 // EntriesBeforePadding is the entry count of a broker that wrote the file
@@ -105,13 +102,13 @@ func (x *OffsetIndex) ValidEntries() (int, error) {
 // the count is ValidEntries, dump-index's padding rule; otherwise every
 // slot counts. Only the last slot is read unless the file is padded.
 func (x *OffsetIndex) EntriesBeforePadding() (int, error) {
-	return entriesBeforePadding(&x.sr, x.Slots(), 0, x.ValidEntries)
+	return entriesBeforePadding(x.s, x.Slots(), 0, x.ValidEntries)
 }
 
 // entriesBeforePadding reads the last of slots and, when it is padding
 // (its 4-byte relative offset at relOff is 0), counts the entries with
 // valid.
-func entriesBeforePadding(s *slotReader, slots int, relOff int64, valid func() (int, error)) (int, error) {
+func entriesBeforePadding(s slots, slots int, relOff int64, valid func() (int, error)) (int, error) {
 	if slots <= 1 {
 		return slots, nil
 	}
@@ -137,7 +134,7 @@ func (x *OffsetIndex) Lookup(target int64, trace func(Probe)) (e OffsetEntry, sl
 // LookupEntries is Lookup over the first entries slots only, as a broker
 // whose entry count is entries searches the file (EntriesBeforePadding).
 func (x *OffsetIndex) LookupEntries(target int64, entries int, trace func(Probe)) (e OffsetEntry, slot int, err error) {
-	slot, err = x.sr.search(min(entries, x.Slots()), key{off: 0, width: 4, base: x.BaseOffset}, target, LargestLowerBound, trace)
+	slot, err = x.s.search(min(entries, x.Slots()), key{off: 0, width: 4, base: x.BaseOffset}, target, LargestLowerBound, trace)
 	if err != nil || slot < 0 {
 		return OffsetEntry{Offset: x.BaseOffset}, -1, err
 	}
@@ -157,7 +154,7 @@ func (x *OffsetIndex) LookupEntries(target int64, entries int, trace func(Probe)
 // The broker only asks for start position + fetch size, which lies past
 // slot 0 in practice.
 func (x *OffsetIndex) UpperBoundByPosition(position int64, trace func(Probe)) (int, error) {
-	return x.sr.search(x.Slots(), key{off: 4, width: 4}, position, SmallestUpperBound, trace)
+	return x.s.search(x.Slots(), key{off: 4, width: 4}, position, SmallestUpperBound, trace)
 }
 
 // ErrCorruptIndex is returned by the sanity checks (broker: CorruptIndexException).
@@ -184,35 +181,25 @@ func (x *OffsetIndex) SanityCheck() error {
 	return nil
 }
 
-// validEntries scans slots in chunks for the first slot i > 0 whose relative
-// offset (4 bytes at relOff) is 0.
-func validEntries(r io.ReaderAt, slots int, entrySize, relOff int) (int, error) {
-	const chunkSlots = 512
-	buf := make([]byte, chunkSlots*entrySize)
-	for start := 0; start < slots; start += chunkSlots {
-		n := min(chunkSlots, slots-start)
-		p := buf[:n*entrySize]
-		if err := readFull(r, p, int64(start)*int64(entrySize)); err != nil {
-			return 0, fmt.Errorf("slot %d: %w", start, err)
+// validEntries reads the first n slots in order, as many at a time as the
+// reader has at hand, for the first slot i > 0 whose relative offset (4
+// bytes at relOff) is 0.
+func validEntries(s slots, n int, relOff int) (int, error) {
+	for i := 0; i < n; {
+		p, first, err := s.r.ReadSlots(i, i, n-1, s.width)
+		if err != nil || s.at(p, first, i) == nil {
+			return 0, s.readErr(i, err)
 		}
-		for i := 0; i < n; i++ {
-			if start+i > 0 && binary.BigEndian.Uint32(p[i*entrySize+relOff:]) == 0 {
-				return start + i, nil
+		p = p[(i-first)*s.width:]
+		got := min(len(p)/s.width, n-i)
+		for j := range got {
+			if i+j > 0 && binary.BigEndian.Uint32(p[j*s.width+relOff:]) == 0 {
+				return i + j, nil
 			}
 		}
+		i += got
 	}
-	return slots, nil
-}
-
-func readFull(r io.ReaderAt, p []byte, off int64) error {
-	n, err := r.ReadAt(p, off)
-	if n == len(p) {
-		return nil
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return err
+	return n, nil
 }
 
 // RelativeOffset converts an absolute offset to the i32 an entry stores,

@@ -66,22 +66,32 @@ func NewRecoveryIndexer(baseOffset, indexIntervalBytes int64) *RecoveryIndexer {
 // batch.
 func (r *RecoveryIndexer) Batch(position, size, lastOffset, maxTimestamp int64) (RecoveryPoint, error) {
 	var p RecoveryPoint
+	err := r.BatchTo(&p, position, size, lastOffset, maxTimestamp)
+	return p, err
+}
+
+// BatchTo is Batch writing what recovery appends to *p (HasOffset and
+// HasTime say which of its entries are set): a loop over millions of
+// small batches keeps one RecoveryPoint instead of copying one out per
+// batch (the copy cost more than the rule).
+func (r *RecoveryIndexer) BatchTo(p *RecoveryPoint, position, size, lastOffset, maxTimestamp int64) error {
+	p.HasOffset, p.HasTime = false, false
 	if maxTimestamp > r.maxTs {
 		r.maxTs, r.maxTsOffset, r.maxTsPos = maxTimestamp, lastOffset, position
 	}
 	if position-r.lastIndexEntry > r.interval {
 		e, err := r.offsets.check(lastOffset, int32(position))
 		if err != nil {
-			return p, err
+			return err
 		}
 		p.HasOffset, p.Offset = true, e
 		if p.Time, p.HasTime, err = r.times.check(r.maxTs, r.maxTsOffset); err != nil {
-			return p, err
+			return err
 		}
 		r.lastIndexEntry = position
 	}
 	r.validBytes = position + size
-	return p, nil
+	return nil
 }
 
 // Close is the append after the loop, however it ended

@@ -75,6 +75,7 @@ func recoverBrute(base, interval int64, pos, size, last, maxTs []int64) (off, ti
 func TestRecoveryIndexerMatchesBrute(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 34))
 	invalid := 0
+	var reused RecoveryPoint // odd cases go through BatchTo, into one point kept across batches and cases
 	for n := 0; n < 3000; n++ {
 		base := rng.Int64N(1000)
 		interval := []int64{0, 1, 100, 4096}[rng.IntN(4)]
@@ -97,7 +98,14 @@ func TestRecoveryIndexerMatchesBrute(t *testing.T) {
 		ob, tb := NewOffsetIndexBuilder(base), NewTimeIndexBuilder(base)
 		var gotErr error
 		for i := range k {
-			pt, err := r.Batch(pos[i], size[i], last[i], maxTs[i])
+			var pt RecoveryPoint
+			var err error
+			if n%2 == 0 {
+				pt, err = r.Batch(pos[i], size[i], last[i], maxTs[i])
+			} else {
+				err = r.BatchTo(&reused, pos[i], size[i], last[i], maxTs[i])
+				pt = reused
+			}
 			if err != nil {
 				gotErr = err
 				break

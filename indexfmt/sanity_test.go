@@ -95,7 +95,7 @@ func TestTxnSanityCheck(t *testing.T) {
 		}
 		return b
 	}
-	open := func(b []byte) *indexfmt.TxnIndex { return indexfmt.NewTxnIndex(bytes.NewReader(b), int64(len(b))) }
+	open := func(b []byte) *indexfmt.TxnIndex { return indexfmt.NewTxnIndex(b) }
 	withVersion := func(v uint16, t indexfmt.AbortedTxn) indexfmt.AbortedTxn { t.Version = int16(v); return t }
 
 	if err := open(enc(txns...)).SanityCheck(0); err != nil {

@@ -3,7 +3,6 @@ package indexfmt
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 )
 
 // TimeEntry is one time-index slot: Timestamp is the largest timestamp of
@@ -20,27 +19,24 @@ type TimeEntry struct {
 //	0 i64 timestamp (ms)    8 i32 relative offset
 //
 // Counting and padding rules are the offset index's (AbstractIndex); a zero
-// slot reads as (timestamp 0, base offset). Like OffsetIndex, a TimeIndex
-// holds a scratch buffer: one value per goroutine.
+// slot reads as (timestamp 0, base offset). Like an OffsetIndex, a
+// TimeIndex over a file is for one goroutine at a time.
 type TimeIndex struct {
 	BaseOffset int64
 	size       int64
-	sr         slotReader
+	s          slots
 }
 
 // NewTimeIndex reads the time index of the segment with the given base
-// offset from r, whose length is size (a negative size is taken as 0).
-func NewTimeIndex(r io.ReaderAt, size, baseOffset int64) *TimeIndex {
-	return &TimeIndex{BaseOffset: baseOffset, size: max(size, 0), sr: slotReader{r: r, entrySize: TimeEntrySize}}
+// offset from b, an index held in memory.
+func NewTimeIndex(b []byte, baseOffset int64) *TimeIndex {
+	return NewTimeIndexFrom(byteSlots(b), baseOffset)
 }
 
-// Reset makes x read the index of another segment, as NewTimeIndex
-// would, keeping the buffer its in-order reads fill: a worker that checks
-// segment after segment allocates it once. A zero TimeIndex is ready once
-// reset.
-func (x *TimeIndex) Reset(r io.ReaderAt, size, baseOffset int64) {
-	x.BaseOffset, x.size = baseOffset, max(size, 0)
-	x.sr.reset(r, TimeEntrySize)
+// NewTimeIndexFrom reads the time index of the segment with the given base
+// offset through r (a file: see SlotReader).
+func NewTimeIndexFrom(r SlotReader, baseOffset int64) *TimeIndex {
+	return &TimeIndex{BaseOffset: baseOffset, size: max(r.Size(), 0), s: slots{r, TimeEntrySize}}
 }
 
 // Size is the file length.
@@ -57,7 +53,7 @@ func (x *TimeIndex) Entry(n int) (TimeEntry, error) {
 	if n < 0 || n >= x.Slots() {
 		return TimeEntry{}, fmt.Errorf("time index slot %d out of range [0, %d)", n, x.Slots())
 	}
-	b, err := x.sr.slot(n)
+	b, err := x.s.slot(n, x.Slots()-1)
 	if err != nil {
 		return TimeEntry{}, fmt.Errorf("time index %w", err)
 	}
@@ -73,7 +69,7 @@ func (x *TimeIndex) Entry(n int) (TimeEntry, error) {
 // larger timestamp, so a slot i > 0 at the base offset is not impossible in
 // a written file; DumpLogSegments stops there all the same, and so does this.
 func (x *TimeIndex) ValidEntries() (int, error) {
-	return validEntries(x.sr.r, x.Slots(), TimeEntrySize, 8)
+	return validEntries(x.s, x.Slots(), 8)
 }
 
 // LastEntry is the broker's TimeIndex.lastEntry: the last slot, or
@@ -89,7 +85,7 @@ func (x *TimeIndex) LastEntry() (TimeEntry, error) {
 // index: ValidEntries when the last slot is padding (its offset is the
 // base offset), else every slot.
 func (x *TimeIndex) EntriesBeforePadding() (int, error) {
-	return entriesBeforePadding(&x.sr, x.Slots(), 8, x.ValidEntries)
+	return entriesBeforePadding(x.s, x.Slots(), 8, x.ValidEntries)
 }
 
 // Lookup is the broker's TimeIndex.lookup: the entry in the largest slot
@@ -101,7 +97,7 @@ func (x *TimeIndex) Lookup(target int64, trace func(Probe)) (e TimeEntry, slot i
 
 // LookupEntries is Lookup over the first entries slots only.
 func (x *TimeIndex) LookupEntries(target int64, entries int, trace func(Probe)) (e TimeEntry, slot int, err error) {
-	slot, err = x.sr.search(min(entries, x.Slots()), key{off: 0, width: 8}, target, LargestLowerBound, trace)
+	slot, err = x.s.search(min(entries, x.Slots()), key{off: 0, width: 8}, target, LargestLowerBound, trace)
 	if err != nil || slot < 0 {
 		return TimeEntry{Timestamp: -1, Offset: x.BaseOffset}, -1, err
 	}
@@ -115,7 +111,7 @@ func (x *TimeIndex) LookupEntries(target int64, entries int, trace func(Probe)) 
 // SlotByOffset is the search TimeIndex.truncateTo uses: the largest slot
 // whose offset is <= offset, or -1.
 func (x *TimeIndex) SlotByOffset(offset int64, trace func(Probe)) (int, error) {
-	return x.sr.search(x.Slots(), key{off: 8, width: 4, base: x.BaseOffset}, offset, LargestLowerBound, trace)
+	return x.s.search(x.Slots(), key{off: 8, width: 4, base: x.BaseOffset}, offset, LargestLowerBound, trace)
 }
 
 // SanityCheck is the broker's TimeIndex.sanityCheck, its three tests in the

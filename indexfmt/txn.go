@@ -3,7 +3,6 @@ package indexfmt
 import (
 	"errors"
 	"fmt"
-	"io"
 )
 
 // ErrTxnVersion: a transaction-index entry whose version byte is > 0. The
@@ -17,16 +16,21 @@ var ErrTxnVersion = errors.New("unexpected aborted transaction version")
 // plain writes (no preallocation, no padding). Like the broker's iteration
 // (TransactionIndex.iterator) a partial trailing entry is ignored.
 //
-// A TxnIndex holds no scratch state; it may be shared between goroutines if r
-// may.
+// A TxnIndex holds no state of its own besides its reader: over bytes it
+// may be shared between goroutines, over a file as its SlotReader allows.
 type TxnIndex struct {
-	r    io.ReaderAt
 	size int64
+	s    slots
 }
 
-// NewTxnIndex reads a transaction index of the given length (a negative
-// length is taken as 0).
-func NewTxnIndex(r io.ReaderAt, size int64) *TxnIndex { return &TxnIndex{r: r, size: max(size, 0)} }
+// NewTxnIndex reads a transaction index held in memory.
+func NewTxnIndex(b []byte) *TxnIndex { return NewTxnIndexFrom(byteSlots(b)) }
+
+// NewTxnIndexFrom reads a transaction index through r (a file: see
+// SlotReader). A negative size is taken as 0.
+func NewTxnIndexFrom(r SlotReader) *TxnIndex {
+	return &TxnIndex{size: max(r.Size(), 0), s: slots{r, TxnEntrySize}}
+}
 
 // Entries is floor(size / 34).
 func (x *TxnIndex) Entries() int { return int(x.size / TxnEntrySize) }
@@ -39,12 +43,11 @@ func (x *TxnIndex) Entry(n int) (AbortedTxn, error) {
 	if n < 0 || n >= x.Entries() {
 		return AbortedTxn{}, fmt.Errorf("transaction index entry %d out of range [0, %d)", n, x.Entries())
 	}
-	var b [TxnEntrySize]byte
-	at := int64(n) * TxnEntrySize
-	if err := readFull(x.r, b[:], at); err != nil {
-		return AbortedTxn{}, fmt.Errorf("transaction index entry %d at byte %d: %w", n, at, err)
+	b, err := x.s.slot(n, x.Entries()-1)
+	if err != nil {
+		return AbortedTxn{}, fmt.Errorf("transaction index %w", err)
 	}
-	return DecodeTxnEntry(b[:]), nil
+	return DecodeTxnEntry(b), nil
 }
 
 // SanityCheck is the broker's TransactionIndex.sanityCheck, run at load for

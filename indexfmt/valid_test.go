@@ -185,7 +185,7 @@ func TestValidEntriesLargeIndex(t *testing.T) {
 // error that says where, never a panic or a wrong count.
 func TestShortReader(t *testing.T) {
 	b := offsetBytes([]int32{1, 2, 3}, []int32{0, 10, 20})
-	x := indexfmt.NewOffsetIndex(bytes.NewReader(b), 8*5, 0)
+	x := indexfmt.NewOffsetIndexFrom(shortReader{b, 8 * 5}, 0)
 	if _, err := x.ValidEntries(); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("ValidEntries over a short reader: %v", err)
 	}
@@ -201,7 +201,7 @@ func TestShortReader(t *testing.T) {
 	if want := "slot 3 at byte 24"; err == nil || !bytes.Contains([]byte(err.Error()), []byte(want)) {
 		t.Fatalf("error %q does not name %q", err, want)
 	}
-	tx := indexfmt.NewTimeIndex(bytes.NewReader(timeBytes([]int64{5}, []int32{1})), 12*3, 0)
+	tx := indexfmt.NewTimeIndexFrom(shortReader{timeBytes([]int64{5}, []int32{1}), 12 * 3}, 0)
 	if _, _, err := tx.Lookup(9, nil); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("time Lookup over a short reader: %v", err)
 	}
@@ -212,13 +212,13 @@ func TestShortReader(t *testing.T) {
 		t.Fatalf("SanityCheck over a short reader: %v", err)
 	}
 	// A negative size is taken as an empty file.
-	if x := indexfmt.NewOffsetIndex(bytes.NewReader(b), -8, 0); x.Slots() != 0 || x.TrailingBytes() != 0 {
+	if x := indexfmt.NewOffsetIndexFrom(shortReader{b, -8}, 0); x.Slots() != 0 || x.TrailingBytes() != 0 {
 		t.Fatalf("negative size: Slots %d TrailingBytes %d", x.Slots(), x.TrailingBytes())
 	}
-	if n, err := indexfmt.NewTimeIndex(bytes.NewReader(b), -1, 0).ValidEntries(); n != 0 || err != nil {
+	if n, err := indexfmt.NewTimeIndexFrom(shortReader{b, -1}, 0).ValidEntries(); n != 0 || err != nil {
 		t.Fatalf("negative size: ValidEntries %d, %v", n, err)
 	}
-	if n := indexfmt.NewTxnIndex(bytes.NewReader(b), -34).Entries(); n != 0 {
+	if n := indexfmt.NewTxnIndexFrom(shortReader{b, -34}).Entries(); n != 0 {
 		t.Fatalf("negative size: txn Entries %d", n)
 	}
 }

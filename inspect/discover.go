@@ -90,6 +90,9 @@ type Partition struct {
 	// DataDir is the data directory holding the partition directory, where
 	// the broker keeps its checkpoints ("" when not known).
 	DataDir string
+	// Snapshots are the producer state snapshots the listing found, as
+	// ListSnapshots lists them (ReadPartition only).
+	Snapshots []SnapshotFile
 }
 
 // Name is the directory's base name; for a symbolic link named otherwise,
@@ -244,6 +247,10 @@ func ReadPartition(dir string) (*Partition, error) {
 			p.Skipped = append(p.Skipped, Skipped{path, r})
 			continue
 		}
+		if off, ok := snapshotOffset(name); ok {
+			p.Snapshots = append(p.Snapshots, SnapshotFile{Offset: off, Path: path})
+			continue
+		}
 		sfx := segmentSuffix(name)
 		if sfx == "" {
 			continue
@@ -275,6 +282,7 @@ func ReadPartition(dir string) (*Partition, error) {
 	}
 	sort.Slice(p.Segments, func(i, j int) bool { return p.Segments[i].BaseOffset < p.Segments[j].BaseOffset })
 	sort.Slice(p.Skipped, func(i, j int) bool { return p.Skipped[i].Path < p.Skipped[j].Path })
+	sortSnapshots(p.Snapshots)
 	return p, nil
 }
 

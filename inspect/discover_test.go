@@ -91,6 +91,10 @@ func sortedReadPartition(t *testing.T, dir string) *inspect.Partition {
 		p.Segments = append(p.Segments, *s)
 	}
 	sort.Slice(p.Skipped, func(i, j int) bool { return p.Skipped[i].Path < p.Skipped[j].Path })
+	p.Snapshots, err = inspect.ListSnapshots(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 
@@ -113,8 +117,10 @@ func checkReadPartition(t *testing.T, dir string) {
 func TestReadPartitionMatchesSortedListing(t *testing.T) {
 	odd := t.TempDir()
 	dir := filepath.Join(odd, "orders-3")
-	if err := os.MkdirAll(filepath.Join(dir, "00000000000000000500.log"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, sub := range []string{"00000000000000000500.log", "00000000000000000600.snapshot"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, name := range []string{
 		"00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex",
@@ -124,6 +130,7 @@ func TestReadPartitionMatchesSortedListing(t *testing.T) {
 		"00000000000000000300.log.deleted", "00000000000000000400.index.cleaned", "00000000000000000100.log.swap",
 		"abc.log", "-1.index", "99999999999999999999.log", // not segment names
 		"00000000000000000100.snapshot", "leader-epoch-checkpoint", "partition.metadata",
+		"00000000000000000050.snapshot", "00000000000000000010.snapshot", "00000000000000000900.snapshot", "00000000000000000020.snapshot", "abc.snapshot", "00000000000000000070.snapshot.deleted", // snapshots, in no order, and names that are not
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 			t.Fatal(err)

@@ -140,9 +140,7 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *Seg
 	} else if it.s == nil {
 		it.s = NewEntryScanner(r, name, size, from, it.window)
 	} else {
-		it.s.r, it.s.name, it.s.end = r, name, size
-		it.s.win = it.s.win[:0]
-		it.s.Reset(from)
+		it.s.reset(r, name, size, from)
 	}
 	if it.salvage {
 		if it.rs == nil {
@@ -220,7 +218,7 @@ func (it *LogIterator) tornCause(pos int64) (DamageCause, record.Batch, error) {
 	if left < record.HeaderSizeUpToMagic+1 {
 		return CauseShortTail, record.Batch{}, nil
 	}
-	hdr, err := it.s.fill(pos, min(int64(record.HeaderReadSize), left))
+	hdr, err := it.s.w.bytes(pos, min(int64(record.HeaderReadSize), left))
 	if err != nil {
 		return CauseOther, record.Batch{}, err
 	}
@@ -233,8 +231,8 @@ func (it *LogIterator) tornCause(pos int64) (DamageCause, record.Batch, error) {
 // written before an unclean shutdown.
 func (it *LogIterator) ZeroFilled() (bool, error) {
 	for at, end := it.dmg.Position, it.s.end; at < end; {
-		n := min(int64(max(cap(it.s.win), record.HeaderReadSize)), end-at)
-		p, err := it.s.fill(at, n)
+		n := min(int64(max(cap(it.s.w.buf), record.HeaderReadSize)), end-at)
+		p, err := it.s.w.bytes(at, n)
 		if err != nil {
 			return false, err
 		}

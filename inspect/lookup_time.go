@@ -199,7 +199,7 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		ts, offset, hit, clean, err := lastTimeEntry(indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset))
+		ts, offset, hit, clean, err := lastTimeEntry(indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset))
 		f.Close()
 		if err != nil {
 			return 0, 0, nil, fmt.Errorf("%s: %w", sf.TimeIndex, err)

@@ -3,10 +3,8 @@ package inspect
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"io"
 
-	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -38,14 +36,9 @@ const ResyncWindow = 64 << 10
 //
 // A Resyncer is not safe for concurrent use.
 type Resyncer struct {
-	r    io.ReaderAt
-	name string
-	size int64
-
-	scan []byte // candidates are looked for here
-	win  []byte // win[:winN] holds the file bytes [winAt, winAt+winN)
-	at   int64
-	n    int64
+	size  int64
+	scan  readWindow // candidates are looked for here
+	check readWindow // and checked here
 
 	crcBytes int64
 }
@@ -53,15 +46,16 @@ type Resyncer struct {
 // NewResyncer returns a Resyncer over r, a .log of size bytes named name in
 // errors.
 func NewResyncer(r io.ReaderAt, name string, size int64) *Resyncer {
-	rs := &Resyncer{scan: make([]byte, ResyncWindow), win: make([]byte, ResyncWindow)}
+	rs := &Resyncer{scan: readWindow{buf: make([]byte, 0, ResyncWindow)}, check: readWindow{buf: make([]byte, 0, ResyncWindow)}}
 	rs.Reset(r, name, size)
 	return rs
 }
 
 // Reset points rs at another file, keeping its buffers.
 func (rs *Resyncer) Reset(r io.ReaderAt, name string, size int64) {
-	rs.r, rs.name, rs.size = r, name, size
-	rs.at, rs.n = 0, 0
+	rs.size = size
+	rs.scan.reset(r, name, size)
+	rs.check.reset(r, name, size)
 }
 
 // CRCBytes is the number of bytes checksummed so far (the work the budget
@@ -94,12 +88,11 @@ func (rs *Resyncer) Next(from int64) (pos int64, ok bool, err error) {
 	const need = record.HeaderSizeUpToMagic
 	budget := int64(ResyncBudgetBase)
 	for at := max(from, 0); at+need <= rs.size; {
-		n := min(int64(len(rs.scan)), rs.size-at)
-		k, err := rs.r.ReadAt(rs.scan[:n], at)
-		if int64(k) < n {
-			return 0, false, fileio.ReadError(rs.name, at, err)
+		n := min(int64(cap(rs.scan.buf)), rs.size-at)
+		p, err := rs.scan.bytes(at, n)
+		if err != nil {
+			return 0, false, err
 		}
-		p := rs.scan[:n]
 		last := n - need // candidates whose 17 header bytes are in p
 		budget += ResyncBudgetPerByte * (last + 1)
 		for i := int64(0); i <= last; i++ {
@@ -161,26 +154,6 @@ func quickReject(p []byte, pos, size int64) bool {
 	return magic == 2 && length+record.LogOverhead < record.V2HeaderSize
 }
 
-// bytes returns the file bytes [pos, pos+n). n must be at most len(win)
-// and pos+n at most the file size (the callers check both).
-func (rs *Resyncer) bytes(pos, n int64) ([]byte, error) {
-	if pos >= rs.at && pos+n <= rs.at+rs.n {
-		off := pos - rs.at
-		return rs.win[off : off+n], nil
-	}
-	want := min(int64(len(rs.win)), rs.size-pos)
-	if want < n {
-		return nil, fmt.Errorf("%s: internal error: read of %d bytes at %d with %d left", rs.name, n, pos, want)
-	}
-	k, err := rs.r.ReadAt(rs.win[:want], pos)
-	if int64(k) < want {
-		rs.n = 0
-		return nil, fileio.ReadError(rs.name, pos, err)
-	}
-	rs.at, rs.n = pos, want
-	return rs.win[:n], nil
-}
-
 // header parses the header at pos when one that could be genuine starts
 // there: it parses, fits in the file and is consistent (HeaderProblem). ok
 // is false otherwise (also when fewer than 18 bytes are left).
@@ -189,11 +162,11 @@ func (rs *Resyncer) header(pos int64) (b record.Batch, ok bool, err error) {
 	if left < record.HeaderSizeUpToMagic+1 {
 		return record.Batch{}, false, nil
 	}
-	hdr, err := rs.bytes(pos, min(int64(record.HeaderReadSize), left))
+	hdr, err := rs.check.bytes(pos, min(int64(record.HeaderReadSize), left))
 	if err != nil {
 		return record.Batch{}, false, err
 	}
-	b, perr := record.ParseBatch(hdr, pos, rs.name)
+	b, perr := record.ParseBatch(hdr, pos, rs.check.name)
 	if perr != nil || b.Size > left || record.HeaderProblem(&b) != "" {
 		return record.Batch{}, false, nil
 	}
@@ -266,7 +239,7 @@ func (rs *Resyncer) legacyFits(b *record.Batch) (bool, error) {
 		if at+4 > end {
 			return false, nil
 		}
-		p, err := rs.bytes(at, 4)
+		p, err := rs.check.bytes(at, 4)
 		if err != nil {
 			return false, err
 		}
@@ -280,15 +253,5 @@ func (rs *Resyncer) legacyFits(b *record.Batch) (bool, error) {
 // should hold it, streaming it through the window.
 func (rs *Resyncer) crc(b *record.Batch) (uint32, error) {
 	rs.crcBytes += b.Size
-	var c uint32
-	for at, end := b.Position+record.CRCStart(b.Magic), b.End(); at < end; {
-		n := min(int64(len(rs.win)), end-at)
-		p, err := rs.bytes(at, n)
-		if err != nil {
-			return 0, err
-		}
-		c = record.UpdateCRC(b.Magic, c, p)
-		at += n
-	}
-	return c, nil
+	return rs.check.crc(b.Magic, b.Position+record.CRCStart(b.Magic), b.End())
 }

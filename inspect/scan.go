@@ -83,15 +83,13 @@ func (c *cursor) headerLen() (int64, bool) {
 // accept is rules 2-4 on the header bytes read at pos: decode, check the
 // entry fits in the file, advance past it.
 func (c *cursor) accept(hdr []byte) bool {
-	b, err := record.ParseBatch(hdr, c.pos, c.name)
-	if err != nil {
+	if err := record.ParseBatchTo(&c.b, hdr, c.pos, c.name); err != nil {
 		return c.fail(err)
 	}
-	if left := c.end - c.pos; b.Size > left {
-		return c.fail(fileio.Corruptf(c.name, c.pos, fileio.ErrTorn, "batch of %d bytes runs past the end of the file (%d bytes left)", b.Size, left))
+	if left := c.end - c.pos; c.b.Size > left {
+		return c.fail(fileio.Corruptf(c.name, c.pos, fileio.ErrTorn, "batch of %d bytes runs past the end of the file (%d bytes left)", c.b.Size, left))
 	}
-	c.b = b
-	c.pos += b.Size
+	c.pos += c.b.Size
 	return true
 }
 
@@ -107,7 +105,8 @@ func (c *cursor) Reset(start int64) {
 	c.pos, c.err, c.done = start, nil, false
 }
 
-// Batch is the header decoded by the last successful Next.
+// Batch is the header decoded by the last successful Next (after a Next
+// that returned false it holds what could be decoded of the damaged one).
 func (c *cursor) Batch() *record.Batch { return &c.b }
 
 // Position is where the next entry would start: after a scan ended, the end

@@ -65,11 +65,11 @@ func NewSegment(baseOffset int64, log, idx, tidx []byte) *Segment {
 	s := &Segment{BaseOffset: baseOffset, LogName: SegmentName(baseOffset) + LogSuffix, Log: bytes.NewReader(log), LogSize: int64(len(log))}
 	if idx != nil {
 		s.IndexName = SegmentName(baseOffset) + IndexSuffix
-		s.Index = indexfmt.NewOffsetIndex(bytes.NewReader(idx), int64(len(idx)), baseOffset)
+		s.Index = indexfmt.NewOffsetIndex(idx, baseOffset)
 	}
 	if tidx != nil {
 		s.TimeIndexName = SegmentName(baseOffset) + TimeIndexSuffix
-		s.TimeIndex = indexfmt.NewTimeIndex(bytes.NewReader(tidx), int64(len(tidx)), baseOffset)
+		s.TimeIndex = indexfmt.NewTimeIndex(tidx, baseOffset)
 	}
 	s.fast = s.guarded()
 	return s
@@ -162,8 +162,8 @@ func OpenSegment(sf SegmentFiles, o SegmentOptions) (*Segment, error) {
 		}
 		s.closers = append(s.closers, f)
 		s.IndexName = f.Name
-		s.Index = indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
-		s.fast.idx = indexfmt.NewOffsetIndex(f.Unguarded(), f.Size(), sf.BaseOffset)
+		s.Index = indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
+		s.fast.idx = indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(f.Unguarded(), f.Size()), sf.BaseOffset)
 	}
 	if sf.TimeIndex != "" {
 		f, err := fileio.Open(sf.TimeIndex, indexes)
@@ -172,8 +172,8 @@ func OpenSegment(sf SegmentFiles, o SegmentOptions) (*Segment, error) {
 		}
 		s.closers = append(s.closers, f)
 		s.TimeIndexName = f.Name
-		s.TimeIndex = indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset)
-		s.fast.tidx = indexfmt.NewTimeIndex(f.Unguarded(), f.Size(), sf.BaseOffset)
+		s.TimeIndex = indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
+		s.fast.tidx = indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f.Unguarded(), f.Size()), sf.BaseOffset)
 	}
 	return s, nil
 }
@@ -184,12 +184,12 @@ func OpenSegment(sf SegmentFiles, o SegmentOptions) (*Segment, error) {
 func (s *Segment) UseIndexes(index, timeIndex []byte) {
 	if index != nil {
 		s.IndexName = SegmentName(s.BaseOffset) + IndexSuffix
-		s.Index = indexfmt.NewOffsetIndex(bytes.NewReader(index), int64(len(index)), s.BaseOffset)
+		s.Index = indexfmt.NewOffsetIndex(index, s.BaseOffset)
 		s.fast.idx = s.Index
 	}
 	if timeIndex != nil {
 		s.TimeIndexName = SegmentName(s.BaseOffset) + TimeIndexSuffix
-		s.TimeIndex = indexfmt.NewTimeIndex(bytes.NewReader(timeIndex), int64(len(timeIndex)), s.BaseOffset)
+		s.TimeIndex = indexfmt.NewTimeIndex(timeIndex, s.BaseOffset)
 		s.fast.tidx = s.TimeIndex
 	}
 	s.RebuiltIndexes = true

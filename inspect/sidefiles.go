@@ -55,16 +55,27 @@ func ListSnapshots(dir string) ([]SnapshotFile, error) {
 	}
 	var out []SnapshotFile
 	for _, e := range ents {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, SnapshotSuffix) {
+		if e.IsDir() {
 			continue
 		}
-		off, err := ParseBaseOffset(name)
-		if err != nil {
-			continue
+		if off, ok := snapshotOffset(e.Name()); ok {
+			out = append(out, SnapshotFile{Offset: off, Path: filepath.Join(dir, e.Name())})
 		}
-		out = append(out, SnapshotFile{Offset: off, Path: filepath.Join(dir, name)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
+	sortSnapshots(out)
 	return out, nil
+}
+
+// snapshotOffset is the offset a producer state snapshot's file name
+// carries; false when name is not one.
+func snapshotOffset(name string) (int64, bool) {
+	if !strings.HasSuffix(name, SnapshotSuffix) {
+		return 0, false
+	}
+	off, err := ParseBaseOffset(name)
+	return off, err == nil
+}
+
+func sortSnapshots(s []SnapshotFile) {
+	sort.Slice(s, func(i, j int) bool { return s[i].Offset < s[j].Offset })
 }

@@ -148,16 +148,28 @@ func SummarizeSegment(sf SegmentFiles, opts SummaryOptions) (SegmentSummary, err
 func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (SegmentSummary, error) {
 	s := SegmentSummary{Files: sf, Batches: -1, Records: -1, FirstOffset: -1, LastOffset: -1,
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
-	var idx *indexfmt.OffsetIndex
+	bp := summaryBufs.Get().(*[]byte)
+	defer summaryBufs.Put(bp)
+	var last *indexfmt.OffsetEntry // the offset index's last valid entry (shallow only)
 	if sf.Index != "" {
 		f, err := fileio.Open(sf.Index, fileio.Options{})
 		if err != nil {
 			return s, err
 		}
 		defer f.Close()
-		idx = indexfmt.NewOffsetIndex(f, f.Size(), sf.BaseOffset)
+		// Its valid entries, then the last of them, through one window: a
+		// single pread for an index of up to summaryWindow bytes.
+		w := &readWindow{r: f, name: sf.Index, end: f.Size(), buf: (*bp)[:0]}
+		idx := indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(w, f.Size()), sf.BaseOffset)
 		if s.Index, err = offsetIndexStats(idx); err != nil {
 			return s, fmt.Errorf("%s: %w", sf.Index, err)
+		}
+		if !opts.Deep && s.Index.Entries > 0 {
+			e, err := idx.Entry(s.Index.Entries - 1)
+			if err != nil {
+				return s, fmt.Errorf("%s: %w", sf.Index, err)
+			}
+			last = &e
 		}
 	}
 	if sf.TimeIndex != "" {
@@ -166,7 +178,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			return s, err
 		}
 		defer f.Close()
-		x := indexfmt.NewTimeIndex(f, f.Size(), sf.BaseOffset)
+		x := indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
 		n, err := x.ValidEntries()
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", sf.TimeIndex, err)
@@ -199,21 +211,15 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	defer f.Close()
 	s.LogBytes = f.Size()
 	var dec record.RecordDecoder
-	bp := summaryBufs.Get().(*[]byte)
-	defer summaryBufs.Put(bp)
 	if err := s.first(f, &dec, (*bp)[:0:firstWindow]); err != nil {
 		return s, err
 	}
 	start := int64(0)
-	if !opts.Deep && idx != nil && s.Index.Entries > 0 {
-		e, err := idx.Entry(s.Index.Entries - 1)
-		if err != nil {
-			return s, fmt.Errorf("%s: %w", sf.Index, err)
-		}
+	if last != nil {
 		// The broker starts readNextOffset's scan at the last entry's
 		// position; an entry beyond the log leads nowhere.
-		if int64(e.Position) <= s.LogBytes && e.Position >= 0 {
-			start = int64(e.Position)
+		if int64(last.Position) <= s.LogBytes && last.Position >= 0 {
+			start = int64(last.Position)
 		} else {
 			s.IndexAstray = true
 		}
@@ -227,7 +233,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	if err != nil {
 		return s, err
 	}
-	if start > 0 && (scan.last == nil || errors.Is(scan.damage, fileio.ErrCorruptHeader)) {
+	if start > 0 && (scan.batches == 0 || errors.Is(scan.damage, fileio.ErrCorruptHeader)) {
 		// No batch, or impossible bytes, where the index says a batch
 		// starts: either the log is damaged there or the entry is wrong.
 		// A scan from the start tells which, and finds the last batch
@@ -241,10 +247,10 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		scan, start = again, 0
 	}
 	s.Damage = scan.damage
-	if scan.last != nil {
-		s.LastOffset = scan.last.LastOffset
-		s.NextOffset = scan.last.LastOffset + 1
-		s.LastTimestamp = max(scan.last.MaxTimestamp, -1)
+	if scan.batches > 0 {
+		s.LastOffset = scan.lastOffset
+		s.NextOffset = scan.lastOffset + 1
+		s.LastTimestamp = max(scan.lastTimestamp, -1)
 	}
 	if start == 0 {
 		s.Counted, s.Batches, s.Records = true, scan.batches, scan.records
@@ -308,11 +314,13 @@ func headerFirstTimestamp(b *record.Batch) int64 {
 
 // tailScan is what a scan of a .log from some position found.
 type tailScan struct {
-	last     *record.Batch // the last valid batch (a copy), nil when none
-	batches  int64
-	records  int64
-	damage   error
-	probeHit bool // a batch starts at the position scan was asked about
+	// The last valid batch's last offset and max timestamp (not a copy of
+	// its whole header per batch).
+	lastOffset, lastTimestamp int64
+	batches                   int64 // 0: no valid batch
+	records                   int64
+	damage                    error
+	probeHit                  bool // a batch starts at the position scan was asked about
 }
 
 // scan reads batch headers from start to the end of the valid entries,
@@ -322,7 +330,6 @@ func (s *SegmentSummary) scan(f *fileio.File, start int64, iopts IterOptions, pr
 	var t tailScan
 	it := NewLogIterator(iopts)
 	it.Reset(f, &s.Files, start)
-	var last record.Batch
 	for it.Next() {
 		b := it.Batch()
 		t.probeHit = t.probeHit || b.Position == probe
@@ -341,8 +348,7 @@ func (s *SegmentSummary) scan(f *fileio.File, start int64, iopts IterOptions, pr
 			}
 		}
 		t.records += max(c.RecordCount, 0)
-		last = *b
-		t.last = &last
+		t.lastOffset, t.lastTimestamp = b.LastOffset, b.MaxTimestamp
 		m.Advance(counted, b.End())
 	}
 	if err := it.Err(); err != nil {

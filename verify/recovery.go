@@ -166,7 +166,7 @@ func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
 			size = min(size, record.MaxTxnIndexEntries(st.Size())*indexfmt.TxnEntrySize)
 		}
 	}
-	err = indexfmt.NewTxnIndex(f, size).SanityCheck(sf.BaseOffset)
+	err = indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(f, size)).SanityCheck(sf.BaseOffset)
 	switch {
 	case err == nil, errors.Is(err, indexfmt.ErrTxnVersion):
 		return false, nil

@@ -338,12 +338,12 @@ type buffers struct {
 	scan []byte
 	dec  record.RecordDecoder
 
-	// Index readers, reset onto each segment's files (the check's and
-	// the stale comparison's), and the offset index check's checkpoints:
-	// a worker allocates their buffers once, not per segment.
-	oidx [2]indexfmt.OffsetIndex
-	tidx [2]indexfmt.TimeIndex
-	cps  []checkpoint
+	// Index slot readers, reset onto each segment's files (the offset
+	// and time index checks' and the stale comparisons'), and the offset
+	// index check's checkpoints: a worker allocates their buffers once,
+	// not per segment.
+	slots [4]fileio.IndexSlots
+	cps   []checkpoint
 }
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
@@ -429,16 +429,15 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		x := &b.oidx[0]
-		x.Reset(f, f.Size(), base)
+		x := indexfmt.NewOffsetIndexFrom(b.slots[0].Reset(f, f.Size()), base)
 		if c.oidx, err = newOffsetIndexCheck(c, x, f, sf.Index, hasLog); err != nil {
 			res.err = err
 			return res
 		}
 		// The comparison reads the slots in order too, but at its own pace:
 		// its own index value keeps both sequential readers chunked.
-		b.oidx[1].Reset(f, f.Size(), base)
-		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: b.oidx[1].Entry, have: c.oidx.n}
+		y := indexfmt.NewOffsetIndexFrom(b.slots[1].Reset(f, f.Size()), base)
+		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: y.Entry, have: c.oidx.n}
 	} else if hasLog {
 		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
 			"no offset index: a broker rebuilds it from the log at load (LogSegment.sanityCheck: NoSuchFileException, then recoverSegment)")
@@ -449,14 +448,13 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		x := &b.tidx[0]
-		x.Reset(f, f.Size(), base)
+		x := indexfmt.NewTimeIndexFrom(b.slots[2].Reset(f, f.Size()), base)
 		if c.tidx, err = newTimeIndexCheck(c, x, f, sf.TimeIndex, hasLog); err != nil {
 			res.err = err
 			return res
 		}
-		b.tidx[1].Reset(f, f.Size(), base)
-		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: b.tidx[1].Entry, have: c.tidx.n}
+		y := indexfmt.NewTimeIndexFrom(b.slots[3].Reset(f, f.Size()), base)
+		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: y.Entry, have: c.tidx.n}
 	}
 	missingTime := sf.TimeIndex == "" && hasLog
 
@@ -501,7 +499,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
-		c.checkTxnIndex(indexfmt.NewTxnIndex(f, f.Size()), f.Size(), sf.TxnIndex, hasLog)
+		c.checkTxnIndex(indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(f, f.Size())), f.Size(), sf.TxnIndex, hasLog)
 	}
 	if c.err != nil {
 		res.err = c.err

@@ -513,7 +513,7 @@ func knownStartState(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
 func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, error) {
 	// The file is read entry by entry, never whole: a file of more entries
 	// than its log could justify is left to txnindex.size.
-	have := indexfmt.NewTxnIndex(emptyReader{}, 0)
+	have := indexfmt.NewTxnIndex(nil)
 	path := pl.Segment.TxnIndex
 	if path != "" {
 		f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
@@ -524,7 +524,7 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 		if f.Size()%indexfmt.TxnEntrySize != 0 {
 			return nil, nil
 		}
-		have = indexfmt.NewTxnIndex(f, f.Size())
+		have = indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(f, f.Size()))
 		if st, err := os.Stat(pl.Segment.Log); err == nil && int64(have.Entries()) > record.MaxTxnIndexEntries(st.Size()) {
 			return nil, nil
 		}

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -18,7 +17,8 @@ import (
 // meaningful for a log without damage; verify reports *.stale only then.
 type recoveryEmu struct {
 	idx    *indexfmt.RecoveryIndexer
-	broken bool // a region recovery would not pass, or an append it fails
+	pt     indexfmt.RecoveryPoint // what the last region appended (kept, not copied per batch)
+	broken bool                   // a region recovery would not pass, or an append it fails
 
 	off  *indexCompare[indexfmt.OffsetEntry]
 	time *indexCompare[indexfmt.TimeEntry]
@@ -69,8 +69,8 @@ func (m *recoveryEmu) region(r region) {
 		m.broken = true
 		return
 	}
-	pt, err := m.idx.Batch(r.pos, r.end-r.pos, r.last, r.maxTs)
-	if err != nil {
+	pt := &m.pt
+	if err := m.idx.BatchTo(pt, r.pos, r.end-r.pos, r.last, r.maxTs); err != nil {
 		// An append the broker's index refuses: InvalidOffsetException
 		// empties the segment (the log check reports the offsets), the
 		// others make recovery fail. Nothing to compare with.
@@ -145,7 +145,7 @@ func (c *segChecker) stale() error {
 	plan := &plans[0]
 	what := fmt.Sprintf("valid, but differs from what broker recovery would rebuild (index.interval.bytes %d)", interval)
 	if offStale {
-		d, err := diffIndex(o.x.Entry, o.n, indexfmt.NewOffsetIndex(bytes.NewReader(plan.Index), int64(len(plan.Index)), c.base).Entry, plan.IndexEntries)
+		d, err := diffIndex(o.x.Entry, o.n, indexfmt.NewOffsetIndex(plan.Index, c.base).Entry, plan.IndexEntries)
 		if err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ func (c *segChecker) stale() error {
 		}
 	}
 	if timeStale {
-		d, err := diffIndex(t.x.Entry, t.n, indexfmt.NewTimeIndex(bytes.NewReader(plan.TimeIndex), int64(len(plan.TimeIndex)), c.base).Entry, plan.TimeIndexEntries)
+		d, err := diffIndex(t.x.Entry, t.n, indexfmt.NewTimeIndex(plan.TimeIndex, c.base).Entry, plan.TimeIndexEntries)
 		if err != nil {
 			return err
 		}

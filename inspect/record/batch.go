@@ -136,8 +136,18 @@ func (b *Batch) End() int64 { return b.Position + b.Size }
 // LegacyRecord.ensureValid).
 func ParseBatch(hdr []byte, pos int64, file string) (Batch, error) {
 	var b Batch
+	err := ParseBatchTo(&b, hdr, pos, file)
+	return b, err
+}
+
+// ParseBatchTo is ParseBatch decoding into *b, for readers that keep one
+// Batch for a whole log: returning a Batch copied it out and back per
+// batch, which cost as much as decoding it. *b is overwritten whatever the
+// outcome.
+func ParseBatchTo(b *Batch, hdr []byte, pos int64, file string) error {
+	*b = Batch{}
 	if len(hdr) < HeaderSizeUpToMagic {
-		return b, fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a batch header needs %d", len(hdr), HeaderSizeUpToMagic)
+		return fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a batch header needs %d", len(hdr), HeaderSizeUpToMagic)
 	}
 	length := int32(binary.BigEndian.Uint32(hdr[8:]))
 	offset := int64(binary.BigEndian.Uint64(hdr[0:]))
@@ -145,14 +155,14 @@ func ParseBatch(hdr []byte, pos int64, file string) (Batch, error) {
 	b.Size = LogOverhead + int64(length)
 	b.Magic = int8(hdr[16])
 	if length < MinEntryLength {
-		return b, fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "batch length %d is smaller than the minimum record overhead (%d)", length, MinEntryLength)
+		return fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "batch length %d is smaller than the minimum record overhead (%d)", length, MinEntryLength)
 	}
 	if b.Magic >= 2 {
 		if b.Size < V2HeaderSize {
-			return b, fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "record batch size %d is smaller than the minimum allowed overhead %d", b.Size, V2HeaderSize)
+			return fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "record batch size %d is smaller than the minimum allowed overhead %d", b.Size, V2HeaderSize)
 		}
 		if len(hdr) < V2HeaderSize {
-			return b, fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a v2 batch header needs %d", len(hdr), V2HeaderSize)
+			return fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a v2 batch header needs %d", len(hdr), V2HeaderSize)
 		}
 		b.BaseOffset = offset
 		b.PartitionLeaderEpoch = int32(binary.BigEndian.Uint32(hdr[12:]))
@@ -167,19 +177,19 @@ func ParseBatch(hdr []byte, pos int64, file string) (Batch, error) {
 		b.BaseSequence = int32(binary.BigEndian.Uint32(hdr[53:]))
 		b.RecordCount = int32(binary.BigEndian.Uint32(hdr[57:]))
 		if b.LastOffsetDelta < 0 {
-			return b, fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "negative last offset delta %d", b.LastOffsetDelta)
+			return fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "negative last offset delta %d", b.LastOffsetDelta)
 		}
-		return b, nil
+		return nil
 	}
 	need := int64(LegacyHeaderV0)
 	if b.Magic == 1 {
 		need = LegacyHeaderV1
 	}
 	if b.Size < need+8 { // + key and value length fields
-		return b, fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "magic %d message size %d is smaller than its header", b.Magic, length)
+		return fileio.Corruptf(file, pos, fileio.ErrCorruptHeader, "magic %d message size %d is smaller than its header", b.Magic, length)
 	}
 	if int64(len(hdr)) < need {
-		return b, fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a magic %d header needs %d", len(hdr), b.Magic, need)
+		return fileio.Corruptf(file, pos, fileio.ErrTorn, "%d bytes left, a magic %d header needs %d", len(hdr), b.Magic, need)
 	}
 	b.LastOffset = offset
 	b.CRC = binary.BigEndian.Uint32(hdr[12:])
@@ -200,7 +210,7 @@ func ParseBatch(hdr []byte, pos int64, file string) (Batch, error) {
 	} else {
 		b.BaseOffset = -1
 	}
-	return b, nil
+	return nil
 }
 
 // ComputeCRC computes the checksum the header's CRC field should hold, over

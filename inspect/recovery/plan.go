@@ -206,10 +206,11 @@ type segmentRun struct {
 	limit   int64 // the next segment's base offset; MaxInt64 for the last segment
 	overlap error // the first batch reaching limit
 
-	idx *indexfmt.RecoveryIndexer // the index-point rule
-	oi  *indexfmt.OffsetIndexBuilder
-	ti  *indexfmt.TimeIndexBuilder
-	txn []byte
+	idx   *indexfmt.RecoveryIndexer // the index-point rule
+	point indexfmt.RecoveryPoint    // what idx appends at the current batch
+	oi    *indexfmt.OffsetIndexBuilder
+	ti    *indexfmt.TimeIndexBuilder
+	txn   []byte
 
 	lastTxnOffset int64 // TransactionIndex.lastOffset; -1: none appended
 	batches       int
@@ -389,8 +390,8 @@ func (r *recoverer) batch(run *segmentRun, b *record.Batch, entry func() ([]byte
 	}
 	// The index points (indexfmt.RecoveryIndexer): the builders write what
 	// the rule appends, and agree with it.
-	pt, err := run.idx.Batch(b.Position, b.Size, b.LastOffset, b.MaxTimestamp)
-	if err != nil {
+	pt := &run.point
+	if err := run.idx.BatchTo(pt, b.Position, b.Size, b.LastOffset, b.MaxTimestamp); err != nil {
 		offset := b.LastOffset
 		if pt.HasOffset { // the time index's append failed
 			_, offset, _ = run.idx.MaxTimestamp()

@@ -1,0 +1,108 @@
+package inspect
+
+import (
+	"io"
+
+	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
+)
+
+// readWindow is a buffer over part of a file: buf holds the file bytes
+// [at, at+len(buf)), cap(buf) is the read size. It is the one read window
+// of the whole-log readers: EntryScanner reads entries through one, the
+// Resyncer scans for candidates through one and checks them through
+// another. What it hands out are views into buf (no copy, nothing
+// allocated per call), valid until the next call that reads.
+type readWindow struct {
+	r    io.ReaderAt
+	name string // the file, in errors
+	end  int64  // the file's size: nothing at or past it is read
+	buf  []byte
+	at   int64
+}
+
+// reset points w at another file (or another part of the same one),
+// keeping its buffer and forgetting what it held.
+func (w *readWindow) reset(r io.ReaderAt, name string, end int64) {
+	w.r, w.name, w.end = r, name, end
+	w.buf = w.buf[:0]
+}
+
+// bytes returns the file bytes [pos, pos+n), which the caller checked are
+// inside the file. When the window does not hold them it reads cap(buf)
+// bytes (or up to the end of the file) from ReadStart, growing the buffer
+// only when n is larger than it.
+func (w *readWindow) bytes(pos, n int64) ([]byte, error) {
+	if off := pos - w.at; off >= 0 && off+n <= int64(len(w.buf)) {
+		return w.buf[off : off+n], nil
+	}
+	size := int64(cap(w.buf))
+	start := ReadStart(pos, n, size)
+	want := min(max(n, size), w.end-start)
+	if size < want {
+		w.buf = make([]byte, 0, want)
+	}
+	w.buf = w.buf[:want]
+	k, err := w.r.ReadAt(w.buf, start)
+	if int64(k) < want {
+		w.buf = w.buf[:0]
+		return nil, fileio.ReadError(w.name, pos, err)
+	}
+	w.at = start
+	return w.buf[pos-start : pos-start+n], nil
+}
+
+// ReadAt is io.ReaderAt through the window, for a reader that reads a
+// small file a few bytes at a time (an index's slots): the file is read
+// once. Reads larger than the window go to the file directly.
+func (w *readWindow) ReadAt(p []byte, off int64) (int, error) {
+	if int64(len(p)) > int64(cap(w.buf)) || off < 0 {
+		return w.r.ReadAt(p, off)
+	}
+	n := min(int64(len(p)), w.end-off)
+	if n <= 0 {
+		return 0, io.EOF
+	}
+	b, err := w.bytes(off, n)
+	if err != nil {
+		return 0, err
+	}
+	copy(p, b)
+	if n < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+// crc computes the checksum of the file bytes [from, to) of an entry with
+// magic, as UpdateCRC continues it, streaming them through the window.
+func (w *readWindow) crc(magic int8, from, to int64) (uint32, error) {
+	var c uint32
+	for at := from; at < to; {
+		n := min(int64(cap(w.buf)), to-at)
+		p, err := w.bytes(at, n)
+		if err != nil {
+			return 0, err
+		}
+		c = record.UpdateCRC(magic, c, p)
+		at += n
+	}
+	return c, nil
+}
+
+// ReadAlignment is the file-offset granularity of sequential window reads.
+const ReadAlignment = 4096
+
+// ReadStart is where a window of size bytes that must hold [at, at+n)
+// starts reading: at rounded down to a page boundary when that still
+// fits, else at. The window buffers are page aligned, and a pread copies
+// out of the page cache faster when the file offset is aligned too: a
+// pass that checksums batch by batch measured 8.35 GB/s with aligned
+// reads against 7.5 GB/s with reads starting at batch boundaries
+// (docs/performance.md).
+func ReadStart(at, n, size int64) int64 {
+	if start := at &^ (ReadAlignment - 1); at-start+n <= size {
+		return start
+	}
+	return at
+}
