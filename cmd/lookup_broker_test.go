@@ -99,7 +99,7 @@ func targetsOf(t *testing.T, p *inspect.Partition) (offsets, timestamps []int64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := seg.Scan(0)
+		sc := seg.Batches(0)
 		for sc.Next() {
 			b := sc.Batch()
 			last = max(last, b.LastOffset)

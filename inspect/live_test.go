@@ -113,7 +113,7 @@ func TestMappedLogTruncatedUnderneath(t *testing.T) {
 	wantFault(t, "LookupTimestamp after the cut, log mapped", err, logPath)
 	// Every mapped read of a lost page says the same, including a scan
 	// over the whole file as opened.
-	sc := s.Scan(0)
+	sc := s.Batches(0)
 	n := 0
 	for sc.Next() {
 		if b := sc.Batch(); b.Position != seg.Batches[n].Position || b.LastOffset != seg.Batches[n].LastOffset {
@@ -195,7 +195,8 @@ func TestPreadFileTruncatedUnderneath(t *testing.T) {
 	}
 	defer f.Close()
 	truncateFromAnotherProcess(t, logPath, seg.LogSize/2)
-	s := inspect.NewEntryScanner(f, f.Name, f.Size(), 0, 4096)
+	s := inspect.NewLogIterator(inspect.IterOptions{Window: 4096})
+	s.Reset(f, nil, 0)
 	n := 0
 	for s.Next() {
 		if _, err := s.Entry(); err != nil {
@@ -204,7 +205,7 @@ func TestPreadFileTruncatedUnderneath(t *testing.T) {
 		}
 		n++
 	}
-	wantFault(t, "EntryScanner", s.Err(), logPath)
+	wantFault(t, "LogIterator", s.Err(), logPath)
 	if n == 0 || int64(n) >= int64(len(seg.Batches)) {
 		t.Errorf("%d of %d batches read before the fault", n, len(seg.Batches))
 	}
@@ -283,7 +284,7 @@ func TestConcurrentTruncationNeverCrashes(t *testing.T) {
 			}
 			answers++
 		}
-		sc := s.Scan(0)
+		sc := s.Batches(0)
 		for sc.Next() {
 		}
 		if err := sc.Err(); err != nil {

@@ -63,8 +63,8 @@ func (d *Damage) Kind() DamageKind {
 
 // LogIterator reads one .log in file order and yields, one event per Next,
 // either a batch or a damaged range. It reads whole entries through one
-// window (EntryScanner) with the broker's stop rules
-// (FileLogInputStream.nextBatch). Without salvage it ends at the first
+// window, or with IterOptions.Headers only each batch's header, with the
+// broker's stop rules (FileLogInputStream.nextBatch). Without salvage it ends at the first
 // damage, which Err returns, as a broker's iterator does. With salvage it
 // goes on: where entries stop being readable it yields a Damage and
 // resumes at the next valid batch (Resyncer); a batch whose CRC does not
@@ -83,13 +83,13 @@ func (d *Damage) Kind() DamageKind {
 //
 // Partition.Walk and WalkSalvage (dump-log), the summaries (ls) and broker
 // recovery's plan (rebuild, verify's stale checks) and verify's log check
-// (stricter: see Reject) read through it. It is not safe for concurrent
-// use.
+// (stricter: see Reject) read through it; the lookups, Segment.NextOffset,
+// the timeline and verify's index and side-file checks read headers only
+// (Segment.Batches). It is not safe for concurrent use.
 type LogIterator struct {
 	salvage bool
 	window  int
-	buf     []byte // the caller's window (IterOptions.Buffer), or nil
-	s       *EntryScanner
+	s       scanner
 	rs      *Resyncer // salvage only
 	sf      *SegmentFiles
 	name    string
@@ -115,11 +115,23 @@ type IterOptions struct {
 	// Buffer, when not nil, is the window itself (its capacity the read
 	// size): callers that read many small files reuse one buffer.
 	Buffer []byte
+	// Headers reads each batch's header only, with one pread of
+	// HeaderReadSize bytes at its position (fewer at the end of the file),
+	// as the broker's FileRecords.searchForOffsetWithSize and
+	// searchForTimestamp do: the bytes between two headers are never read.
+	// Entry, CheckCRC and Judge still work, through a window allocated on
+	// their first use.
+	Headers bool
 }
 
 // NewLogIterator returns an iterator; Reset points it at a file.
 func NewLogIterator(opts IterOptions) *LogIterator {
-	return &LogIterator{salvage: opts.Salvage, window: opts.Window, buf: opts.Buffer, resume: -1}
+	it := &LogIterator{salvage: opts.Salvage, window: opts.Window, resume: -1}
+	it.s.headers = opts.Headers
+	if opts.Buffer != nil {
+		it.s.w.buf = opts.Buffer[:0]
+	}
+	return it
 }
 
 // Reset points it at the .log f of segment sf (named f.Name in errors; sf
@@ -130,18 +142,21 @@ func (it *LogIterator) Reset(f *fileio.File, sf *SegmentFiles, from int64) {
 	it.reset(f, f.Name, f.Size(), sf, from)
 }
 
+// ResetReader points it at the .log read through r (size bytes, named name
+// in errors), from byte position from, keeping its buffers.
+func (it *LogIterator) ResetReader(r io.ReaderAt, name string, size, from int64) {
+	it.reset(r, name, size, nil, from)
+}
+
 // reset reads at most MaxSegmentBytes of the size bytes of r; what lies
 // past them is reported when the iteration gets there (SegmentTooLarge).
 func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *SegmentFiles, from int64) {
 	it.size = fileSize
 	size := min(fileSize, MaxSegmentBytes)
-	if it.s == nil && it.buf != nil {
-		it.s = newEntryScannerIn(r, name, size, from, it.buf)
-	} else if it.s == nil {
-		it.s = NewEntryScanner(r, name, size, from, it.window)
-	} else {
-		it.s.reset(r, name, size, from)
+	if !it.s.headers {
+		it.windowed()
 	}
+	it.s.reset(r, name, size, from)
 	if it.salvage {
 		if it.rs == nil {
 			it.rs = NewResyncer(r, name, size)
@@ -210,6 +225,17 @@ func (it *LogIterator) Next() bool {
 	return true
 }
 
+// windowed allocates the read window, once (IterOptions.Window bytes).
+func (it *LogIterator) windowed() {
+	if cap(it.s.w.buf) == 0 {
+		w := it.window
+		if w <= 0 {
+			w = DefaultWindow
+		}
+		it.s.w.buf = make([]byte, 0, w)
+	}
+}
+
 // tornCause says why the scan stopped with ErrTorn at pos: too few bytes
 // for a header, or an entry running past the end of the file, whose header
 // (ParseBatch decodes its size and magic even then) it returns.
@@ -218,7 +244,7 @@ func (it *LogIterator) tornCause(pos int64) (DamageCause, record.Batch, error) {
 	if left < record.HeaderSizeUpToMagic+1 {
 		return CauseShortTail, record.Batch{}, nil
 	}
-	hdr, err := it.s.w.bytes(pos, min(int64(record.HeaderReadSize), left))
+	hdr, err := it.s.header(pos, min(int64(record.HeaderReadSize), left))
 	if err != nil {
 		return CauseOther, record.Batch{}, err
 	}
@@ -230,6 +256,7 @@ func (it *LogIterator) tornCause(pos int64) (DamageCause, record.Batch, error) {
 // to the end of the file are all zero: a preallocated .log, or blocks never
 // written before an unclean shutdown.
 func (it *LogIterator) ZeroFilled() (bool, error) {
+	it.windowed()
 	for at, end := it.dmg.Position, it.s.end; at < end; {
 		n := min(int64(max(cap(it.s.w.buf), record.HeaderReadSize)), end-at)
 		p, err := it.s.w.bytes(at, n)
@@ -297,7 +324,10 @@ func (it *LogIterator) Batch() *record.Batch { return it.s.Batch() }
 // CheckCRC computes the current batch's checksum (streaming entries larger
 // than the window) and reports whether it matches the stored CRC; it does
 // not judge (see Judge).
-func (it *LogIterator) CheckCRC() (computed uint32, ok bool, err error) { return it.s.CheckCRC() }
+func (it *LogIterator) CheckCRC() (computed uint32, ok bool, err error) {
+	it.windowed()
+	return it.s.CheckCRC()
+}
 
 // Judge checks the current batch's CRC (streaming large entries). With
 // salvage, a batch whose CRC does not match and whose length is not
@@ -338,6 +368,7 @@ func (it *LogIterator) JudgeMismatch(computed uint32) error {
 // length was judged credible), entry and err both nil, and Next goes on
 // after it.
 func (it *LogIterator) Entry() ([]byte, error) {
+	it.windowed()
 	e, err := it.s.Entry()
 	if err != nil && it.salvage && isDamage(err) {
 		b := it.s.Batch()
@@ -347,6 +378,11 @@ func (it *LogIterator) Entry() ([]byte, error) {
 	}
 	return e, err
 }
+
+// Position is where the next entry would start: after the iteration ended
+// without salvage, the end of the valid prefix (the broker's recovery cut
+// point when Err is not nil).
+func (it *LogIterator) Position() int64 { return it.s.Position() }
 
 // Err is nil when the iteration ended at the end of the file (with
 // salvage: also past damage), else why it stopped: without salvage the

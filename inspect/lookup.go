@@ -431,7 +431,7 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 	if start < 0 || start > s.LogSize {
 		return record.Batch{}, hit, false, nil
 	}
-	sc := s.scanner(r.log, start)
+	sc := s.batches(r.log, start)
 	for sc.Next() {
 		b := sc.Batch()
 		st.batches++

@@ -65,7 +65,7 @@ func allBatches(t testing.TB, p *inspect.Partition) []bruteBatch {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := seg.Scan(0)
+		sc := seg.Batches(0)
 		for sc.Next() {
 			out = append(out, bruteBatch{i, *sc.Batch()})
 		}

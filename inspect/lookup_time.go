@@ -144,7 +144,7 @@ func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeH
 		tr.note(TraceStep{Why: WhyNoTimeIndex, File: seg.LogName})
 	}
 	ts, offset = -1, seg.BaseOffset
-	sc := seg.Scan(0)
+	sc := seg.Batches(0)
 	for sc.Next() {
 		if b := sc.Batch(); b.MaxTimestamp > ts {
 			ts, offset = b.MaxTimestamp, b.LastOffset
@@ -365,7 +365,7 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 			return nil
 		}
 	}
-	sc := s.scanner(r.log, pos)
+	sc := s.batches(r.log, pos)
 	for sc.Next() {
 		b := sc.Batch()
 		if b.MaxTimestamp < target {
@@ -455,7 +455,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 		return nil, err
 	}
 	var dec record.RecordDecoder
-	sc := seg.Scan(pos)
+	sc := seg.Batches(pos)
 	for sc.Next() {
 		b := sc.Batch()
 		if b.MaxTimestamp != bestTS {

@@ -137,7 +137,8 @@ func sizeName(n int) string {
 // scanLog is verify's and rebuild's pass over a log: every entry through
 // the entry scanner, every CRC checked.
 func scanLog(b *testing.B, f *fileio.File) {
-	s := inspect.NewEntryScanner(f, f.Name, f.Size(), 0, inspect.DefaultWindow)
+	s := inspect.NewLogIterator(inspect.IterOptions{})
+	s.Reset(f, nil, 0)
 	n := 0
 	for s.Next() {
 		if _, ok, err := s.CheckCRC(); err != nil || !ok {
@@ -382,6 +383,7 @@ func BenchmarkLookupTimestampParts(b *testing.B) {
 	_, seg, _ := lookupSegments(b)
 	targets := timeTargets(b, seg)
 	steps := []string{"1-time-index", "2-offset-index", "3-header-scan", "4-records"}
+	headers := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
 	for n, name := range steps {
 		b.Run(name, func(b *testing.B) {
 			latency(b, func(i int) {
@@ -401,7 +403,8 @@ func BenchmarkLookupTimestampParts(b *testing.B) {
 					if err != nil || n == 1 {
 						return
 					}
-					sc := inspect.NewScanner(log, seg.LogName, seg.LogSize, int64(oe.Position))
+					sc := headers
+					sc.ResetReader(log, seg.LogName, seg.LogSize, int64(oe.Position))
 					for sc.Next() && sc.Batch().MaxTimestamp < target {
 					}
 				})

@@ -60,8 +60,8 @@ func fzAppendHeader(dst []byte, b *record.Batch) []byte {
 // FuzzBatchHeader reads data as a .log. Properties: ParseBatch of the
 // first entry either fails with a positioned *CorruptError or decodes
 // fields that encode back to exactly the bytes read (every magic: v2 and
-// the two legacy layouts); the header Scanner and the windowed
-// EntryScanner (window from the input) see the same entries, stop at the
+// the two legacy layouts); the headers-only LogIterator and the windowed
+// one (window from the input) see the same entries, stop at the
 // same position for the same reason, and move forward by at least 26
 // bytes; entries and streamed CRCs agree with the bytes; the scan
 // allocates no more than its window and the largest entry, whatever the
@@ -114,14 +114,16 @@ func FuzzBatchHeader(f *testing.F) {
 		type seen struct{ pos, size, last int64 }
 		var viaHeaders []seen
 		viaEntries := make([]seen, 0, len(data)/(record.LogOverhead+record.MinEntryLength)+1)
-		sc := NewScanner(bytes.NewReader(data), name, size, 0)
+		sc := NewLogIterator(IterOptions{Headers: true})
+		sc.ResetReader(bytes.NewReader(data), name, size, 0)
 		for sc.Next() {
 			b := sc.Batch()
 			viaHeaders = append(viaHeaders, seen{b.Position, b.Size, b.LastOffset})
 		}
-		var es *EntryScanner
+		var es *LogIterator
 		alloc := fuzzcheck.Allocated(func() {
-			es = NewEntryScanner(bytes.NewReader(data), name, size, 0, win)
+			es = NewLogIterator(IterOptions{Window: win})
+			es.ResetReader(bytes.NewReader(data), name, size, 0)
 			for es.Next() {
 				b := es.Batch()
 				viaEntries = append(viaEntries, seen{b.Position, b.Size, b.LastOffset})
@@ -142,7 +144,7 @@ func FuzzBatchHeader(f *testing.F) {
 			t.Fatalf("scanning %d bytes with a %d-byte window allocated %d bytes (bound %d)", size, win, alloc, bound)
 		}
 		if len(viaHeaders) != len(viaEntries) {
-			t.Fatalf("Scanner saw %d entries, EntryScanner %d", len(viaHeaders), len(viaEntries))
+			t.Fatalf("headers-only iterator saw %d entries, windowed %d", len(viaHeaders), len(viaEntries))
 		}
 		next := int64(0)
 		for i, s := range viaHeaders {
@@ -152,7 +154,7 @@ func FuzzBatchHeader(f *testing.F) {
 			next += s.size
 		}
 		if sc.Position() != es.Position() || sc.Position() < next || sc.Position() > size {
-			t.Fatalf("stop positions: Scanner %d, EntryScanner %d, after the last entry %d", sc.Position(), es.Position(), next)
+			t.Fatalf("stop positions: headers-only %d, windowed %d, after the last entry %d", sc.Position(), es.Position(), next)
 		}
 		switch err1, err2 := sc.Err(), es.Err(); {
 		case (err1 == nil) != (err2 == nil):
@@ -162,8 +164,8 @@ func FuzzBatchHeader(f *testing.F) {
 				t.Fatalf("clean end at %d of %d bytes", next, size)
 			}
 		default:
-			fuzzcheck.WantCorrupt(t, "Scanner", err1, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
-			fuzzcheck.WantCorrupt(t, "EntryScanner", err2, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
+			fuzzcheck.WantCorrupt(t, "headers-only", err1, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
+			fuzzcheck.WantCorrupt(t, "windowed", err2, name, size, fileio.ErrTorn, fileio.ErrCorruptHeader)
 			if errors.Is(err1, fileio.ErrTorn) != errors.Is(err2, fileio.ErrTorn) || err1.(*fileio.CorruptError).Position != next {
 				t.Fatalf("stop reasons differ or are misplaced (entries end at %d): %v / %v", next, err1, err2)
 			}
@@ -412,7 +414,8 @@ func fzLoadPartitions() ([]fzPartition, error) {
 // fzChain scans a .log from position 0 without any index: the batches in
 // file order up to the first damage, where the scan stopped, and why.
 func fzChain(name string, log []byte) (batches []record.Batch, stop int64, err error) {
-	sc := NewScanner(bytes.NewReader(log), name, int64(len(log)), 0)
+	sc := NewLogIterator(IterOptions{Headers: true})
+	sc.ResetReader(bytes.NewReader(log), name, int64(len(log)), 0)
 	for sc.Next() {
 		batches = append(batches, *sc.Batch())
 	}

@@ -8,9 +8,101 @@ import (
 	"github.com/kseg/kseg/inspect/record"
 )
 
-// Scanner walks the entries of a .log from a start position, reading only
-// their headers (HeaderReadSize bytes each) into a buffer it owns, the way
-// the broker's FileLogInputStream.nextBatch does for lookups:
+// DefaultWindow is the read size of a LogIterator: 256 KiB preads read
+// as fast as 1 MiB ones here, and the window, with the page-cache pages it
+// was copied from, still fits the core's L2 cache when the checksums read
+// it back; verify measured faster with it (docs/performance.md).
+const DefaultWindow = 256 << 10
+
+// MaxEntryBytes is the largest entry LogIterator.Entry hands out whole;
+// larger entries (far above any broker's message.max.bytes) can still have
+// their CRC checked by streaming (LogIterator.CheckCRC), so a hostile
+// length field never causes an allocation larger than this.
+var MaxEntryBytes int64 = 256 << 20
+
+// scanner is the LogIterator's engine: it walks the entries of a .log from
+// a start position with the broker's stop rules (cursor), parsing headers
+// in place; nothing is allocated per batch. It reads the header bytes one
+// of two ways:
+//
+//   - through the window w (whole entries, sequentially): the reading path
+//     of verify, rebuild, dump-log and the summaries;
+//   - headers only: one pread of HeaderReadSize bytes (fewer at the end of
+//     the file) at each entry's position into hdr, exactly the bytes the
+//     broker's FileLogInputStream.nextBatch reads for
+//     FileRecords.searchForOffsetWithSize and searchForTimestamp: the
+//     lookups' path, which touches nothing between two headers.
+type scanner struct {
+	w       readWindow
+	headers bool
+	hdr     [record.HeaderReadSize]byte
+	cursor
+}
+
+// reset points s at another file, from start, keeping its buffers.
+func (s *scanner) reset(r io.ReaderAt, name string, size, start int64) {
+	s.w.reset(r, name, size)
+	s.name, s.end = name, size
+	s.Reset(start)
+}
+
+// Next decodes the next entry's header; false at the end (see Err).
+func (s *scanner) Next() bool {
+	n, ok := s.headerLen()
+	if !ok {
+		return false
+	}
+	hdr, err := s.header(s.pos, n)
+	if err != nil {
+		return s.fail(err)
+	}
+	return s.accept(hdr)
+}
+
+// header returns the n header bytes at pos (n <= HeaderReadSize, inside
+// the file): a pread into hdr in headers-only mode, else a view into the
+// window.
+func (s *scanner) header(pos, n int64) ([]byte, error) {
+	if !s.headers {
+		return s.w.bytes(pos, n)
+	}
+	p := s.hdr[:n]
+	if k, err := s.w.r.ReadAt(p, pos); int64(k) < n {
+		return nil, fileio.ReadError(s.name, pos, err)
+	}
+	return p, nil
+}
+
+// Entry returns the whole current entry (len == Batch().Size), a view into
+// the window valid until the next call to Next. Entries larger than
+// MaxEntryBytes are refused with ErrTooLarge.
+func (s *scanner) Entry() ([]byte, error) {
+	if s.b.Size > MaxEntryBytes {
+		return nil, fileio.Corruptf(s.name, s.b.Position, fileio.ErrTooLarge, "batch of %d bytes is larger than %d", s.b.Size, MaxEntryBytes)
+	}
+	return s.w.bytes(s.b.Position, s.b.Size)
+}
+
+// CheckCRC computes the current entry's checksum, streaming it through the
+// window when the entry is larger than the window, and reports whether it
+// matches the stored CRC.
+func (s *scanner) CheckCRC() (computed uint32, ok bool, err error) {
+	b := &s.b
+	if b.Size <= int64(cap(s.w.buf)) {
+		e, err := s.w.bytes(b.Position, b.Size)
+		if err != nil {
+			return 0, false, err
+		}
+		c := record.ComputeCRC(b.Magic, e)
+		return c, c == b.CRC, nil
+	}
+	c, err := s.w.crc(b.Magic, b.Position+record.CRCStart(b.Magic), b.End())
+	return c, err == nil && c == b.CRC, err
+}
+
+// cursor is the position and outcome of a scan, and the broker's stop
+// rules that move it (FileLogInputStream.nextBatch), the one place they
+// are written:
 //
 //  1. fewer than 18 bytes left: stop (a broker stops silently; Err reports
 //     the leftover bytes as ErrTorn when there are any);
@@ -21,39 +113,6 @@ import (
 //  4. otherwise decode the header and advance by 12 + length.
 //
 // Every step moves forward by at least 26 bytes, so a scan always ends.
-//
-//	s := NewScanner(f, f.Name, f.Size(), pos)
-//	for s.Next() { b := s.Batch() ... }
-//	if err := s.Err(); err != nil { ... }
-type Scanner struct {
-	r   io.ReaderAt
-	hdr [record.HeaderReadSize]byte
-	cursor
-}
-
-// NewScanner scans r (a .log of length size, named name in errors) from
-// byte position start.
-func NewScanner(r io.ReaderAt, name string, size, start int64) *Scanner {
-	return &Scanner{r: r, cursor: cursor{name: name, end: size, pos: start}}
-}
-
-// Next decodes the next entry's header. It returns false at the end of the
-// valid entries; Err then says why.
-func (s *Scanner) Next() bool {
-	n, ok := s.headerLen()
-	if !ok {
-		return false
-	}
-	p := s.hdr[:n]
-	if k, err := s.r.ReadAt(p, s.pos); int64(k) < n {
-		return s.fail(fileio.ReadError(s.name, s.pos, err))
-	}
-	return s.accept(p)
-}
-
-// cursor is the position and outcome both scanners keep, and the broker's
-// stop rules that move it (FileLogInputStream.nextBatch); the scanners only
-// differ in where the header bytes come from.
 type cursor struct {
 	name string
 	end  int64

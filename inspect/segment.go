@@ -53,7 +53,7 @@ type Segment struct {
 
 	// Reused by the lookups, so that they allocate nothing (a Segment is
 	// for one goroutine at a time).
-	sc  Scanner
+	it  LogIterator
 	tl  timeLookupState
 	dec record.RecordDecoder
 	buf []byte
@@ -238,17 +238,20 @@ func (s *Segment) Close() error {
 	return errors.Join(errs...)
 }
 
-// Scan returns a header scanner over the segment's log from position start.
-func (s *Segment) Scan(start int64) *Scanner {
-	return NewScanner(s.Log, s.LogName, s.LogSize, start)
+// Batches returns a headers-only iterator (IterOptions.Headers) over the
+// segment's log from byte position start.
+func (s *Segment) Batches(start int64) *LogIterator {
+	it := NewLogIterator(IterOptions{Headers: true})
+	it.ResetReader(s.Log, s.LogName, s.LogSize, start)
+	return it
 }
 
-// scanner returns the segment's own header scanner over log, restarted
-// at start.
-func (s *Segment) scanner(log io.ReaderAt, start int64) *Scanner {
-	s.sc.r, s.sc.name, s.sc.end = log, s.LogName, s.LogSize
-	s.sc.Reset(start)
-	return &s.sc
+// batches is Batches through the segment's own iterator (the lookups
+// allocate nothing), reading log, restarted at start.
+func (s *Segment) batches(log io.ReaderAt, start int64) *LogIterator {
+	s.it.s.headers = true
+	s.it.ResetReader(log, s.LogName, s.LogSize, start)
+	return &s.it
 }
 
 // ReadEntry reads the complete entry of batch b into buf (grown as needed;
@@ -280,7 +283,7 @@ func (s *Segment) NextOffset() (int64, error) {
 		}
 	}
 	next := s.BaseOffset
-	sc := s.Scan(start)
+	sc := s.Batches(start)
 	for sc.Next() {
 		next = sc.Batch().LastOffset + 1
 	}

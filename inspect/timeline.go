@@ -129,7 +129,7 @@ func batchMarks(seg *Segment) ([]TrafficMark, error) {
 	var marks []TrafficMark
 	maxTS := int64(-1)
 	end := seg.BaseOffset
-	sc := seg.Scan(0)
+	sc := seg.Batches(0)
 	for sc.Next() {
 		b := sc.Batch()
 		maxTS = max(maxTS, b.MaxTimestamp)

@@ -133,6 +133,7 @@ type offsetIndexCheck struct {
 	cps      []checkpoint
 	stride   int64
 	nBatches int64
+	rescans  *inspect.LogIterator // headers only, made by the first rescan
 
 	// How entries at a batch boundary relate to that batch (index.stale's
 	// message): at its last offset (recovery, 4.1+), beyond it (2.0-4.0
@@ -287,7 +288,11 @@ func (o *offsetIndexCheck) rescan(e indexfmt.OffsetEntry, slot int) {
 	}
 	cp := o.cps[i]
 	maxLast, maxLastPos := cp.maxLast, cp.maxLastPos
-	sc := inspect.NewScanner(o.c.log, o.c.logName, o.logSize, cp.pos)
+	if o.rescans == nil {
+		o.rescans = inspect.NewLogIterator(inspect.IterOptions{Headers: true})
+	}
+	sc := o.rescans
+	sc.ResetReader(o.c.log, o.c.logName, o.logSize, cp.pos)
 	prev, prevEnd := int64(-1), int64(-1)
 	for sc.Next() {
 		b := sc.Batch()

@@ -255,7 +255,7 @@ func lastBatchOf(seg *inspect.Segment) (int64, *record.Batch, error) {
 	for {
 		next := seg.BaseOffset
 		var last *record.Batch
-		sc := seg.Scan(start)
+		sc := seg.Batches(start)
 		for sc.Next() {
 			b := *sc.Batch()
 			last = &b
@@ -400,7 +400,7 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 		return false, err
 	}
 	defer seg.Close()
-	sc := seg.Scan(0)
+	sc := seg.Batches(0)
 	for sc.Next() {
 		if sc.Batch().LastOffset+1 == offset {
 			return true, nil

@@ -165,7 +165,8 @@ func TestCacheNeutralWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := inspect.NewEntryScanner(f, f.Name, f.Size(), 0, 0)
+	s := inspect.NewLogIterator(inspect.IterOptions{})
+	s.Reset(f, nil, 0)
 	for s.Next() {
 	}
 	f.Close()

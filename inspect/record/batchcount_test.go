@@ -30,7 +30,7 @@ func TestBatchCountMatchesManifest(t *testing.T) {
 			}
 			defer seg.Close()
 			var dec record.RecordDecoder
-			sc := seg.Scan(0)
+			sc := seg.Batches(0)
 			i, fromRecords := 0, 0
 			for sc.Next() {
 				b := sc.Batch()

@@ -174,7 +174,8 @@ func checkCloseEntries(t *testing.T, key string, disk, planned []byte, pl *Segme
 	type entry struct{ ts, off int64 }
 	var maxima []entry
 	maxTs := int64(-1)
-	s := inspect.NewScanner(f, f.Name, f.Size(), 0)
+	s := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
+	s.Reset(f, nil, 0)
 	for s.Next() {
 		if b := s.Batch(); b.MaxTimestamp > maxTs {
 			maxTs = b.MaxTimestamp
