@@ -182,6 +182,12 @@ func (it *LogIterator) Next() bool {
 	if it.s.Next() {
 		return true
 	}
+	return it.ended()
+}
+
+// ended is Next at the end of the scan: the end of the file (or of the
+// first MaxSegmentBytes), or damage, which salvage turns into an event.
+func (it *LogIterator) ended() bool {
 	err := it.s.Err()
 	it.done = true
 	if err == nil {

@@ -67,7 +67,8 @@ func (s *scanner) header(pos, n int64) ([]byte, error) {
 		return s.w.bytes(pos, n)
 	}
 	p := s.hdr[:n]
-	if k, err := s.w.r.ReadAt(p, pos); int64(k) < n {
+	k, err := s.w.r.ReadAt(p, pos)
+	if int64(k) < n {
 		return nil, fileio.ReadError(s.name, pos, err)
 	}
 	return p, nil
