@@ -376,7 +376,7 @@ type scanStats struct {
 // when the segment holds no such batch (a damaged tail ends the scan
 // silently, as it does for the broker).
 //
-// It allocates nothing: the index search and the header scanner use
+// It allocates nothing: the index search and the headers-only iterator use
 // buffers the Segment keeps, so a Segment must not be used by several
 // goroutines at once.
 func (s *Segment) LookupOffset(target int64) (b record.Batch, hit IndexHit, found bool, err error) {

@@ -85,7 +85,7 @@ func FuzzBatchHeader(f *testing.F) {
 			hdr := data[:min(len(data), record.HeaderReadSize)]
 			b, err := record.ParseBatch(hdr, 0, name)
 			// Decoding into a Batch that held another header (as the
-			// scanners reuse theirs) gives the same header and error.
+			// iterators reuse theirs) gives the same header and error.
 			reused := record.Batch{Position: -9, Size: 1, Magic: 7, BaseOffset: 3, LastOffset: 4, CRC: 5, Attributes: 6, PartitionLeaderEpoch: 7,
 				LastOffsetDelta: 8, BaseTimestamp: 9, MaxTimestamp: 10, ProducerID: 11, ProducerEpoch: 12, BaseSequence: 13, RecordCount: 14}
 			if err2 := record.ParseBatchTo(&reused, hdr, 0, name); reused != b || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {

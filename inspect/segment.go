@@ -255,7 +255,7 @@ func (s *Segment) batches(log io.ReaderAt, start int64) *LogIterator {
 }
 
 // ReadEntry reads the complete entry of batch b into buf (grown as needed;
-// b.Size is bounded by the file size, which the scanner checked) and
+// b.Size is bounded by the file size, which the iterator checked) and
 // returns it.
 func (s *Segment) ReadEntry(b *record.Batch, buf []byte) ([]byte, error) {
 	if cap(buf) < int(b.Size) {

@@ -9,7 +9,7 @@ import (
 
 // readWindow is a buffer over part of a file: buf holds the file bytes
 // [at, at+len(buf)), cap(buf) is the read size. It is the one read window
-// of the whole-log readers: EntryScanner reads entries through one, the
+// of the whole-log readers: LogIterator reads entries through one, the
 // Resyncer scans for candidates through one and checks them through
 // another. What it hands out are views into buf (no copy, nothing
 // allocated per call), valid until the next call that reads.
