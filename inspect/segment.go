@@ -53,10 +53,10 @@ type Segment struct {
 
 	// Reused by the lookups, so that they allocate nothing (a Segment is
 	// for one goroutine at a time).
-	it  LogIterator
 	tl  timeLookupState
 	dec record.RecordDecoder
 	buf []byte
+	it  LogIterator
 }
 
 // NewSegment builds a segment over bytes. A nil idx or tidx means the file
