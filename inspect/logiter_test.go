@@ -351,3 +351,80 @@ func putAt(t *testing.T, path string, pos int64, v uint32) {
 		t.Fatal(err)
 	}
 }
+
+// preads records every ReadAt on a log.
+type preads struct {
+	r    []byte
+	seen [][2]int64 // position, length
+}
+
+func (p *preads) ReadAt(b []byte, off int64) (int, error) {
+	p.seen = append(p.seen, [2]int64{off, int64(len(b))})
+	if off >= int64(len(p.r)) {
+		return 0, fmt.Errorf("read at %d past %d bytes", off, len(p.r))
+	}
+	n := copy(b, p.r[off:])
+	if n < len(b) {
+		return n, fmt.Errorf("short read at %d", off)
+	}
+	return n, nil
+}
+
+// TestLogIteratorHeadersReadsWhatTheBrokerReads: a headers-only iterator
+// reads each batch's header with one pread of HeaderReadSize bytes at its
+// position (FileLogInputStream.nextBatch), and at a torn tail the bytes
+// left, and nothing else; it yields the batches the windowed iterator
+// yields and stops at the same position for the same reason.
+func TestLogIteratorHeadersReadsWhatTheBrokerReads(t *testing.T) {
+	dir := t.TempDir()
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 12, Segments: 1, Batches: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := &m.Segments[0]
+	log, err := os.ReadFile(m.LogPath(seg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tail = 40 // a torn header: 18 <= tail < HeaderReadSize
+	log = append(log, log[:tail]...)
+	size := int64(len(log))
+
+	for _, from := range []int64{0, seg.Batches[7].Position} {
+		r := &preads{r: log}
+		it := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
+		it.ResetReader(r, "x.log", size, from)
+		var got []int64
+		for it.Next() {
+			got = append(got, it.Batch().Position)
+		}
+		var want [][2]int64
+		var wantPos []int64
+		for _, b := range seg.Batches {
+			if b.Position >= from {
+				want = append(want, [2]int64{b.Position, record.HeaderReadSize})
+				wantPos = append(wantPos, b.Position)
+			}
+		}
+		want = append(want, [2]int64{size - tail, tail})
+		if !slices.Equal(r.seen, want) {
+			t.Errorf("from %d: reads %v\nwant %v", from, r.seen, want)
+		}
+		if !slices.Equal(got, wantPos) {
+			t.Errorf("from %d: batches at %v, want %v", from, got, wantPos)
+		}
+		if !errors.Is(it.Err(), fileio.ErrTorn) || it.Position() != size-tail {
+			t.Errorf("from %d: stopped at %d with %v, want ErrTorn at %d", from, it.Position(), it.Err(), size-tail)
+		}
+
+		w := inspect.NewLogIterator(inspect.IterOptions{Window: 4096})
+		w.ResetReader(&preads{r: log}, "x.log", size, from)
+		var viaWindow []int64
+		for w.Next() {
+			viaWindow = append(viaWindow, w.Batch().Position)
+		}
+		if !slices.Equal(viaWindow, got) || w.Position() != it.Position() || fmt.Sprint(w.Err()) != fmt.Sprint(it.Err()) {
+			t.Errorf("from %d: windowed %v stop %d %v; headers-only %v stop %d %v", from, viaWindow, w.Position(), w.Err(), got, it.Position(), it.Err())
+		}
+	}
+}
