@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -238,9 +237,8 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 		// billions of entries is not walked.
 		n, bound := int64(x.Entries()), int64(-1)
 		if f.log != "" {
-			if st, err := os.Stat(f.log); err == nil && n > record.MaxTxnIndexEntries(st.Size()) {
-				bound = record.MaxTxnIndexEntries(st.Size())
-				n = bound
+			if b, ok := (inspect.SegmentFiles{Log: f.log}).TxnIndexBound(); ok && n > b {
+				bound, n = b, b
 			}
 		}
 		l := newLister(ios, txnEntryColumns)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // File suffixes (LogFileUtils).
@@ -31,6 +32,22 @@ type SegmentFiles struct {
 	Index      string
 	TimeIndex  string
 	TxnIndex   string
+}
+
+// TxnIndexBound is the most entries the segment's .txnindex can hold
+// given its log's size now (record.MaxTxnIndexEntries: one aborted
+// transaction per control batch); false without a log that can be
+// statted. Readers of a .txnindex read no further: a forged or sparse
+// file of billions of entries is not walked.
+func (s SegmentFiles) TxnIndexBound() (int64, bool) {
+	if s.Log == "" {
+		return 0, false
+	}
+	st, err := os.Stat(s.Log)
+	if err != nil {
+		return 0, false
+	}
+	return record.MaxTxnIndexEntries(st.Size()), true
 }
 
 // set records path as the segment's file with the given suffix.

@@ -8,7 +8,6 @@ import (
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
-	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
 
@@ -161,10 +160,8 @@ func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
 	// Entries past what the log could justify are not read (txnindex.size
 	// reports them): a sparse file of billions of entries is not scanned.
 	size := f.Size()
-	if sf.Log != "" {
-		if st, err := os.Stat(sf.Log); err == nil {
-			size = min(size, record.MaxTxnIndexEntries(st.Size())*indexfmt.TxnEntrySize)
-		}
+	if b, ok := sf.TxnIndexBound(); ok {
+		size = min(size, b*indexfmt.TxnEntrySize)
 	}
 	err = indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(f, size)).SanityCheck(sf.BaseOffset)
 	switch {

@@ -3,7 +3,6 @@ package verify
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -525,7 +524,7 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 			return nil, nil
 		}
 		have = indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(f, f.Size()))
-		if st, err := os.Stat(pl.Segment.Log); err == nil && int64(have.Entries()) > record.MaxTxnIndexEntries(st.Size()) {
+		if b, ok := pl.Segment.TxnIndexBound(); ok && int64(have.Entries()) > b {
 			return nil, nil
 		}
 	} else {
