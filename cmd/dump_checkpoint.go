@@ -48,10 +48,7 @@ broker does about it. Empty checkpoint files have no entries.`,
   kseg dump-checkpoint data/orders-0
   kseg dump-checkpoint -o json /var/lib/kafka/data | jq -c 'select(.kind=="offset" and .topic=="orders")'`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			opts.paths = args
-			return runDumpCheckpoint(ios, opts)
-		},
+		RunE: pathsRunE(&opts.paths, func() error { return runDumpCheckpoint(ios, opts) }),
 	}
 	return c
 }

@@ -53,10 +53,7 @@ as an error (exit 2).`,
   kseg dump-index --all data/orders-0/00000000000000000000.timeindex
   kseg dump-index -o json data/orders-0 | jq 'select(.position != null) | .position'`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			opts.paths = args
-			return runDumpIndex(ios, opts)
-		},
+		RunE: pathsRunE(&opts.paths, func() error { return runDumpIndex(ios, opts) }),
 	}
 	opts.AddFlags(c.Flags())
 	return c

@@ -50,10 +50,7 @@ does not fit) lists what can be read, then exits 2 naming the byte position.`,
   kseg dump-snapshot data/orders-0
   kseg dump-snapshot -o json data/orders-0 | jq -c 'select(.kind=="producer" and .current_txn_first_offset >= 0)'`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			opts.paths = args
-			return runDumpSnapshot(ios, opts)
-		},
+		RunE: pathsRunE(&opts.paths, func() error { return runDumpSnapshot(ios, opts) }),
 	}
 	return c
 }

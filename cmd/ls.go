@@ -92,10 +92,7 @@ read.`,
   kseg ls --deep -o json data | jq -c 'select(.status != "ok")'
   kseg describe data/orders-0`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			opts.paths = args
-			return runLs(ios, opts)
-		},
+		RunE: pathsRunE(&opts.paths, func() error { return runLs(ios, opts) }),
 	}
 	opts.AddFlags(c.Flags())
 	return c

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/spf13/cobra"
 )
 
 // resolveTarget resolves a PATH argument, turning "does not exist" and
@@ -136,6 +137,16 @@ func resolveTargets(paths []string) ([]*inspect.Target, error) {
 		}
 		return []*inspect.Target{t}, nil
 	})
+}
+
+// pathsRunE is the RunE of a command whose arguments are all PATHs
+// (at least one, cobra.MinimumNArgs): it keeps them in *paths and runs
+// run.
+func pathsRunE(paths *[]string, run func() error) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		*paths = args
+		return run()
+	}
 }
 
 // collectEach runs collect on every PATH argument, in order, and joins
