@@ -227,7 +227,7 @@ func ReadPartition(dir string) (*Partition, error) {
 	// Listed unsorted (os.ReadDir sorts): segments and skipped files are
 	// sorted below, and sorting a listing of thousands of files cost a
 	// time lookup more than its search.
-	f, err := os.Open(dir)
+	f, err := fileio.OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}

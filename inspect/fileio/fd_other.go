@@ -35,3 +35,6 @@ func OpenFile(path string) (*os.File, error) {
 	f, _, err := openDescriptor(path)
 	return f, err
 }
+
+// OpenDir opens a directory for listing.
+func OpenDir(path string) (*os.File, error) { return os.Open(path) }
