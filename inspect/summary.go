@@ -157,10 +157,20 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			return s, err
 		}
 		defer f.Close()
-		// Its valid entries, then the last of them, through one window: a
-		// single pread for an index of up to summaryWindow bytes.
-		w := &readWindow{r: f, name: sf.Index, end: f.Size(), buf: (*bp)[:0]}
-		idx := indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(w, f.Size()), sf.BaseOffset)
+		// Its valid entries, then the last of them: an index of up to
+		// summaryWindow bytes (a few thousand entries) is read with one
+		// pread and searched in place; a larger one, or one that came up
+		// short, through IndexSlots, which names the slot that failed.
+		var idx *indexfmt.OffsetIndex
+		if size := f.Size(); size <= int64(cap(*bp)) {
+			b := (*bp)[:size]
+			if n, _ := f.ReadAt(b, 0); int64(n) == size {
+				idx = indexfmt.NewOffsetIndex(b, sf.BaseOffset)
+			}
+		}
+		if idx == nil {
+			idx = indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
+		}
 		if s.Index, err = offsetIndexStats(idx); err != nil {
 			return s, fmt.Errorf("%s: %w", sf.Index, err)
 		}

@@ -52,28 +52,6 @@ func (w *readWindow) bytes(pos, n int64) ([]byte, error) {
 	return w.buf[pos-start : pos-start+n], nil
 }
 
-// ReadAt is io.ReaderAt through the window, for a reader that reads a
-// small file a few bytes at a time (an index's slots): the file is read
-// once. Reads larger than the window go to the file directly.
-func (w *readWindow) ReadAt(p []byte, off int64) (int, error) {
-	if int64(len(p)) > int64(cap(w.buf)) || off < 0 {
-		return w.r.ReadAt(p, off)
-	}
-	n := min(int64(len(p)), w.end-off)
-	if n <= 0 {
-		return 0, io.EOF
-	}
-	b, err := w.bytes(off, n)
-	if err != nil {
-		return 0, err
-	}
-	copy(p, b)
-	if n < int64(len(p)) {
-		return int(n), io.EOF
-	}
-	return int(n), nil
-}
-
 // crc computes the checksum of the file bytes [from, to) of an entry with
 // magic, as UpdateCRC continues it, streaming them through the window.
 func (w *readWindow) crc(magic int8, from, to int64) (uint32, error) {
