@@ -145,6 +145,20 @@ func SummarizeSegment(sf SegmentFiles, opts SummaryOptions) (SegmentSummary, err
 	return summarize(sf, opts, nil, nil)
 }
 
+// smallIndex reads an index file of up to cap(buf) bytes (summaryWindow:
+// a few thousand entries) with one pread into buf, to be searched in
+// place; false for a larger file, or one that came up short, which is
+// then read through fileio.IndexSlots (whose errors name the slot).
+func smallIndex(f *fileio.File, buf []byte) ([]byte, bool) {
+	size := f.Size()
+	if size > int64(cap(buf)) {
+		return nil, false
+	}
+	b := buf[:size]
+	n, _ := f.ReadAt(b, 0)
+	return b, int64(n) == size
+}
+
 func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (SegmentSummary, error) {
 	s := SegmentSummary{Files: sf, Batches: -1, Records: -1, FirstOffset: -1, LastOffset: -1,
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
@@ -157,18 +171,11 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			return s, err
 		}
 		defer f.Close()
-		// Its valid entries, then the last of them: an index of up to
-		// summaryWindow bytes (a few thousand entries) is read with one
-		// pread and searched in place; a larger one, or one that came up
-		// short, through IndexSlots, which names the slot that failed.
+		// Its valid entries, then the last of them (smallIndex).
 		var idx *indexfmt.OffsetIndex
-		if size := f.Size(); size <= int64(cap(*bp)) {
-			b := (*bp)[:size]
-			if n, _ := f.ReadAt(b, 0); int64(n) == size {
-				idx = indexfmt.NewOffsetIndex(b, sf.BaseOffset)
-			}
-		}
-		if idx == nil {
+		if b, ok := smallIndex(f, *bp); ok {
+			idx = indexfmt.NewOffsetIndex(b, sf.BaseOffset)
+		} else {
 			idx = indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
 		}
 		if s.Index, err = offsetIndexStats(idx); err != nil {
@@ -188,7 +195,12 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			return s, err
 		}
 		defer f.Close()
-		x := indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
+		var x *indexfmt.TimeIndex
+		if b, ok := smallIndex(f, *bp); ok {
+			x = indexfmt.NewTimeIndex(b, sf.BaseOffset)
+		} else {
+			x = indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
+		}
 		n, err := x.ValidEntries()
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", sf.TimeIndex, err)
