@@ -13,3 +13,12 @@ import (
 func (s *Segment) WithFastReaders(fn func(log io.ReaderAt, idx *indexfmt.OffsetIndex, tidx *indexfmt.TimeIndex)) bool {
 	return s.unguarded(func(r readers) { fn(r.log, r.idx, r.tidx) })
 }
+
+// ReadAheadSums is how many checksums its read-ahead handed out to its
+// scan since it was made.
+func ReadAheadSums(it *LogIterator) int64 {
+	if a := it.s.w.ahead; a != nil {
+		return a.sums
+	}
+	return 0
+}

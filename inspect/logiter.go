@@ -87,12 +87,14 @@ func (d *Damage) Kind() DamageKind {
 // the timeline and verify's index and side-file checks read headers only
 // (Segment.Batches). It is not safe for concurrent use.
 type LogIterator struct {
-	salvage bool
-	window  int
-	s       scanner
-	rs      *Resyncer // salvage only
-	sf      *SegmentFiles
-	name    string
+	salvage  bool
+	window   int
+	ahead    bool
+	aheadMin int64
+	s        scanner
+	rs       *Resyncer // salvage only
+	sf       *SegmentFiles
+	name     string
 
 	size      int64 // the file's whole size; only MaxSegmentBytes of it are read
 	limitDone bool  // the bytes past MaxSegmentBytes were reported
@@ -122,11 +124,23 @@ type IterOptions struct {
 	// Entry, CheckCRC and Judge still work, through a window allocated on
 	// their first use.
 	Headers bool
+	// ReadAhead reads a log of at least ReadAheadMinBytes on a second
+	// goroutine, which also computes checksums (readAhead): a whole-entry
+	// scan that checks every CRC (verify, rebuild's plan) then uses two
+	// cores. What the iteration yields is the same. Such an iterator must
+	// be closed (Close) when the caller stops before its end.
+	ReadAhead bool
+	// ReadAheadMin, when > 0, replaces ReadAheadMinBytes (tests use the
+	// read-ahead on small logs this way).
+	ReadAheadMin int64
 }
 
 // NewLogIterator returns an iterator; Reset points it at a file.
 func NewLogIterator(opts IterOptions) *LogIterator {
-	it := &LogIterator{salvage: opts.Salvage, window: opts.Window, resume: -1}
+	it := &LogIterator{salvage: opts.Salvage, window: opts.Window, resume: -1, ahead: opts.ReadAhead && !opts.Headers, aheadMin: opts.ReadAheadMin}
+	if it.aheadMin <= 0 {
+		it.aheadMin = ReadAheadMinBytes
+	}
 	it.s.headers = opts.Headers
 	if opts.Buffer != nil {
 		it.s.w.buf = opts.Buffer[:0]
@@ -155,6 +169,10 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *Seg
 	size := min(fileSize, MaxSegmentBytes)
 	if !it.s.headers {
 		it.windowed()
+		// The read-ahead is made for the first log long enough for it.
+		if w := &it.s.w; it.ahead && w.ahead == nil && size-from >= it.aheadMin && cap(w.buf) >= minAheadWindow {
+			w.own, w.ahead = w.buf, newReadAhead(cap(w.buf), it.aheadMin)
+		}
 	}
 	it.s.reset(r, name, size, from)
 	if it.salvage {
@@ -188,6 +206,7 @@ func (it *LogIterator) Next() bool {
 // ended is Next at the end of the scan: the end of the file (or of the
 // first MaxSegmentBytes), or damage, which salvage turns into an event.
 func (it *LogIterator) ended() bool {
+	it.Close() // what follows reads the file itself
 	err := it.s.Err()
 	it.done = true
 	if err == nil {
@@ -242,6 +261,18 @@ func (it *LogIterator) windowed() {
 	}
 }
 
+// minAheadWindow is the smallest window a read-ahead is used with: a
+// chunk must hold a page's alignment and then at least a header.
+const minAheadWindow = 64 << 10
+
+// Close stops the read-ahead goroutine, if there is one. The iterator may
+// be Reset and used again.
+func (it *LogIterator) Close() {
+	if a := it.s.w.ahead; a != nil {
+		a.stop()
+	}
+}
+
 // tornCause says why the scan stopped with ErrTorn at pos: too few bytes
 // for a header, or an entry running past the end of the file, whose header
 // (ParseBatch decodes its size and magic even then) it returns.
@@ -283,6 +314,7 @@ func (it *LogIterator) ZeroFilled() (bool, error) {
 // HeaderProblem rejects). Damage is then set, and Next resumes at its End.
 // Salvage only.
 func (it *LogIterator) Reject(why string) error {
+	it.Close() // the Resyncer reads the file
 	pos := it.s.Batch().Position
 	next, ok, rerr := it.rs.Next(pos + 1)
 	if rerr != nil {
@@ -355,6 +387,7 @@ func (it *LogIterator) Judge() (crcOK bool, err error) {
 // checksum the caller computed (CheckCRC) and found not matching: it
 // becomes damage, or stands, as Judge says.
 func (it *LogIterator) JudgeMismatch(computed uint32) error {
+	it.Close() // the Resyncer reads the file
 	b := it.s.Batch()
 	next, err := it.rs.SkipBadCRC(b)
 	if err != nil || next < 0 {

@@ -25,14 +25,29 @@ type iterEvent struct {
 // does (Judge, then Entry) and returns its events and error.
 func iterate(t *testing.T, path string, salvage bool) ([]iterEvent, error) {
 	t.Helper()
+	events, _, err := iterateWith(t, path, inspect.IterOptions{Salvage: salvage})
+	return events, err
+}
+
+// iterateWith is iterate with the iterator's options, and the number of
+// checksums the read-ahead handed out (ReadAheadSums).
+func iterateWith(t *testing.T, path string, o inspect.IterOptions) ([]iterEvent, int64, error) {
+	t.Helper()
 	f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	sf := &inspect.SegmentFiles{Log: path}
-	it := inspect.NewLogIterator(inspect.IterOptions{Salvage: salvage})
+	it := inspect.NewLogIterator(o)
+	defer it.Close()
 	it.Reset(f, sf, 0)
+	events, err := iterEvents(t, it)
+	return events, inspect.ReadAheadSums(it), err
+}
+
+func iterEvents(t *testing.T, it *inspect.LogIterator) ([]iterEvent, error) {
+	t.Helper()
 	var out []iterEvent
 	for it.Next() {
 		if d := it.Damage(); d != nil {

@@ -94,11 +94,27 @@ func (s *scanner) CheckCRC() (computed uint32, ok bool, err error) {
 		if err != nil {
 			return 0, false, err
 		}
-		c := record.ComputeCRC(b.Magic, e)
+		// The window now holds the entry: with a read-ahead, the chunk
+		// whose entries it noted.
+		c, ok := s.aheadSum()
+		if !ok {
+			c = record.ComputeCRC(b.Magic, e)
+		}
+		return c, c == b.CRC, nil
+	}
+	if c, ok := s.aheadSum(); ok {
 		return c, c == b.CRC, nil
 	}
 	c, err := s.w.crc(b.Magic, b.Position+record.CRCStart(b.Magic), b.End())
 	return c, err == nil && c == b.CRC, err
+}
+
+// aheadSum is the current entry's checksum when the read-ahead computed it.
+func (s *scanner) aheadSum() (uint32, bool) {
+	if a := s.w.ahead; a != nil {
+		return a.sum(s.b.Position, s.b.Size, s.b.Magic)
+	}
+	return 0, false
 }
 
 // cursor is the position and outcome of a scan, and the broker's stop

@@ -19,12 +19,21 @@ type readWindow struct {
 	end  int64  // the file's size: nothing at or past it is read
 	buf  []byte
 	at   int64
+
+	// With a read-ahead, buf is one of its chunks while it runs, and own
+	// the window's own buffer, which it reads into otherwise.
+	ahead *readAhead
+	own   []byte
 }
 
 // reset points w at another file (or another part of the same one),
 // keeping its buffer and forgetting what it held.
 func (w *readWindow) reset(r io.ReaderAt, name string, end int64) {
 	w.r, w.name, w.end = r, name, end
+	if w.ahead != nil {
+		w.ahead.reset(r, end)
+		w.buf = w.own
+	}
 	w.buf = w.buf[:0]
 }
 
@@ -36,11 +45,18 @@ func (w *readWindow) bytes(pos, n int64) ([]byte, error) {
 	if off := pos - w.at; off >= 0 && off+n <= int64(len(w.buf)) {
 		return w.buf[off : off+n], nil
 	}
+	if w.ahead != nil {
+		if w.ahead.window(w, pos, n) {
+			return w.buf[pos-w.at : pos-w.at+n], nil
+		}
+		w.buf = w.own[:0]
+	}
 	size := int64(cap(w.buf))
 	start := ReadStart(pos, n, size)
 	want := min(max(n, size), w.end-start)
 	if size < want {
 		w.buf = make([]byte, 0, want)
+		w.own = w.buf
 	}
 	w.buf = w.buf[:want]
 	k, err := w.r.ReadAt(w.buf, start)

@@ -65,6 +65,11 @@ type Options struct {
 	StartPartition func(name string)
 
 	meter *inspect.Meter // Run's, from Progress
+	// readAheadMin: 0 reads logs of inspect.ReadAheadMinBytes and more on
+	// two goroutines (inspect.IterOptions.ReadAhead), < 0 every log on
+	// one, > 0 logs of that many bytes and more on two (tests compare
+	// the two ways).
+	readAheadMin int64
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
 	// ABORT markers in the log (sidefiles.go).
@@ -156,7 +161,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bufs := &buffers{scan: make([]byte, scanBuffer), it: inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: o.Window})}
+			bufs := &buffers{scan: make([]byte, scanBuffer), it: inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: o.Window, ReadAhead: o.readAheadMin >= 0, ReadAheadMin: o.readAheadMin})}
 			for j := range work {
 				switch {
 				case stop.Load():
@@ -377,6 +382,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			f.Close()
 		}
 	}()
+	defer b.it.Close() // before the .log is closed: a read-ahead may still read it
 	if j.hasNext {
 		c.track.limit = j.next.BaseOffset
 		j.nextFirst, j.nextFirstPos = readFirstOffset(j.next.Log, j.next.BaseOffset)

@@ -5,6 +5,7 @@ package fileio
 import (
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -32,6 +33,7 @@ const (
 )
 
 type pageCache struct {
+	mu         sync.Mutex // a File may be read by several goroutines (inspect's read-ahead)
 	fd         int
 	own        *os.File // descriptor opened for a mapped File; nil when the pread one is used
 	size       int64
@@ -91,6 +93,8 @@ func mincoreHonest(path string, st os.FileInfo) bool {
 // before samples the residency of the chunks a read of [off, off+n) and
 // the read-ahead it may trigger can reach.
 func (c *pageCache) before(off, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	lo := max(off-cacheMargin, 0)
 	if c.sequential {
 		lo = off
@@ -148,6 +152,8 @@ func (c *pageCache) sample(ch int64) {
 
 // after releases, for a sequential reader, the pages behind a read at off.
 func (c *pageCache) after(off, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if !c.sequential || off-c.released < releaseStep {
 		return
 	}

@@ -44,6 +44,12 @@ type Options struct {
 	// (SegmentPlan.Overlap): recovery stops there as if the log ended
 	// there. Run sets it with ApplyOptions.TruncateLog.
 	CutOverlap bool
+
+	// readAheadMin: 0 scans logs of inspect.ReadAheadMinBytes and more on
+	// two goroutines (inspect.IterOptions.ReadAhead), < 0 every log on
+	// one, > 0 logs of that many bytes and more on two (tests compare
+	// the two ways).
+	readAheadMin int64
 }
 
 // Interval returns the effective index.interval.bytes, or an error for an
@@ -162,7 +168,7 @@ func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err err
 	if err != nil {
 		return nil, err
 	}
-	r := recoverer{interval: interval, txns: newTxnState(), cutOverlap: opts.CutOverlap}
+	r := recoverer{interval: interval, txns: newTxnState(), cutOverlap: opts.CutOverlap, readAheadMin: opts.readAheadMin}
 	plans := make([]SegmentPlan, 0, len(p.Segments))
 	r.meter = opts.Meter
 	if r.meter == nil {
@@ -197,6 +203,8 @@ type recoverer struct {
 	txns       *txnState
 	dec        record.RecordDecoder
 	scratch    []byte // for the rare batch the entry scanner refuses (negativeDelta)
+
+	readAheadMin int64
 }
 
 // segmentRun is the state of LogSegment.recover for one segment.
@@ -315,7 +323,8 @@ func nonNil(b []byte) []byte {
 // the segment cannot be planned at all.
 func (r *recoverer) scan(f *fileio.File, size int64, run *segmentRun) (stop, err error) {
 	// The broker's iterator: stop at the first damage.
-	it := inspect.NewLogIterator(inspect.IterOptions{Window: window(size)})
+	it := inspect.NewLogIterator(inspect.IterOptions{Window: window(size), ReadAhead: r.readAheadMin >= 0, ReadAheadMin: r.readAheadMin})
+	defer it.Close()
 	it.Reset(f, nil, 0)
 	for {
 		for it.Next() {

@@ -1,0 +1,366 @@
+package inspect
+
+import (
+	"encoding/binary"
+	"io"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/kseg/kseg/inspect/record"
+)
+
+// ReadAheadMinBytes is the smallest log IterOptions.ReadAhead reads on a
+// second goroutine: below it the goroutine's start and hand-overs cost
+// more than they save, and a data dir of small segments already keeps
+// every core busy with one segment each.
+const ReadAheadMinBytes = 8 << 20
+
+// aheadChunks is how many chunks the read-ahead cycles through: the one
+// the scan holds, and up to three read ahead of it.
+const aheadChunks = 4
+
+// aheadGroupBytes is about how many bytes of entries make one group, the
+// unit of checksum work either goroutine claims.
+const aheadGroupBytes = 16 << 10
+
+// readAhead puts the second core to work inside one segment. A goroutine
+// (the helper) reads the log ahead of the scan in chunks of whole entries,
+// following the chain of length fields from where the scan stands, and
+// hands each chunk over as the window the scan reads; the entries'
+// checksums, the bulk of the work, are computed by whichever goroutine
+// claims them first: the scan from the front of the chunk it is reading,
+// the helper, once it has read ahead as far as its buffers allow, from the
+// back of the oldest chunk with work left.
+//
+// The helper decides nothing. It walks entries with the cursor's first
+// rules only to know where a chunk ends (and stops at anything the cursor
+// would stop at: damage, the end of the file); the scan still parses every
+// header and applies every rule, and takes a checksum only for an entry
+// the helper noted at the same position, of the same size and magic. So
+// what a scan reports does not depend on whether, or how far, the helper
+// ran (TestReadAheadMatchesSequential). Whatever the scan needs that the
+// helper did not provide (a header past the chunks, an entry whose bytes
+// were skipped, the Resyncer's reads) is read by the scan itself after the
+// helper has been stopped: the File is never read by both at once.
+type readAhead struct {
+	r         io.ReaderAt
+	end       int64 // the log's readable size
+	minLeft   int64 // the helper starts only with at least this many bytes left
+	chunkSize int   // a chunk's size
+
+	chunks [aheadChunks]aheadChunk
+	ready  chan *aheadChunk
+	free   chan *aheadChunk
+	quit   chan struct{}
+	done   chan struct{}
+
+	running bool
+	cur     *aheadChunk // the chunk the scan reads (nil: none)
+	next    int         // the scan's next entry in cur
+	group   int         // the group of cur the scan is in
+	stretch []byte      // the helper's buffer for entries larger than a chunk
+	sums    int64       // checksums handed out to the scan (tests)
+}
+
+// aheadChunk is one read of the helper: buf holds the file bytes [at,
+// at+len(buf)); entries are the whole entries the helper found in it, in
+// file order, split into groups for the checksum work.
+type aheadChunk struct {
+	buf     []byte
+	at      int64
+	entries []aheadEntry
+	groups  []int32 // group g is entries[groups[g]:groups[g+1]]
+	done    []atomic.Bool
+	claim   atomic.Uint64 // front<<32 | back: the scan took the groups below front, the helper those from back on
+}
+
+// aheadEntry is an entry the helper found: where, how large, its magic,
+// and (once its group is done) its checksum.
+type aheadEntry struct {
+	pos   int64
+	size  int64
+	magic int8
+	crc   uint32
+}
+
+// newReadAhead returns a read-ahead of chunks of window bytes, used for
+// logs with at least minLeft bytes left to read.
+func newReadAhead(window int, minLeft int64) *readAhead {
+	return &readAhead{minLeft: minLeft, chunkSize: window}
+}
+
+// reset points a at another log, stopping the helper.
+func (a *readAhead) reset(r io.ReaderAt, end int64) {
+	a.stop()
+	a.r, a.end = r, end
+}
+
+// start launches the helper at entry position pos.
+func (a *readAhead) start(pos int64) {
+	a.ready = make(chan *aheadChunk, aheadChunks)
+	a.free = make(chan *aheadChunk, aheadChunks)
+	a.quit = make(chan struct{})
+	a.done = make(chan struct{})
+	for i := range a.chunks {
+		if a.chunks[i].buf == nil {
+			a.chunks[i].buf = make([]byte, 0, a.chunkSize)
+		}
+		a.free <- &a.chunks[i]
+	}
+	a.running, a.cur = true, nil
+	go a.help(pos)
+}
+
+// stop ends the helper and waits for it: every chunk is the scan's again.
+// The chunk the scan was reading stays readable, but its checksums are no
+// longer handed out (some may never have been computed).
+func (a *readAhead) stop() {
+	if !a.running {
+		return
+	}
+	close(a.quit)
+	<-a.done
+	a.running = false
+}
+
+// window makes the chunk holding [pos, pos+n) the scan's window: the next
+// chunk the helper hands over (starting the helper at pos when it is not
+// running and enough of the log is left). False when the helper cannot
+// provide it; it is then stopped, and the caller reads for itself.
+func (a *readAhead) window(w *readWindow, pos, n int64) bool {
+	if !a.running {
+		if a.end-pos < a.minLeft || n > int64(a.chunkSize) {
+			return false
+		}
+		w.buf = w.own[:0] // what it held may be a chunk, about to be refilled
+		a.start(pos)
+	}
+	c, ok := <-a.ready
+	if a.cur != nil {
+		a.free <- a.cur
+		a.cur = nil
+	}
+	if !ok || pos < c.at || pos+n > c.at+int64(len(c.buf)) {
+		if ok {
+			a.free <- c
+		}
+		a.stop()
+		return false
+	}
+	a.cur, a.next, a.group = c, 0, 0
+	w.buf, w.at = c.buf, c.at
+	return true
+}
+
+// sum returns the checksum of the entry at pos (size bytes, magic) when
+// the helper noted that entry in the chunk the scan reads, computing its
+// group first when no goroutine has claimed it.
+func (a *readAhead) sum(pos, size int64, magic int8) (uint32, bool) {
+	c := a.cur
+	if !a.running || c == nil {
+		return 0, false
+	}
+	for a.next < len(c.entries) && c.entries[a.next].pos < pos {
+		a.next++
+	}
+	if a.next == len(c.entries) {
+		return 0, false
+	}
+	e := &c.entries[a.next]
+	if e.pos != pos || e.size != size || e.magic != magic {
+		return 0, false
+	}
+	for int(c.groups[a.group+1]) <= a.next {
+		a.group++
+	}
+	g := uint64(a.group)
+	for {
+		v := c.claim.Load()
+		front, back := v>>32, v&(1<<32-1)
+		if front > g {
+			break // the scan computed it
+		}
+		if front < back {
+			if c.claim.CompareAndSwap(v, (front+1)<<32|back) {
+				c.checksum(int(front))
+			}
+			continue
+		}
+		for !c.done[g].Load() { // the helper is computing it
+			runtime.Gosched()
+		}
+		break
+	}
+	a.sums++
+	return e.crc, true
+}
+
+// checksum computes the checksums of group g.
+func (c *aheadChunk) checksum(g int) {
+	for i := c.groups[g]; i < c.groups[g+1]; i++ {
+		e := &c.entries[i]
+		if off := e.pos - c.at; off+e.size <= int64(len(c.buf)) {
+			e.crc = record.ComputeCRC(e.magic, c.buf[off:off+e.size])
+		}
+	}
+}
+
+// help is the helper: it reads chunks while a buffer is free, and
+// otherwise claims checksum groups from the back of the oldest chunk
+// handed over with any left; it returns at the end of the chain of
+// entries, at anything the scan must decide, or when stopped.
+func (a *readAhead) help(pos int64) {
+	defer close(a.done)
+	var pending []*aheadChunk // handed over, oldest first
+	for pos >= 0 {
+		var c *aheadChunk
+		select {
+		case c = <-a.free:
+		case <-a.quit:
+			close(a.ready)
+			return
+		default:
+			if !a.claimBack(&pending) {
+				select {
+				case c = <-a.free:
+				case <-a.quit:
+					close(a.ready)
+					return
+				}
+			}
+		}
+		if c == nil {
+			continue
+		}
+		if len(pending) > 0 && pending[0] == c {
+			pending = pending[1:]
+		}
+		next, err := a.fill(c, pos)
+		if err != nil {
+			break // the scan reads the same bytes and reports the error
+		}
+		pending = append(pending, c)
+		a.ready <- c
+		pos = next
+	}
+	// Nothing more to read: the scan reads anything past the last chunk
+	// itself. Finish the checksums of what was handed over, unless stopped.
+	close(a.ready)
+	for a.claimBack(&pending) {
+		select {
+		case <-a.quit:
+			return
+		default:
+		}
+	}
+}
+
+// claimBack computes one group from the back of the oldest pending chunk
+// with groups left; false when there was none.
+func (a *readAhead) claimBack(pending *[]*aheadChunk) bool {
+	for len(*pending) > 0 {
+		c := (*pending)[0]
+		v := c.claim.Load()
+		front, back := v>>32, v&(1<<32-1)
+		if front >= back {
+			*pending = (*pending)[1:]
+			continue
+		}
+		if c.claim.CompareAndSwap(v, front<<32|(back-1)) {
+			c.checksum(int(back - 1))
+			c.done[back-1].Store(true)
+		}
+		return true
+	}
+	return false
+}
+
+// fill reads the chunk starting at the entry at pos and notes its whole
+// entries; it returns where the next chunk starts, or -1 when the helper
+// is done (the end of the log, or an entry the cursor would stop at).
+func (a *readAhead) fill(c *aheadChunk, pos int64) (int64, error) {
+	size := int64(cap(c.buf))
+	start := pos &^ (ReadAlignment - 1)
+	c.entries, c.groups = c.entries[:0], append(c.groups[:0], 0)
+	next, groupBytes := int64(-1), int64(0)
+	for {
+		n := min(size, a.end-start)
+		c.buf = c.buf[:n]
+		if k, err := a.r.ReadAt(c.buf, start); int64(k) < n {
+			c.buf = c.buf[:0]
+			return -1, err
+		}
+		c.at = start
+		for {
+			off := pos - start
+			if a.end-pos < record.HeaderSizeUpToMagic+1 {
+				break // the end, or the cursor's rule 1
+			}
+			if off+record.HeaderSizeUpToMagic > n {
+				next = pos
+				break
+			}
+			length := int32(binary.BigEndian.Uint32(c.buf[off+8:]))
+			magic := int8(c.buf[off+16])
+			entry := record.LogOverhead + int64(length)
+			if length < record.MinEntryLength || magic < 0 || magic > 2 || entry > a.end-pos {
+				break // damage: the scan decides
+			}
+			if off+entry > n {
+				if entry > size {
+					// Larger than a chunk: checksummed here, in pieces.
+					a.noteStretch(c, pos, entry, magic)
+					next = pos + entry
+				} else if len(c.entries) > 0 {
+					next = pos
+				} else {
+					start = pos // read again from the entry itself
+					continue
+				}
+				break
+			}
+			c.entries = append(c.entries, aheadEntry{pos: pos, size: entry, magic: magic})
+			if groupBytes += entry; groupBytes >= aheadGroupBytes {
+				c.groups, groupBytes = append(c.groups, int32(len(c.entries))), 0
+			}
+			pos += entry
+		}
+		break
+	}
+	if last := c.groups[len(c.groups)-1]; int(last) < len(c.entries) {
+		c.groups = append(c.groups, int32(len(c.entries)))
+	}
+	groups := len(c.groups) - 1
+	if cap(c.done) < groups {
+		c.done = make([]atomic.Bool, groups)
+	}
+	c.done = c.done[:groups]
+	for i := range c.done {
+		c.done[i].Store(false)
+	}
+	c.claim.Store(uint64(groups))
+	return next, nil
+}
+
+// noteStretch notes the entry at pos, which does not fit a chunk, as a
+// group of its own, its checksum computed now by reading it in pieces.
+func (a *readAhead) noteStretch(c *aheadChunk, pos, entry int64, magic int8) {
+	if last := c.groups[len(c.groups)-1]; int(last) < len(c.entries) {
+		c.groups = append(c.groups, int32(len(c.entries)))
+	}
+	if a.stretch == nil {
+		a.stretch = make([]byte, cap(c.buf))
+	}
+	var crc uint32
+	for at, to := pos+record.CRCStart(magic), pos+entry; at < to; {
+		p := a.stretch[:min(int64(len(a.stretch)), to-at)]
+		if k, _ := a.r.ReadAt(p, at); k < len(p) {
+			return // not noted: the scan reads it and reports the error
+		}
+		crc = record.UpdateCRC(magic, crc, p)
+		at += int64(len(p))
+	}
+	c.entries = append(c.entries, aheadEntry{pos: pos, size: entry, magic: magic, crc: crc})
+	c.groups = append(c.groups, int32(len(c.entries)))
+	// A group computed already: claimed by neither goroutine, done.
+}

@@ -1,0 +1,75 @@
+package verify
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/kseg/kseg/inspect/kafkagen"
+)
+
+// withAhead checks every log with the read-ahead (64 KiB chunks, so
+// that the small logs here span many), and without it.
+var (
+	withAhead    = Options{Window: 64 << 10, readAheadMin: 1}
+	withoutAhead = Options{Window: 64 << 10, readAheadMin: -1}
+)
+
+// sameWithReadAhead verifies path with and without the read-ahead (and
+// with its default window) and requires the same findings, in the same
+// order, and the same summary.
+func sameWithReadAhead(t *testing.T, name, path string, o Options) {
+	t.Helper()
+	on, off := withAhead, withoutAhead
+	on.Records, off.Records = o.Records, o.Records
+	on.Jobs, off.Jobs = o.Jobs, o.Jobs
+	on.SideFiles, off.SideFiles = true, true
+	want, wsum := verifyPath(t, path, off)
+	got, gsum := verifyPath(t, path, on)
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gsum, wsum) {
+		t.Fatalf("%s (%+v): with the read-ahead:%s\n%+v\nwithout:%s\n%+v", name, o, describe(got), gsum, describe(want), wsum)
+	}
+	on.Window = 0
+	if got, _ := verifyPath(t, path, on); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s (%+v): with the read-ahead and the default window:%s\nwithout:%s", name, o, describe(got), describe(want))
+	}
+}
+
+// TestReadAheadMatchesSequential: on every case of the damage matrix, on
+// partitions of many small batches and on the real brokers' data, verify
+// reports exactly the same with the read-ahead as without, with and
+// without --records, with -j 1 and -j 2.
+func TestReadAheadMatchesSequential(t *testing.T) {
+	for _, tc := range damageCases {
+		shape := baseShape
+		if tc.shape != nil {
+			shape = *tc.shape
+		}
+		m := generate(t, shape)
+		tc.damage(t, m)
+		for _, o := range []Options{{Jobs: 1}, {Jobs: 2, Records: true}} {
+			sameWithReadAhead(t, tc.name, m.Dir, o)
+		}
+	}
+	for _, shape := range []kafkagen.Options{
+		{Seed: 3, Segments: 2, Batches: 3000, RecordsPerBatch: 2, ValueSize: 150},
+		{Seed: 4, Segments: 1, Batches: 40, RecordsPerBatch: 100, ValueSize: 1024, Compression: "lz4"},
+		{Seed: 5, Segments: 2, Batches: 2000, Transactions: true},
+	} {
+		m := generate(t, shape)
+		sameWithReadAhead(t, "clean", m.Dir, Options{Jobs: 1})
+	}
+	ents, err := os.ReadDir(realFixtures)
+	if os.IsNotExist(err) {
+		t.Skip("real broker fixtures not present (../shared/fixtures/real beside the module)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			sameWithReadAhead(t, e.Name(), filepath.Join(realFixtures, e.Name()), Options{Jobs: 1, Records: true})
+		}
+	}
+}
