@@ -58,6 +58,7 @@ type readAhead struct {
 	cur     *aheadChunk // the chunk the scan reads (nil: none)
 	next    int         // the scan's next entry in cur
 	group   int         // the group of cur the scan is in
+	known   int         // the checksums of cur's entries below it are computed
 	stretch []byte      // the helper's buffer for entries larger than a chunk
 	sums    int64       // checksums handed out to the scan (tests)
 }
@@ -135,7 +136,7 @@ func (a *readAhead) window(w *readWindow, pos, n int64) bool {
 		w.buf = w.own[:0] // what it held may be a chunk, about to be refilled
 		a.start(pos)
 	}
-	c, ok := <-a.ready
+	c, ok := a.receive()
 	if a.cur != nil {
 		a.free <- a.cur
 		a.cur = nil
@@ -147,7 +148,7 @@ func (a *readAhead) window(w *readWindow, pos, n int64) bool {
 		a.stop()
 		return false
 	}
-	a.cur, a.next, a.group = c, 0, 0
+	a.cur, a.next, a.group, a.known = c, 0, 0, 0
 	w.buf, w.at = c.buf, c.at
 	return true
 }
@@ -170,6 +171,10 @@ func (a *readAhead) sum(pos, size int64, magic int8) (uint32, bool) {
 	if e.pos != pos || e.size != size || e.magic != magic {
 		return 0, false
 	}
+	if a.next < a.known {
+		a.sums++
+		return e.crc, true
+	}
 	for int(c.groups[a.group+1]) <= a.next {
 		a.group++
 	}
@@ -191,6 +196,7 @@ func (a *readAhead) sum(pos, size int64, magic int8) (uint32, bool) {
 		}
 		break
 	}
+	a.known = int(c.groups[g+1])
 	a.sums++
 	return e.crc, true
 }
@@ -363,4 +369,25 @@ func (a *readAhead) noteStretch(c *aheadChunk, pos, entry int64, magic int8) {
 	c.entries = append(c.entries, aheadEntry{pos: pos, size: entry, magic: magic, crc: crc})
 	c.groups = append(c.groups, int32(len(c.entries)))
 	// A group computed already: claimed by neither goroutine, done.
+}
+
+// aheadSpins is how many times the scan polls for the next chunk before
+// it sleeps on the channel: when the helper is the slower of the two (the
+// copy out of the page cache bounds it on large batches) the scan waits
+// for every chunk, and waking a sleeping goroutine costs tens of
+// microseconds on a virtual machine, as much as reading the chunk.
+const aheadSpins = 400
+
+// receive is the next chunk the helper hands over (false: none will come).
+func (a *readAhead) receive() (*aheadChunk, bool) {
+	for range aheadSpins {
+		select {
+		case c, ok := <-a.ready:
+			return c, ok
+		default:
+			runtime.Gosched()
+		}
+	}
+	c, ok := <-a.ready
+	return c, ok
 }

@@ -207,7 +207,7 @@ func (o *offsetIndexCheck) load() bool {
 }
 
 // region judges the entries whose position lies in r.
-func (o *offsetIndexCheck) region(r region) {
+func (o *offsetIndexCheck) region(r *region) {
 	for o.hasCur || o.load() {
 		p := int64(o.cur.Position)
 		if p >= r.end {
@@ -226,7 +226,7 @@ func (o *offsetIndexCheck) region(r region) {
 			o.insideBatch(o.cur, o.curSlot, r.pos, r.end)
 			continue
 		}
-		o.judge(o.cur, o.curSlot, o.maxLast, o.maxLastPos, &r)
+		o.judge(o.cur, o.curSlot, o.maxLast, o.maxLastPos, r)
 	}
 	if r.trusted() && r.last > o.maxLast {
 		o.maxLast, o.maxLastPos = r.last, r.pos

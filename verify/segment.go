@@ -207,18 +207,19 @@ func (c *segChecker) batch(b *record.Batch, crcOK bool, first int64) {
 	if base < 0 && first >= 0 {
 		base = first
 	}
-	c.track.push(c, region{pos: b.Position, end: b.End(), base: base, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK})
+	r := region{pos: b.Position, end: b.End(), base: base, last: b.LastOffset, maxTs: b.MaxTimestamp, crcOK: crcOK}
+	c.track.push(c, &r)
 }
 
 // damage records the damaged range [pos, end).
 func (c *segChecker) damage(pos, end int64) {
 	c.track.flush(c)
-	c.deliver(region{pos: pos, end: end, damaged: true})
+	c.deliver(&region{pos: pos, end: end, damaged: true})
 }
 
 // deliver passes a region, in file order, to everything that follows the
 // log: segment statistics, the index checks and the recovery emulation.
-func (c *segChecker) deliver(r region) {
+func (c *segChecker) deliver(r *region) {
 	if r.trusted() {
 		c.hasBatch = true
 		c.lastOff = max(c.lastOff, r.last)
@@ -361,7 +362,10 @@ type offsetTracker struct {
 	runLast  int64
 }
 
-func (t *offsetTracker) push(c *segChecker, r region) {
+// push takes r (the tracker may mark it an outlier) and delivers the
+// batch before it: a batch is held back until the next one has been seen,
+// which may blame it for an order problem.
+func (t *offsetTracker) push(c *segChecker, r *region) {
 	low := r.lowest()
 	kind := ""
 	switch {
@@ -386,7 +390,7 @@ func (t *offsetTracker) push(c *segChecker, r region) {
 		t.runLast = r.last
 		r.outlier = true
 	} else {
-		t.order(c, &r)
+		t.order(c, r)
 		if r.last >= t.limit && !r.outlier {
 			if t.reachCount == 0 {
 				t.reachPos, t.reachOff = r.pos, low
@@ -395,9 +399,9 @@ func (t *offsetTracker) push(c *segChecker, r region) {
 		}
 	}
 	if t.hasPending {
-		c.deliver(t.pending)
+		c.deliver(&t.pending)
 	}
-	t.pending, t.hasPending = r, true
+	t.pending, t.hasPending = *r, true
 }
 
 // order checks r against the last in-line batch: its base offset must be
@@ -470,7 +474,7 @@ func (t *offsetTracker) flushRun(c *segChecker) {
 func (t *offsetTracker) flush(c *segChecker) {
 	t.flushRun(c)
 	if t.hasPending {
-		c.deliver(t.pending)
+		c.deliver(&t.pending)
 		t.hasPending = false
 	}
 }

@@ -61,7 +61,7 @@ func newRecoveryEmu(base int64, interval int64) *recoveryEmu {
 	return &recoveryEmu{idx: indexfmt.NewRecoveryIndexer(base, interval)}
 }
 
-func (m *recoveryEmu) region(r region) {
+func (m *recoveryEmu) region(r *region) {
 	if m.broken {
 		return
 	}

@@ -106,7 +106,7 @@ func (t *timeIndexCheck) mismatch(slot int, e indexfmt.TimeEntry, format string,
 
 // region judges the entries whose offset the batch r holds, or which fall
 // in the gap before it.
-func (t *timeIndexCheck) region(r region) {
+func (t *timeIndexCheck) region(r *region) {
 	if !r.trusted() {
 		t.untrusted = true
 		return
