@@ -41,7 +41,9 @@ const aheadGroupBytes = 16 << 10
 // ran (TestReadAheadMatchesSequential). Whatever the scan needs that the
 // helper did not provide (a header past the chunks, an entry whose bytes
 // were skipped, the Resyncer's reads) is read by the scan itself after the
-// helper has been stopped: the File is never read by both at once.
+// helper has been stopped, so the two never read the log at once (other
+// readers of the same File may: verify's index checks re-read headers
+// while the helper runs, which fileio.File allows).
 type readAhead struct {
 	r         io.ReaderAt
 	end       int64 // the log's readable size
@@ -59,7 +61,7 @@ type readAhead struct {
 	next    int         // the scan's next entry in cur
 	group   int         // the group of cur the scan is in
 	known   int         // the checksums of cur's entries below it are computed
-	stretch []byte      // the helper's buffer for entries larger than a chunk
+	stretch readWindow  // the helper's window for entries larger than a chunk
 	sums    int64       // checksums handed out to the scan (tests)
 }
 
@@ -354,17 +356,13 @@ func (a *readAhead) noteStretch(c *aheadChunk, pos, entry int64, magic int8) {
 	if last := c.groups[len(c.groups)-1]; int(last) < len(c.entries) {
 		c.groups = append(c.groups, int32(len(c.entries)))
 	}
-	if a.stretch == nil {
-		a.stretch = make([]byte, cap(c.buf))
+	if cap(a.stretch.buf) == 0 {
+		a.stretch.buf = make([]byte, 0, a.chunkSize)
 	}
-	var crc uint32
-	for at, to := pos+record.CRCStart(magic), pos+entry; at < to; {
-		p := a.stretch[:min(int64(len(a.stretch)), to-at)]
-		if k, _ := a.r.ReadAt(p, at); k < len(p) {
-			return // not noted: the scan reads it and reports the error
-		}
-		crc = record.UpdateCRC(magic, crc, p)
-		at += int64(len(p))
+	a.stretch.reset(a.r, "", a.end)
+	crc, err := a.stretch.crc(magic, pos+record.CRCStart(magic), pos+entry)
+	if err != nil {
+		return // not noted: the scan reads it and reports the error
 	}
 	c.entries = append(c.entries, aheadEntry{pos: pos, size: entry, magic: magic, crc: crc})
 	c.groups = append(c.groups, int32(len(c.entries)))

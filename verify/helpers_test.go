@@ -34,6 +34,26 @@ func generateAt(t *testing.T, dir string, o kafkagen.Options) *kafkagen.Manifest
 	return m
 }
 
+// realFixtureDirs returns the real brokers' directories, skipping the
+// test when they are not present.
+func realFixtureDirs(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir(realFixtures)
+	if os.IsNotExist(err) {
+		t.Skip("real broker fixtures not present (../shared/fixtures/real beside the module)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(realFixtures, e.Name()))
+		}
+	}
+	return dirs
+}
+
 // verifyPath resolves path and runs Run over it.
 func verifyPath(t *testing.T, path string, o Options) ([]Finding, Summary) {
 	t.Helper()

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -60,16 +59,7 @@ func TestReadAheadMatchesSequential(t *testing.T) {
 		m := generate(t, shape)
 		sameWithReadAhead(t, "clean", m.Dir, Options{Jobs: 1})
 	}
-	ents, err := os.ReadDir(realFixtures)
-	if os.IsNotExist(err) {
-		t.Skip("real broker fixtures not present (../shared/fixtures/real beside the module)")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			sameWithReadAhead(t, e.Name(), filepath.Join(realFixtures, e.Name()), Options{Jobs: 1, Records: true})
-		}
+	for _, dir := range realFixtureDirs(t) {
+		sameWithReadAhead(t, filepath.Base(dir), dir, Options{Jobs: 1, Records: true})
 	}
 }

@@ -380,20 +380,9 @@ func TestTxnIndexMismatchStartState(t *testing.T) {
 // TestSideFilesRealFixtures: the real brokers' directories have no
 // side-file error, and the warnings are listed.
 func TestSideFilesRealFixtures(t *testing.T) {
-	ents, err := os.ReadDir(realFixtures)
-	if os.IsNotExist(err) {
-		t.Skip("real broker fixtures not present (../shared/fixtures/real beside the module)")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		got := sfVerify(t, filepath.Join(realFixtures, e.Name()))
-		if len(got) != 0 {
-			t.Errorf("%s: %s", e.Name(), sfDescribe(got))
+	for _, dir := range realFixtureDirs(t) {
+		if got := sfVerify(t, dir); len(got) != 0 {
+			t.Errorf("%s: %s", filepath.Base(dir), sfDescribe(got))
 		}
 	}
 }
