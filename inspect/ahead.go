@@ -59,8 +59,10 @@ type readAhead struct {
 	running bool
 	cur     *aheadChunk // the chunk the scan reads (nil: none)
 	next    int         // the scan's next entry in cur
+	expect  int64       // where entry next starts when the scan went entry by entry
 	group   int         // the group of cur the scan is in
 	known   int         // the checksums of cur's entries below it are computed
+	allOK   bool        // and the entries of the group ending at known all match their stored CRC
 	stretch readWindow  // the helper's window for entries larger than a chunk
 	sums    int64       // checksums handed out to the scan (tests)
 }
@@ -72,10 +74,21 @@ type aheadChunk struct {
 	buf     []byte
 	at      int64
 	entries []aheadEntry
-	groups  []int32 // group g is entries[groups[g]:groups[g+1]]
-	done    []atomic.Bool
-	claim   atomic.Uint64 // front<<32 | back: the scan took the groups below front, the helper those from back on
+	groups  []int32         // group g is entries[groups[g]:groups[g+1]]
+	state   []atomic.Uint32 // group g: groupPending, groupOK or groupMismatch
+	claim   atomic.Uint64   // front<<32 | back: the scan took the groups below front, the helper those from back on
 }
+
+// The states of a group's checksums. Whoever computes a group also
+// compares each checksum with the CRC stored in the same bytes, so that
+// for a group whose entries all match the scan needs no entry's result:
+// reading them back from the helper's core would cost more than the
+// comparison.
+const (
+	groupPending  = iota // not computed yet
+	groupOK              // computed, every entry matches its stored CRC
+	groupMismatch        // computed, some entry does not (or its stored CRC is not in the chunk)
+)
 
 // aheadEntry is an entry the helper found: where, how large, its magic,
 // and (once its group is done) its checksum.
@@ -150,34 +163,61 @@ func (a *readAhead) window(w *readWindow, pos, n int64) bool {
 		a.stop()
 		return false
 	}
-	a.cur, a.next, a.group, a.known = c, 0, 0, 0
+	a.cur, a.next, a.group, a.known, a.allOK = c, 0, 0, 0, false
 	w.buf, w.at = c.buf, c.at
 	return true
 }
 
-// sum returns the checksum of the entry at pos (size bytes, magic) when
-// the helper noted that entry in the chunk the scan reads, computing its
-// group first when no goroutine has claimed it.
-func (a *readAhead) sum(pos, size int64, magic int8) (uint32, bool) {
+// sum returns the checksum of the entry at pos (size bytes, magic, stored
+// CRC stored) when the helper noted that entry in the chunk the scan
+// reads, computing its group first when no goroutine has claimed it.
+//
+// The chunk is the window the scan parsed the entry's header from, so an
+// entry that starts where the previous one the scan asked about ended, in
+// the same chunk, is the helper's next entry, of the same size and magic
+// (both read the same bytes); the first entry of a chunk, and any other,
+// is looked up and compared.
+func (a *readAhead) sum(pos, size int64, magic int8, stored uint32) (uint32, bool) {
 	c := a.cur
 	if !a.running || c == nil {
 		return 0, false
 	}
+	if pos != a.expect || a.next == 0 || a.next == len(c.entries) {
+		if !a.find(pos, size, magic) {
+			return 0, false
+		}
+	}
+	i := a.next
+	a.next, a.expect = i+1, pos+size
+	if i >= a.known {
+		a.settle(c, i)
+	}
+	a.sums++
+	if a.allOK {
+		return stored, true
+	}
+	return c.entries[i].crc, true
+}
+
+// find moves the scan's entry to the one at pos, checking that the helper
+// noted it with the same size and magic.
+func (a *readAhead) find(pos, size int64, magic int8) bool {
+	c := a.cur
 	for a.next < len(c.entries) && c.entries[a.next].pos < pos {
 		a.next++
 	}
 	if a.next == len(c.entries) {
-		return 0, false
+		return false
 	}
 	e := &c.entries[a.next]
-	if e.pos != pos || e.size != size || e.magic != magic {
-		return 0, false
-	}
-	if a.next < a.known {
-		a.sums++
-		return e.crc, true
-	}
-	for int(c.groups[a.group+1]) <= a.next {
+	return e.pos == pos && e.size == size && e.magic == magic
+}
+
+// settle makes sure the checksums of the group holding entry i are
+// computed: by the scan, when no goroutine has claimed it, else by waiting
+// for the helper.
+func (a *readAhead) settle(c *aheadChunk, i int) {
+	for int(c.groups[a.group+1]) <= i {
 		a.group++
 	}
 	g := uint64(a.group)
@@ -193,24 +233,31 @@ func (a *readAhead) sum(pos, size int64, magic int8) (uint32, bool) {
 			}
 			continue
 		}
-		for !c.done[g].Load() { // the helper is computing it
+		for c.state[g].Load() == groupPending { // the helper is computing it
 			runtime.Gosched()
 		}
 		break
 	}
-	a.known = int(c.groups[g+1])
-	a.sums++
-	return e.crc, true
+	a.known, a.allOK = int(c.groups[g+1]), c.state[g].Load() == groupOK
 }
 
-// checksum computes the checksums of group g.
+// checksum computes the checksums of group g and publishes its state.
 func (c *aheadChunk) checksum(g int) {
+	state := uint32(groupOK)
 	for i := c.groups[g]; i < c.groups[g+1]; i++ {
 		e := &c.entries[i]
-		if off := e.pos - c.at; off+e.size <= int64(len(c.buf)) {
-			e.crc = record.ComputeCRC(e.magic, c.buf[off:off+e.size])
+		off := e.pos - c.at
+		if off+e.size > int64(len(c.buf)) {
+			state = groupMismatch // a stretch: computed already, its stored CRC may lie past the chunk
+			continue
+		}
+		entry := c.buf[off : off+e.size]
+		e.crc = record.ComputeCRC(e.magic, entry)
+		if e.crc != record.StoredCRC(e.magic, entry) {
+			state = groupMismatch
 		}
 	}
+	c.state[g].Store(state)
 }
 
 // help is the helper: it reads chunks while a buffer is free, and
@@ -276,7 +323,6 @@ func (a *readAhead) claimBack(pending *[]*aheadChunk) bool {
 		}
 		if c.claim.CompareAndSwap(v, front<<32|(back-1)) {
 			c.checksum(int(back - 1))
-			c.done[back-1].Store(true)
 		}
 		return true
 	}
@@ -339,12 +385,12 @@ func (a *readAhead) fill(c *aheadChunk, pos int64) (int64, error) {
 		c.groups = append(c.groups, int32(len(c.entries)))
 	}
 	groups := len(c.groups) - 1
-	if cap(c.done) < groups {
-		c.done = make([]atomic.Bool, groups)
+	if cap(c.state) < groups {
+		c.state = make([]atomic.Uint32, groups)
 	}
-	c.done = c.done[:groups]
-	for i := range c.done {
-		c.done[i].Store(false)
+	c.state = c.state[:groups]
+	for i := range c.state {
+		c.state[i].Store(groupPending)
 	}
 	c.claim.Store(uint64(groups))
 	return next, nil

@@ -112,7 +112,7 @@ func (s *scanner) CheckCRC() (computed uint32, ok bool, err error) {
 // aheadSum is the current entry's checksum when the read-ahead computed it.
 func (s *scanner) aheadSum() (uint32, bool) {
 	if a := s.w.ahead; a != nil {
-		return a.sum(s.b.Position, s.b.Size, s.b.Magic)
+		return a.sum(s.b.Position, s.b.Size, s.b.Magic, s.b.CRC)
 	}
 	return 0, false
 }

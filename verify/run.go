@@ -318,11 +318,9 @@ type segmentJob struct {
 	first             bool   // the partition's first segment
 
 	// Filled by the worker.
-	nextFirst    int64 // first offset of the next segment (its base when unknown)
-	nextFirstPos int64 // position of its first batch, -1 when unknown
-	res          *segmentResult
-	done         chan struct{}
-	reported     int64 // bytes of the .log reported to the meter
+	res      *segmentResult
+	done     chan struct{}
+	reported int64 // bytes of the .log reported to the meter
 }
 
 type segmentResult struct {
@@ -385,7 +383,6 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	defer b.it.Close() // before the .log is closed: a read-ahead may still read it
 	if j.hasNext {
 		c.track.limit = j.next.BaseOffset
-		j.nextFirst, j.nextFirstPos = readFirstOffset(j.next.Log, j.next.BaseOffset)
 	}
 	hasLog := sf.Log != ""
 	if hasLog {

@@ -488,16 +488,22 @@ func (t *offsetTracker) finish(c *segChecker) {
 	if t.reachCount == 0 {
 		return
 	}
+	// Only now is the next segment's first offset needed: most segments
+	// never open their successor's .log.
 	j := c.job
-	if j.nextFirst <= c.lastOff {
+	nextFirst, nextFirstPos := int64(0), int64(-1)
+	if j.hasNext {
+		nextFirst, nextFirstPos = readFirstOffset(j.next.Log, j.next.BaseOffset)
+	}
+	if nextFirst <= c.lastOff {
 		f := Finding{
 			Severity: SeverityError, Check: SegmentOverlap, File: j.next.Log,
-			SegmentBaseOffset: ptr(j.next.BaseOffset), Offset: ptr(j.nextFirst),
+			SegmentBaseOffset: ptr(j.next.BaseOffset), Offset: ptr(nextFirst),
 			Message: fmt.Sprintf("this segment starts at offset %d but the previous segment %s holds offsets up to %d (from position %d on): offsets %d..%d are in both, and a broker reads them only here (LogSegments.floorSegment)",
-				j.nextFirst, filepath.Base(c.logName), c.lastOff, t.reachPos, j.nextFirst, c.lastOff),
+				nextFirst, filepath.Base(c.logName), c.lastOff, t.reachPos, nextFirst, c.lastOff),
 		}
-		if j.nextFirstPos >= 0 {
-			f.Position = ptr(j.nextFirstPos)
+		if nextFirstPos >= 0 {
+			f.Position = ptr(nextFirstPos)
 		}
 		c.sink.addNext(f)
 		c.logDamaged = true

@@ -21,16 +21,17 @@ import (
 type descriptor struct {
 	fd   int
 	name string
+	uid  uint32 // the file's owner when it was opened (the page-cache bookkeeping asks)
 }
 
 // openDescriptor opens path read-only and returns it with its size; it
 // refuses anything but a regular file.
 func openDescriptor(path string) (*descriptor, int64, error) {
-	fd, size, err := openRegular(path, false)
+	fd, st, err := openRegular(path, false)
 	if err != nil {
 		return nil, 0, err
 	}
-	return &descriptor{fd: fd, name: path}, size, nil
+	return &descriptor{fd: fd, name: path, uid: st.Uid}, st.Size, nil
 }
 
 // OpenFile opens path read-only as an os.File, refusing anything but a
@@ -64,7 +65,7 @@ func OpenDir(path string) (*os.File, error) {
 }
 
 // openRegular opens path read-only and returns the descriptor and the
-// file's size, refusing anything but a regular file. The open itself must
+// file's status, refusing anything but a regular file. The open itself must
 // not block: opening a FIFO read-only waits for a writer, forever, so the
 // file is opened O_NONBLOCK (a FIFO then opens at once), checked with
 // fstat, and only a regular file is kept. O_NONBLOCK means nothing to a
@@ -72,7 +73,7 @@ func OpenDir(path string) (*os.File, error) {
 // system call less per file: a listing opens three files per segment);
 // with blocking set, O_NONBLOCK is cleared, for os.NewFile, which would
 // otherwise try to register the descriptor with the runtime's poller.
-func openRegular(path string, blocking bool) (int, int64, error) {
+func openRegular(path string, blocking bool) (int, *syscall.Stat_t, error) {
 	var fd int
 	var err error
 	for {
@@ -82,25 +83,25 @@ func openRegular(path string, blocking bool) (int, int64, error) {
 		}
 	}
 	if err != nil {
-		return -1, 0, &fs.PathError{Op: "open", Path: path, Err: err}
+		return -1, nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		syscall.Close(fd)
-		return -1, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+		return -1, nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		syscall.Close(fd)
-		return -1, 0, fmt.Errorf("%s: %w", path, ErrNotRegular)
+		return -1, nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
 	}
 	if !blocking {
-		return fd, st.Size, nil
+		return fd, &st, nil
 	}
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, unix.O_RDONLY); err != nil {
 		syscall.Close(fd)
-		return -1, 0, &fs.PathError{Op: "fcntl", Path: path, Err: err}
+		return -1, nil, &fs.PathError{Op: "fcntl", Path: path, Err: err}
 	}
-	return fd, st.Size, nil
+	return fd, &st, nil
 }
 
 // ReadAt is os.File.ReadAt: it reads until p is full, the end of the file

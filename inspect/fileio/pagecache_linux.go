@@ -49,8 +49,19 @@ type pageCache struct {
 // newPageCache prepares cache-neutral reading of f, or returns nil when
 // residency cannot be known (the File then keeps the cache like any reader).
 func newPageCache(path string, f *File, sequential bool) *pageCache {
-	st, err := os.Stat(path)
-	if err != nil || !mincoreHonest(path, st) {
+	owner := -1
+	if f.f != nil {
+		owner = int(f.f.uid) // from the fstat of the open
+	} else if euid() != 0 {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil
+		}
+		if s, ok := st.Sys().(*syscall.Stat_t); ok {
+			owner = int(s.Uid)
+		}
+	}
+	if !mincoreHonest(path, owner) {
 		return nil
 	}
 	c := &pageCache{size: f.size, page: int64(os.Getpagesize()), sequential: sequential}
@@ -74,17 +85,17 @@ func newPageCache(path string, f *File, sequential bool) *pageCache {
 	return c
 }
 
+// euid is the process's effective user id, asked once.
+var euid = sync.OnceValue(os.Geteuid)
+
 // mincoreHonest reports whether mincore() will report page-cache residency
-// of the file to this process. Since Linux 5.2 it does only for a file the
-// caller owns or may write, or with CAP_FOWNER (mm/mincore.c,
-// can_do_mincore); otherwise it reports only pages mapped in this process,
-// and every page would look absent.
-func mincoreHonest(path string, st os.FileInfo) bool {
-	euid := os.Geteuid()
-	if euid == 0 {
-		return true
-	}
-	if s, ok := st.Sys().(*syscall.Stat_t); ok && int(s.Uid) == euid {
+// of the file at path (owned by owner, -1 when not known) to this process.
+// Since Linux 5.2 it does only for a file the caller owns or may write, or
+// with CAP_FOWNER (mm/mincore.c, can_do_mincore); otherwise it reports
+// only pages mapped in this process, and every page would look absent.
+func mincoreHonest(path string, owner int) bool {
+	e := euid()
+	if e == 0 || owner == e {
 		return true
 	}
 	return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) == nil
@@ -220,7 +231,11 @@ func ResidentPages(path string) ([]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !mincoreHonest(path, st) {
+	owner := -1
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		owner = int(s.Uid)
+	}
+	if !mincoreHonest(path, owner) {
 		return nil, fmt.Errorf("%s: mincore does not report the page cache of a file this process neither owns nor may write", path)
 	}
 	size := st.Size()

@@ -224,6 +224,12 @@ func ComputeCRC(magic int8, entry []byte) uint32 {
 	return crc32.ChecksumIEEE(entry[16:])
 }
 
+// StoredCRC is the CRC stored in a whole entry with magic (the 4 bytes
+// before CRCStart), as ParseBatch decodes it.
+func StoredCRC(magic int8, entry []byte) uint32 {
+	return binary.BigEndian.Uint32(entry[CRCStart(magic)-4:])
+}
+
 // UpdateCRC continues a checksum over part of an entry, for entries read in
 // pieces; start with crc 0 over the bytes from CRCStart(magic).
 func UpdateCRC(magic int8, crc uint32, p []byte) uint32 {
