@@ -142,45 +142,28 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	}
 	sum.Partitions = len(t.Partitions)
 
-	// At most 2*Jobs results wait to be emitted: memory stays bounded
-	// when an early segment is slow.
-	tickets := make(chan struct{}, 2*o.Jobs)
-	work := make(chan *segmentJob)
 	var stop atomic.Bool
-	go func() {
-		for _, j := range jobs {
-			tickets <- struct{}{}
-			work <- j
-		}
-		close(work)
-	}()
-	var wg sync.WaitGroup
 	var named sync.Mutex // StartPartition one call at a time
-	workers := min(o.Jobs, max(len(jobs), 1))
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bufs := &buffers{scan: make([]byte, scanBuffer), it: inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: o.Window, ReadAhead: o.readAheadMin >= 0, ReadAheadMin: o.readAheadMin})}
-			for j := range work {
-				switch {
-				case stop.Load():
-				case j.side:
-					j.res = side.run(t.Partitions[j.part])
-				default:
-					if j.first && o.StartPartition != nil {
-						named.Lock()
-						o.StartPartition(t.Partitions[j.part].Name())
-						named.Unlock()
-					}
-					j.res = runJob(&o, j, bufs)
-					if j.res != nil {
-						o.meter.Done(&j.reported, j.res.bytes)
-					}
-				}
-				close(j.done)
+	newBuffers := func() *buffers {
+		return &buffers{scan: make([]byte, scanBuffer), it: inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: o.Window, ReadAhead: o.readAheadMin >= 0, ReadAheadMin: o.readAheadMin})}
+	}
+	// check is a worker's job: it fills j.res.
+	check := func(j *segmentJob, bufs *buffers) {
+		switch {
+		case stop.Load():
+		case j.side:
+			j.res = side.run(t.Partitions[j.part])
+		default:
+			if j.first && o.StartPartition != nil {
+				named.Lock()
+				o.StartPartition(t.Partitions[j.part].Name())
+				named.Unlock()
 			}
-		}()
+			j.res = runJob(&o, j, bufs)
+			if j.res != nil {
+				o.meter.Done(&j.reported, j.res.bytes)
+			}
+		}
 	}
 
 	var err error
@@ -198,25 +181,14 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	part := -1
 	var left []Finding // leftover files of the current partition, by base offset
 	var carried []Finding
-	// Side files (snapshots, checkpoints, transaction index against the
-	// log): the data directory's first, each partition's after its segments.
-	if fs, serr := side.dataDirFindings(); serr != nil {
-		err = serr
-		stop.Store(true)
-	} else {
-		for _, f := range fs {
-			count(f)
-		}
-	}
-	for _, j := range jobs {
-		<-j.done
+	// report emits a checked job's findings, jobs in order.
+	report := func(j *segmentJob) {
 		if err == nil && j.res != nil && j.res.err != nil {
 			err = j.res.err
 			stop.Store(true)
 		}
 		if err != nil || j.res == nil {
-			<-tickets
-			continue
+			return
 		}
 		if j.part != part {
 			for _, f := range left {
@@ -235,8 +207,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 				count(f)
 			}
 			left = nil
-			<-tickets
-			continue
+			return
 		}
 		for len(left) > 0 && left[0].SegmentBaseOffset != nil && *left[0].SegmentBaseOffset < j.files.BaseOffset {
 			count(left[0])
@@ -250,7 +221,57 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		carried = j.res.next
 		sum.Batches += j.res.batches
 		sum.Bytes += j.res.bytes
-		<-tickets
+	}
+	// Side files (snapshots, checkpoints, transaction index against the
+	// log): the data directory's first, each partition's after its segments.
+	if fs, serr := side.dataDirFindings(); serr != nil {
+		err = serr
+		stop.Store(true)
+	} else {
+		for _, f := range fs {
+			count(f)
+		}
+	}
+
+	var wg sync.WaitGroup
+	if workers := min(o.Jobs, max(len(jobs), 1)); workers == 1 {
+		// One worker: Run's goroutine checks the jobs itself. Handing
+		// each over to a worker and its result back would wake a sleeping
+		// thread twice per segment, which costs a virtual machine as much
+		// as checking a small segment's indexes (docs/performance.md).
+		bufs := newBuffers()
+		for _, j := range jobs {
+			check(j, bufs)
+			report(j)
+		}
+	} else {
+		// At most 2*Jobs results wait to be emitted: memory stays bounded
+		// when an early segment is slow.
+		tickets := make(chan struct{}, 2*o.Jobs)
+		work := make(chan *segmentJob)
+		go func() {
+			for _, j := range jobs {
+				tickets <- struct{}{}
+				work <- j
+			}
+			close(work)
+		}()
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				bufs := newBuffers()
+				for j := range work {
+					check(j, bufs)
+					close(j.done)
+				}
+			}()
+		}
+		for _, j := range jobs {
+			<-j.done
+			report(j)
+			<-tickets
+		}
 	}
 	if err == nil {
 		for _, f := range left {

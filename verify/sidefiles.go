@@ -169,12 +169,13 @@ func (s *sideChecker) partitionFindings(p *inspect.Partition) ([]Finding, error)
 	}
 	if p.Only {
 		// A single segment file: only what concerns that segment.
-		return s.txnIndexFindings(p)
+		return s.txnIndexFindings(p, nil)
 	}
 	side, err := inspect.ReadPartitionSideFiles(p.Dir)
 	if err != nil {
 		return nil, err
 	}
+	snaps := &snapshotSet{files: side.Snapshots}
 	ends, err := partitionEnds(p)
 	if err != nil {
 		return nil, err
@@ -187,10 +188,10 @@ func (s *sideChecker) partitionFindings(p *inspect.Partition) ([]Finding, error)
 	if err := add(s.checkpointFindings(p, side, ends)); err != nil {
 		return nil, err
 	}
-	if err := add(s.snapshotFindings(p, side, ends)); err != nil {
+	if err := add(s.snapshotFindings(p, snaps, ends)); err != nil {
 		return nil, err
 	}
-	if err := add(s.txnIndexFindings(p)); err != nil {
+	if err := add(s.txnIndexFindings(p, snaps)); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -349,10 +350,10 @@ func leaderEpochFindings(p *inspect.Partition, path string, c *sidefile.LeaderEp
 
 // snapshotFindings decodes every producer snapshot and checks where its
 // offset falls.
-func (s *sideChecker) snapshotFindings(p *inspect.Partition, side *inspect.PartitionSideFiles, e logEnds) ([]Finding, error) {
+func (s *sideChecker) snapshotFindings(p *inspect.Partition, snaps *snapshotSet, e logEnds) ([]Finding, error) {
 	var out []Finding
-	for _, sf := range side.Snapshots {
-		_, err := sidefile.ReadProducerSnapshot(sf.Path)
+	for i, sf := range snaps.files {
+		_, err := snaps.snapshot(i)
 		var ce *fileio.CorruptError
 		switch {
 		case err == nil:
@@ -421,7 +422,7 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 // sign of transactions (no .txnindex file, no snapshot naming a
 // transaction coordinator), and from the first segment whose log recovery
 // would cut, where the log checks report the damage.
-func (s *sideChecker) txnIndexFindings(p *inspect.Partition) ([]Finding, error) {
+func (s *sideChecker) txnIndexFindings(p *inspect.Partition, snaps *snapshotSet) ([]Finding, error) {
 	full := p
 	if p.Only {
 		var err error
@@ -432,9 +433,12 @@ func (s *sideChecker) txnIndexFindings(p *inspect.Partition) ([]Finding, error) 
 	if len(full.Segments) == 0 {
 		return nil, nil
 	}
-	snaps, err := inspect.ListSnapshots(full.Dir)
-	if err != nil {
-		return nil, err
+	if snaps == nil {
+		files, err := inspect.ListSnapshots(full.Dir)
+		if err != nil {
+			return nil, err
+		}
+		snaps = &snapshotSet{files: files}
 	}
 	if !hasTransactions(full, snaps) || !knownStartState(full, snaps) {
 		return nil, nil
@@ -466,14 +470,14 @@ func (s *sideChecker) txnIndexFindings(p *inspect.Partition) ([]Finding, error) 
 
 // hasTransactions: a .txnindex exists, or a snapshot names a producer that
 // wrote a transaction marker or has an open transaction.
-func hasTransactions(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
+func hasTransactions(p *inspect.Partition, snaps *snapshotSet) bool {
 	for _, sf := range p.Segments {
 		if sf.TxnIndex != "" {
 			return true
 		}
 	}
-	for _, sf := range snaps {
-		s, err := sidefile.ReadProducerSnapshot(sf.Path)
+	for i := range snaps.files {
+		s, err := snaps.snapshot(i)
 		if err != nil {
 			continue
 		}
@@ -488,19 +492,41 @@ func hasTransactions(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
 
 // knownStartState: nothing precedes the first segment, or the snapshot at
 // its base offset shows no open transaction.
-func knownStartState(p *inspect.Partition, snaps []inspect.SnapshotFile) bool {
+func knownStartState(p *inspect.Partition, snaps *snapshotSet) bool {
 	base := p.Segments[0].BaseOffset
 	if base == 0 {
 		return true
 	}
-	for _, sf := range snaps {
+	for i, sf := range snaps.files {
 		if sf.Offset != base {
 			continue
 		}
-		s, err := sidefile.ReadProducerSnapshot(sf.Path)
+		s, err := snaps.snapshot(i)
 		return err == nil && len(s.OpenTransactions()) == 0
 	}
 	return false
+}
+
+// snapshotSet is a partition's producer snapshot files, each read and
+// parsed at most once for the checks that look at them.
+type snapshotSet struct {
+	files  []inspect.SnapshotFile
+	read   []bool
+	parsed []*sidefile.ProducerSnapshot
+	errs   []error
+}
+
+// snapshot is the parsed snapshot files[i] (ReadProducerSnapshot).
+func (s *snapshotSet) snapshot(i int) (*sidefile.ProducerSnapshot, error) {
+	if s.read == nil {
+		n := len(s.files)
+		s.read, s.parsed, s.errs = make([]bool, n), make([]*sidefile.ProducerSnapshot, n), make([]error, n)
+	}
+	if !s.read[i] {
+		s.read[i] = true
+		s.parsed[i], s.errs[i] = sidefile.ReadProducerSnapshot(s.files[i].Path)
+	}
+	return s.parsed[i], s.errs[i]
 }
 
 // compareTxnIndex compares one segment's .txnindex with the planned
