@@ -246,24 +246,25 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		}
 	} else {
 		// At most 2*Jobs results wait to be emitted: memory stays bounded
-		// when an early segment is slow.
+		// when an early segment is slow. A worker takes a ticket, then the
+		// next job in order (no goroutine hands the jobs out: each hand-over
+		// would wake a thread).
 		tickets := make(chan struct{}, 2*o.Jobs)
-		work := make(chan *segmentJob)
-		go func() {
-			for _, j := range jobs {
-				tickets <- struct{}{}
-				work <- j
-			}
-			close(work)
-		}()
+		var next atomic.Int64
 		for range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				bufs := newBuffers()
-				for j := range work {
-					check(j, bufs)
-					close(j.done)
+				for {
+					tickets <- struct{}{}
+					i := next.Add(1) - 1
+					if i >= int64(len(jobs)) {
+						<-tickets
+						return
+					}
+					check(jobs[i], bufs)
+					close(jobs[i].done)
 				}
 			}()
 		}
