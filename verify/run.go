@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -369,7 +370,13 @@ type buffers struct {
 	// not per segment.
 	slots [4]fileio.IndexSlots
 	cps   []checkpoint
+	index [2][]byte // a small offset and time index, read whole
 }
+
+// wholeIndexBytes is the largest index a worker reads whole into memory
+// (an index of a segment of up to about 128 MiB at the default
+// index.interval.bytes).
+const wholeIndexBytes = 256 << 10
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
 // an error naming the segment.
@@ -448,37 +455,58 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		closers = append(closers, f)
 		return f, nil
 	}
+	// An index of at most wholeIndexBytes is read once, whole: its shape
+	// check and the two readers of its slots then read memory, not the
+	// file three times over.
+	openIndex := func(path string, buf *[]byte) (io.ReaderAt, int64, error) {
+		f, err := open(path)
+		if err != nil {
+			return nil, 0, err
+		}
+		size := f.Size()
+		if size > wholeIndexBytes {
+			return f, size, nil
+		}
+		if *buf == nil {
+			*buf = make([]byte, wholeIndexBytes)
+		}
+		p := (*buf)[:size]
+		if k, err := f.ReadAt(p, 0); int64(k) < size {
+			return nil, 0, fileio.ReadError(path, int64(k), err)
+		}
+		return bytes.NewReader(p), size, nil
+	}
 	if sf.Index != "" {
-		f, err := open(sf.Index)
+		r, size, err := openIndex(sf.Index, &b.index[0])
 		if err != nil {
 			res.err = err
 			return res
 		}
-		x := indexfmt.NewOffsetIndexFrom(b.slots[0].Reset(f, f.Size()), base)
-		if c.oidx, err = newOffsetIndexCheck(c, x, f, sf.Index, hasLog); err != nil {
+		x := indexfmt.NewOffsetIndexFrom(b.slots[0].Reset(r, size), base)
+		if c.oidx, err = newOffsetIndexCheck(c, x, r, sf.Index, hasLog); err != nil {
 			res.err = err
 			return res
 		}
 		// The comparison reads the slots in order too, but at its own pace:
 		// its own index value keeps both sequential readers chunked.
-		y := indexfmt.NewOffsetIndexFrom(b.slots[1].Reset(f, f.Size()), base)
+		y := indexfmt.NewOffsetIndexFrom(b.slots[1].Reset(r, size), base)
 		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: y.Entry, have: c.oidx.n}
 	} else if hasLog {
 		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
 			"no offset index: a broker rebuilds it from the log at load (LogSegment.sanityCheck: NoSuchFileException, then recoverSegment)")
 	}
 	if sf.TimeIndex != "" {
-		f, err := open(sf.TimeIndex)
+		r, size, err := openIndex(sf.TimeIndex, &b.index[1])
 		if err != nil {
 			res.err = err
 			return res
 		}
-		x := indexfmt.NewTimeIndexFrom(b.slots[2].Reset(f, f.Size()), base)
-		if c.tidx, err = newTimeIndexCheck(c, x, f, sf.TimeIndex, hasLog); err != nil {
+		x := indexfmt.NewTimeIndexFrom(b.slots[2].Reset(r, size), base)
+		if c.tidx, err = newTimeIndexCheck(c, x, r, sf.TimeIndex, hasLog); err != nil {
 			res.err = err
 			return res
 		}
-		y := indexfmt.NewTimeIndexFrom(b.slots[3].Reset(f, f.Size()), base)
+		y := indexfmt.NewTimeIndexFrom(b.slots[3].Reset(r, size), base)
 		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: y.Entry, have: c.tidx.n}
 	}
 	missingTime := sf.TimeIndex == "" && hasLog
