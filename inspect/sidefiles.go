@@ -27,12 +27,23 @@ func ReadPartitionSideFiles(dir string) (*PartitionSideFiles, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readSideFiles(dir, snaps), nil
+}
+
+// SideFiles reads the side files of p, a partition ReadPartition listed
+// (not one segment file, Only): the snapshots are those its listing
+// found, and the directory is not listed again.
+func (p *Partition) SideFiles() *PartitionSideFiles {
+	return readSideFiles(p.Dir, p.Snapshots)
+}
+
+func readSideFiles(dir string, snaps []SnapshotFile) *PartitionSideFiles {
 	return &PartitionSideFiles{
 		Dir:               dir,
 		LeaderEpochs:      sidefile.ReadLeaderEpochCheckpoint(filepath.Join(dir, sidefile.LeaderEpochCheckpointFile)),
 		PartitionMetadata: sidefile.ReadPartitionMetadata(filepath.Join(dir, sidefile.PartitionMetadataFile)),
 		Snapshots:         snaps,
-	}, nil
+	}
 }
 
 // SnapshotFile is one producer snapshot file of a partition directory.

@@ -171,10 +171,7 @@ func (s *sideChecker) partitionFindings(p *inspect.Partition) ([]Finding, error)
 		// A single segment file: only what concerns that segment.
 		return s.txnIndexFindings(p, nil)
 	}
-	side, err := inspect.ReadPartitionSideFiles(p.Dir)
-	if err != nil {
-		return nil, err
-	}
+	side := p.SideFiles()
 	snaps := &snapshotSet{files: side.Snapshots}
 	ends, err := partitionEnds(p)
 	if err != nil {
