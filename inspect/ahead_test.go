@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
@@ -76,6 +77,39 @@ func TestReadAheadMatchesSequential(t *testing.T) {
 			if len(what) == 0 && sums != int64(len(want)) {
 				t.Errorf("%s: the read-ahead handed out %d checksums of %d batches", name, sums, len(want))
 			}
+		}
+	}
+}
+
+// TestSetReadAhead switches one iterator's read-ahead off and on between
+// scans of the same log: every scan yields the same events, and only the
+// scans with it on take checksums from it.
+func TestSetReadAhead(t *testing.T) {
+	m, _ := rsSegment(t, kafkagen.Options{Batches: 1500, RecordsPerBatch: 2, ValueSize: 150, Seed: 9})
+	path := m.LogPath(&m.Segments[0])
+	f, err := fileio.Open(path, fileio.Options{CacheNeutral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	it := inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: 64 << 10, ReadAhead: true, ReadAheadMin: 1})
+	defer it.Close()
+	var first []iterEvent
+	for i, on := range []bool{true, false, true, false} {
+		it.SetReadAhead(on)
+		it.Reset(f, &inspect.SegmentFiles{Log: path}, 0)
+		before := inspect.ReadAheadSums(it)
+		events, err := iterEvents(t, it)
+		if err != nil {
+			t.Fatalf("scan %d: %v", i, err)
+		}
+		if i == 0 {
+			first = events
+		} else if !slices.Equal(events, first) {
+			t.Fatalf("scan %d (read-ahead %v) yields other events than the first", i, on)
+		}
+		if took := inspect.ReadAheadSums(it) - before; (took > 0) != on {
+			t.Fatalf("scan %d, read-ahead %v: %d checksums from it", i, on, took)
 		}
 	}
 }

@@ -148,6 +148,13 @@ func NewLogIterator(opts IterOptions) *LogIterator {
 	return it
 }
 
+// SetReadAhead turns IterOptions.ReadAhead on or off from the next Reset
+// on: a caller running several scans at once leaves the cores to them,
+// and lends one to a scan only when another would sit idle.
+func (it *LogIterator) SetReadAhead(on bool) {
+	it.ahead = on && !it.s.headers
+}
+
 // Reset points it at the .log f of segment sf (named f.Name in errors; sf
 // names the segment in Damage events, and may be nil without salvage),
 // from byte position from, keeping its buffers. Resetting to another
@@ -169,8 +176,14 @@ func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *Seg
 	size := min(fileSize, MaxSegmentBytes)
 	if !it.s.headers {
 		it.windowed()
-		// The read-ahead is made for the first log long enough for it.
-		if w := &it.s.w; it.ahead && w.ahead == nil && size-from >= it.aheadMin && cap(w.buf) >= minAheadWindow {
+		w := &it.s.w
+		switch {
+		case !it.ahead && w.ahead != nil:
+			// Switched off (SetReadAhead): the window is its own buffer again.
+			w.ahead.stop()
+			w.ahead, w.buf = nil, w.own[:0]
+		case it.ahead && w.ahead == nil && size-from >= it.aheadMin && cap(w.buf) >= minAheadWindow:
+			// The read-ahead is made for the first log long enough for it.
 			w.own, w.ahead = w.buf, newReadAhead(cap(w.buf), it.aheadMin)
 		}
 	}

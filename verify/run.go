@@ -67,9 +67,9 @@ type Options struct {
 
 	meter *inspect.Meter // Run's, from Progress
 	// readAheadMin: 0 reads logs of inspect.ReadAheadMinBytes and more on
-	// two goroutines (inspect.IterOptions.ReadAhead), < 0 every log on
-	// one, > 0 logs of that many bytes and more on two (tests compare
-	// the two ways).
+	// two goroutines (inspect.IterOptions.ReadAhead) when a core would
+	// otherwise be idle (lendCores), < 0 every log on one, > 0 every log
+	// of that many bytes and more on two (tests compare the two ways).
 	readAheadMin int64
 	// SideFiles also checks the files beside the segments (producer
 	// snapshots, checkpoints, leader epochs) and each .txnindex against the
@@ -142,6 +142,8 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		}
 	}
 	sum.Partitions = len(t.Partitions)
+	workers := min(o.Jobs, max(len(jobs), 1))
+	lendCores(jobs, workers, o.readAheadMin)
 
 	var stop atomic.Bool
 	var named sync.Mutex // StartPartition one call at a time
@@ -235,7 +237,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	}
 
 	var wg sync.WaitGroup
-	if workers := min(o.Jobs, max(len(jobs), 1)); workers == 1 {
+	if workers == 1 {
 		// One worker: Run's goroutine checks the jobs itself. Handing
 		// each over to a worker and its result back would wake a sleeping
 		// thread twice per segment, which costs a virtual machine as much
@@ -287,6 +289,28 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	return sum, err
 }
 
+// lendCores says which jobs read their log with a read-ahead, a second
+// goroutine inside the segment (inspect.IterOptions.ReadAhead, for logs of
+// at least inspect.ReadAheadMinBytes): only the last workers-1 segments,
+// which start when fewer segments than workers are left, so that the
+// read-ahead takes a core no other job would use. One worker (-j 1) keeps
+// to one core. readAheadMin is Options.readAheadMin: < 0 never, > 0
+// (tests) every segment.
+func lendCores(jobs []*segmentJob, workers int, readAheadMin int64) {
+	lend := workers - 1
+	if readAheadMin > 0 {
+		lend = len(jobs)
+	} else if readAheadMin < 0 {
+		lend = 0
+	}
+	for i := len(jobs) - 1; i >= 0 && lend > 0; i-- {
+		if !jobs[i].side {
+			jobs[i].ahead = true
+			lend--
+		}
+	}
+}
+
 // segmentStates says, for each segment of p, whether it is the active
 // segment and whether the broker's next start recovers it, and why it
 // does not recover those it keeps. A partition
@@ -332,6 +356,7 @@ type segmentJob struct {
 	hasNext bool
 	next    inspect.SegmentFiles
 	side    bool // the partition's side files, not a segment
+	ahead   bool // its log is read with a read-ahead (inspect.IterOptions.ReadAhead)
 	// active: the partition's last segment, which a running broker
 	// appends to. recovered: the broker's next start rebuilds its indexes
 	// from the log (it is at or after the recovery point, and the data
@@ -410,6 +435,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		}
 	}()
 	defer b.it.Close() // before the .log is closed: a read-ahead may still read it
+	b.it.SetReadAhead(j.ahead)
 	if j.hasNext {
 		c.track.limit = j.next.BaseOffset
 	}
