@@ -7,6 +7,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/internaltopics"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -15,10 +16,10 @@ import (
 // from the real __consumer_offsets-N and __transaction_state-N partitions
 // (default 50 partitions) hashes to N.
 func TestCoordinatorPartitionOfDecodedRecords(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "fixtures", "real")
+	root := fixtures.Root(t)
 	ents, err := os.ReadDir(root)
 	if err != nil {
-		t.Skipf("real broker fixtures not found at %s: %v", root, err)
+		t.Fatal(err)
 	}
 	ids := 0
 	for _, e := range ents {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // lsDataDir writes a data directory of partitions in every state ls
@@ -122,15 +123,9 @@ func TestLsStatuses(t *testing.T) {
 
 func TestLsReal(t *testing.T) {
 	real := requireRealFixtures(t)
-	ents, err := os.ReadDir(real)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, e := range ents {
-		if e.IsDir() {
-			dirs = append(dirs, e.Name())
-		}
+	var dirs []string // named relative to real, where kseg runs
+	for _, d := range fixtures.Dirs(t) {
+		dirs = append(dirs, filepath.Base(d))
 	}
 	before := hashTree(t, real)
 	for _, tc := range []struct {

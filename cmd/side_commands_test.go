@@ -142,10 +142,7 @@ func TestLookupLeaderEpochView(t *testing.T) {
 }
 
 func realFixturesIfAny() string {
-	dir := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
+	dir := realFixtures
 	if _, err := os.Stat(dir); err != nil {
 		return ""
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // Shared test helpers for every command's tests.
@@ -25,16 +27,13 @@ var goldenDir = filepath.Join("..", "testdata", "golden")
 // realFixtures is the directory of partition data written by real brokers,
 // beside the module (../shared/fixtures/real from the module root). Tests
 // read it in place, never copy it.
-var realFixtures = filepath.Join("..", "..", "shared", "fixtures", "real")
+var realFixtures = fixtures.Dir()
 
 // requireRealFixtures returns realFixtures, or skips the test when the
 // directory is absent.
 func requireRealFixtures(t testing.TB) string {
 	t.Helper()
-	if fi, err := os.Stat(realFixtures); err != nil || !fi.IsDir() {
-		t.Skipf("real broker fixtures not found at %s (expected beside the module root); skipping", realFixtures)
-	}
-	return realFixtures
+	return fixtures.Root(t)
 }
 
 // runKseg runs kseg in process with the given arguments over test streams

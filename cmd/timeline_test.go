@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // timelineLines parses timeline -o json into its buckets and summary.
@@ -265,17 +266,7 @@ func TestTimelinePartitionsRangeAndSVG(t *testing.T) {
 // partition's offset span and log size (as ls reports them); one without
 // timestamps (magic 0) is left out with a warning.
 func TestTimelineRealFixtures(t *testing.T) {
-	real := requireRealFixtures(t)
-	ents, err := os.ReadDir(real)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, e := range ents {
-		if e.IsDir() {
-			dirs = append(dirs, filepath.Join(real, e.Name()))
-		}
-	}
+	dirs := fixtures.Dirs(t)
 	out, stderr, code := runKseg(t, nil, append([]string{"-o", "json", "timeline", "--per-partition"}, dirs...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

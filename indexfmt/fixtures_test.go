@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // realFixtures is the directory of real broker data beside the module.
-var realFixtures = filepath.Join("..", "..", "shared", "fixtures", "real")
+var realFixtures = fixtures.Dir()
 
 // fixtureIndexFiles lists every .index and .timeindex under the real
 // fixtures, or nothing when the directory is absent.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -16,11 +17,7 @@ import (
 // brokers, read in place.
 func realFixtures(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real broker fixtures not found at %s: %v", dir, err)
-	}
-	return dir
+	return fixtures.Root(t)
 }
 
 // realPartitions resolves every data directory under the fixtures.

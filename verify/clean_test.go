@@ -13,6 +13,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 	"github.com/kseg/kseg/inspect/recovery"
 )
 
@@ -147,39 +148,24 @@ func TestStaleAgreesWithPlan(t *testing.T) {
 // Every real broker fixture verifies without an error finding; the
 // warnings are the kinds a healthy broker directory can show.
 func TestRealFixtures(t *testing.T) {
-	ents, err := os.ReadDir(realFixtures)
-	if os.IsNotExist(err) {
-		t.Skip("real broker fixtures not present (../shared/fixtures/real beside the module)")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	allowed := map[string]bool{IndexMissing: true, TimeIndexMissing: true, IndexStale: true, TimeIndexStale: true}
 	var checks []string
-	n := 0
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		n++
-		dir := filepath.Join(realFixtures, e.Name())
+	for _, dir := range fixtures.Dirs(t) { // at least one, or the test fails
+		name := filepath.Base(dir)
 		for _, deep := range []bool{false, true} {
 			got, sum := verifyPath(t, dir, Options{Records: deep})
 			if sum.Errors != 0 || sum.Batches == 0 {
-				t.Errorf("%s: summary %+v%s", e.Name(), sum, describe(got))
+				t.Errorf("%s: summary %+v%s", name, sum, describe(got))
 			}
 			for _, f := range got {
 				if !allowed[f.Check] {
-					t.Errorf("%s: unexpected %s%s", e.Name(), f.Check, describe([]Finding{f}))
+					t.Errorf("%s: unexpected %s%s", name, f.Check, describe([]Finding{f}))
 				}
 				if !deep {
 					checks = append(checks, f.Check+" "+strings.TrimPrefix(f.File, realFixtures+string(filepath.Separator)))
 				}
 			}
 		}
-	}
-	if n == 0 {
-		t.Fatal("no fixture directories")
 	}
 	// Facts from the fixtures' provenance notes, each a reason for a
 	// warning: indexes missing where they were preallocated and not

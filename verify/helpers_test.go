@@ -12,11 +12,12 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
-// realFixtures is where the project keeps real broker data, relative to
-// this package's directory.
-var realFixtures = filepath.Join("..", "..", "shared", "fixtures", "real")
+// realFixtures is where the project keeps real broker data (present or
+// not; fixtures.Root and Dirs skip a test when it is absent).
+var realFixtures = fixtures.Dir()
 
 // generate writes a partition named demo-0 under a fresh temporary
 // directory and returns its manifest.
@@ -32,26 +33,6 @@ func generateAt(t *testing.T, dir string, o kafkagen.Options) *kafkagen.Manifest
 		t.Fatalf("kafkagen.Generate: %v", err)
 	}
 	return m
-}
-
-// realFixtureDirs returns the real brokers' directories, skipping the
-// test when they are not present.
-func realFixtureDirs(t *testing.T) []string {
-	t.Helper()
-	ents, err := os.ReadDir(realFixtures)
-	if os.IsNotExist(err) {
-		t.Skip("real broker fixtures not present (../shared/fixtures/real beside the module)")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, e := range ents {
-		if e.IsDir() {
-			dirs = append(dirs, filepath.Join(realFixtures, e.Name()))
-		}
-	}
-	return dirs
 }
 
 // verifyPath resolves path and runs Run over it.

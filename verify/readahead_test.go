@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // withAhead checks every log with the read-ahead (64 KiB chunks, so
@@ -59,7 +60,7 @@ func TestReadAheadMatchesSequential(t *testing.T) {
 		m := generate(t, shape)
 		sameWithReadAhead(t, "clean", m.Dir, Options{Jobs: 1})
 	}
-	for _, dir := range realFixtureDirs(t) {
+	for _, dir := range fixtures.Dirs(t) {
 		sameWithReadAhead(t, filepath.Base(dir), dir, Options{Jobs: 1, Records: true})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
 
@@ -380,7 +381,7 @@ func TestTxnIndexMismatchStartState(t *testing.T) {
 // TestSideFilesRealFixtures: the real brokers' directories have no
 // side-file error, and the warnings are listed.
 func TestSideFilesRealFixtures(t *testing.T) {
-	for _, dir := range realFixtureDirs(t) {
+	for _, dir := range fixtures.Dirs(t) {
 		if got := sfVerify(t, dir); len(got) != 0 {
 			t.Errorf("%s: %s", filepath.Base(dir), sfDescribe(got))
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/internaltopics"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -16,10 +17,10 @@ import (
 // __transaction_state, __cluster_metadata from 3.6 to 4.1+): none fails,
 // none is left undecoded, and known values come out.
 func TestRealFixtures(t *testing.T) {
-	root := filepath.Join("..", "..", "..", "shared", "fixtures", "real")
+	root := fixtures.Root(t)
 	ents, err := os.ReadDir(root)
 	if err != nil {
-		t.Skipf("real broker fixtures not found at %s: %v", root, err)
+		t.Fatal(err)
 	}
 	types := map[string]int{}
 	var features []string

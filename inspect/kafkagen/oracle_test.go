@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -16,6 +14,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // This file is the tests' oracle: it decodes what the generator wrote with
@@ -26,11 +26,7 @@ import (
 // this package (module root/../shared/fixtures/real).
 func fixturesDir(t *testing.T) string {
 	t.Helper()
-	d := filepath.Join("..", "..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("real broker fixtures not found at %s: %v", d, err)
-	}
-	return d
+	return fixtures.Root(t)
 }
 
 // decodedBatch is what the oracle reads back from one log entry.

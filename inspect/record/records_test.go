@@ -17,6 +17,7 @@ import (
 
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/internal/fuzzcheck"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -540,11 +541,7 @@ func TestRecordsAllocations(t *testing.T) {
 // rdFixtureRoot is the shared directory of real broker data, beside the module.
 func rdFixtureRoot(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real broker fixtures not available at %s: %v", dir, err)
-	}
-	return dir
+	return fixtures.Root(t)
 }
 
 // rdBatchFile reports whether a file name holds record batches (segments and KRaft

@@ -1,11 +1,11 @@
 package recovery
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/kseg/kseg/inspect/kafkagen/gentest"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // planOne plans a one-segment partition at base offset 0.
@@ -25,9 +25,5 @@ func planOne(t *testing.T, log []byte, opts Options) SegmentPlan {
 // fixturesDir locates the shared real broker data beside the module.
 func fixturesDir(t *testing.T) string {
 	t.Helper()
-	d := filepath.Join("..", "..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("real broker fixtures not found at %s (they live beside the module): %v", d, err)
-	}
-	return d
+	return fixtures.Root(t)
 }

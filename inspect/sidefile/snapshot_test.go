@@ -17,6 +17,7 @@ import (
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
 
@@ -24,11 +25,7 @@ import (
 // place; the test is skipped when it is absent.
 func sideFixtures(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "fixtures", "real")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real broker fixtures not found at %s: %v", dir, err)
-	}
-	return dir
+	return fixtures.Root(t)
 }
 
 // TestProducerSnapshotGolden decodes a snapshot built byte by byte from the
