@@ -64,3 +64,34 @@ func TestReadAheadMatchesSequential(t *testing.T) {
 		sameWithReadAhead(t, filepath.Base(dir), dir, Options{Jobs: 1, Records: true})
 	}
 }
+
+// TestWholeIndexMatchesFile: verify reports exactly the same when each
+// index is read once into memory (wholeIndexBytes) as when its slots are
+// read from the file, on every case of the damage matrix (torn, padded,
+// out-of-order, out-of-range indexes among them) and on the real brokers'
+// data.
+func TestWholeIndexMatchesFile(t *testing.T) {
+	same := func(name, path string) {
+		t.Helper()
+		o := Options{Jobs: 1, SideFiles: true}
+		want, wsum := verifyPath(t, path, o)
+		defer func(n int64) { wholeIndexBytes = n }(wholeIndexBytes)
+		wholeIndexBytes = -1 // every index from its file
+		got, gsum := verifyPath(t, path, o)
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gsum, wsum) {
+			t.Fatalf("%s: from the files:%s\n%+v\nin memory:%s\n%+v", name, describe(got), gsum, describe(want), wsum)
+		}
+	}
+	for _, tc := range damageCases {
+		shape := baseShape
+		if tc.shape != nil {
+			shape = *tc.shape
+		}
+		m := generate(t, shape)
+		tc.damage(t, m)
+		same(tc.name, m.Dir)
+	}
+	for _, dir := range fixtures.Dirs(t) {
+		same(filepath.Base(dir), dir)
+	}
+}

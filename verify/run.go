@@ -401,7 +401,7 @@ type buffers struct {
 // wholeIndexBytes is the largest index a worker reads whole into memory
 // (an index of a segment of up to about 128 MiB at the default
 // index.interval.bytes).
-const wholeIndexBytes = 256 << 10
+var wholeIndexBytes int64 = 256 << 10 // a variable for the tests, which read every index from its file too
 
 // runJob checks one segment, turning a panic (a bug, never an answer) into
 // an error naming the segment.
@@ -481,58 +481,68 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		closers = append(closers, f)
 		return f, nil
 	}
-	// An index of at most wholeIndexBytes is read once, whole: its shape
-	// check and the two readers of its slots then read memory, not the
-	// file three times over.
-	openIndex := func(path string, buf *[]byte) (io.ReaderAt, int64, error) {
+	// An index of at most wholeIndexBytes is read once, whole, and read in
+	// memory by its shape check and by the slot readers (indexfmt's bytes
+	// constructors), not from the file three times over; whole is nil for
+	// a larger one.
+	openIndex := func(path string, buf *[]byte) (r io.ReaderAt, whole []byte, size int64, err error) {
 		f, err := open(path)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
-		size := f.Size()
+		size = f.Size()
 		if size > wholeIndexBytes {
-			return f, size, nil
+			return f, nil, size, nil
 		}
-		if *buf == nil {
-			*buf = make([]byte, wholeIndexBytes)
+		if int64(cap(*buf)) < size {
+			*buf = make([]byte, size)
 		}
-		p := (*buf)[:size]
-		if k, err := f.ReadAt(p, 0); int64(k) < size {
-			return nil, 0, fileio.ReadError(path, int64(k), err)
+		whole = (*buf)[:size]
+		if k, err := f.ReadAt(whole, 0); int64(k) < size {
+			return nil, nil, 0, fileio.ReadError(path, int64(k), err)
 		}
-		return bytes.NewReader(p), size, nil
+		return bytes.NewReader(whole), whole, size, nil
 	}
 	if sf.Index != "" {
-		r, size, err := openIndex(sf.Index, &b.index[0])
+		r, whole, size, err := openIndex(sf.Index, &b.index[0])
 		if err != nil {
 			res.err = err
 			return res
 		}
-		x := indexfmt.NewOffsetIndexFrom(b.slots[0].Reset(r, size), base)
+		// The check and the comparison read the slots in order, each at
+		// its own pace: from a file, each through its own reader, which
+		// keeps both chunked; in memory, one index value serves both.
+		x := indexfmt.NewOffsetIndex(whole, base)
+		y := x
+		if whole == nil {
+			x = indexfmt.NewOffsetIndexFrom(b.slots[0].Reset(r, size), base)
+			y = indexfmt.NewOffsetIndexFrom(b.slots[1].Reset(r, size), base)
+		}
 		if c.oidx, err = newOffsetIndexCheck(c, x, r, sf.Index, hasLog); err != nil {
 			res.err = err
 			return res
 		}
-		// The comparison reads the slots in order too, but at its own pace:
-		// its own index value keeps both sequential readers chunked.
-		y := indexfmt.NewOffsetIndexFrom(b.slots[1].Reset(r, size), base)
 		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: y.Entry, have: c.oidx.n}
 	} else if hasLog {
 		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
 			"no offset index: a broker rebuilds it from the log at load (LogSegment.sanityCheck: NoSuchFileException, then recoverSegment)")
 	}
 	if sf.TimeIndex != "" {
-		r, size, err := openIndex(sf.TimeIndex, &b.index[1])
+		r, whole, size, err := openIndex(sf.TimeIndex, &b.index[1])
 		if err != nil {
 			res.err = err
 			return res
 		}
-		x := indexfmt.NewTimeIndexFrom(b.slots[2].Reset(r, size), base)
+		x := indexfmt.NewTimeIndex(whole, base)
+		y := x
+		if whole == nil {
+			x = indexfmt.NewTimeIndexFrom(b.slots[2].Reset(r, size), base)
+			y = indexfmt.NewTimeIndexFrom(b.slots[3].Reset(r, size), base)
+		}
 		if c.tidx, err = newTimeIndexCheck(c, x, r, sf.TimeIndex, hasLog); err != nil {
 			res.err = err
 			return res
 		}
-		y := indexfmt.NewTimeIndexFrom(b.slots[3].Reset(r, size), base)
 		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: y.Entry, have: c.tidx.n}
 	}
 	missingTime := sf.TimeIndex == "" && hasLog
