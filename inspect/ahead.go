@@ -412,7 +412,9 @@ func (a *readAhead) noteStretch(c *aheadChunk, pos, entry int64, magic int8) {
 	}
 	c.entries = append(c.entries, aheadEntry{pos: pos, size: entry, magic: magic, crc: crc})
 	c.groups = append(c.groups, int32(len(c.entries)))
-	// A group computed already: claimed by neither goroutine, done.
+	// Its group is claimed like any other: checksum finds the entry past
+	// the chunk, keeps the checksum computed here and marks the group
+	// groupMismatch, so the scan takes this entry's own checksum.
 }
 
 // aheadSpins is how many times the scan polls for the next chunk before

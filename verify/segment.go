@@ -28,11 +28,16 @@ type region struct {
 }
 
 // lowest is the smallest offset the batch is known to hold.
-func (r *region) lowest() int64 {
-	if r.base >= 0 {
-		return r.base
+func (r *region) lowest() int64 { return lowestOffset(r.base, r.last) }
+
+// lowestOffset is the smallest offset a batch of the given base and last
+// offset is known to hold: its base, or its last when the base is not
+// known (-1).
+func lowestOffset(base, last int64) int64 {
+	if base >= 0 {
+		return base
 	}
-	return r.last
+	return last
 }
 
 // trusted reports whether the region is a batch whose offsets index checks
@@ -372,12 +377,7 @@ type offsetTracker struct {
 // inLine is what the tracker keeps of a batch whose offsets were in line.
 type inLine struct{ pos, base, last int64 }
 
-func (b inLine) lowest() int64 {
-	if b.base >= 0 {
-		return b.base
-	}
-	return b.last
-}
+func (b inLine) lowest() int64 { return lowestOffset(b.base, b.last) }
 
 func inLineOf(r *region) inLine { return inLine{r.pos, r.base, r.last} }
 
