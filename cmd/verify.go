@@ -75,8 +75,10 @@ normal state of a running broker's active segment).
 Severities: error = data a broker would lose or refuse; warning = a broker
 will behave differently (the message says how); info = everything else.
 Info findings are listed only with --verbose and never fail --strict; the
-summary counts them all. Segments are checked in parallel (-j);
-the output order does not depend on it.
+summary counts them all. Segments are checked in parallel (-j); a CPU
+that would otherwise sit idle reads ahead inside a segment of 8 MiB or
+more, so -j 1 keeps the log checks to one CPU. The output order depends
+on neither.
 
 The files beside the segments are checked too: producer snapshots (CRC,
 format, an offset beyond the log end or inside a batch), the data
