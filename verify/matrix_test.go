@@ -52,6 +52,22 @@ func totalBatches(m *kafkagen.Manifest) int {
 
 func base(name string) string { return filepath.Base(name) }
 
+// partitionShape is the partition tc damages.
+func (tc damageCase) partitionShape() kafkagen.Options {
+	if tc.shape != nil {
+		return *tc.shape
+	}
+	return baseShape
+}
+
+// damaged writes tc's partition, damages it and returns its directory.
+func (tc damageCase) damaged(t *testing.T) string {
+	t.Helper()
+	m := generate(t, tc.partitionShape())
+	tc.damage(t, m)
+	return m.Dir
+}
+
 var damageCases = []damageCase{
 	{name: "flipped byte in a record", damage: func(t *testing.T, m *kafkagen.Manifest) ([]want, int) {
 		_, log, _, _ := segFiles(m, 0)
@@ -293,11 +309,7 @@ const inspect61 = 61
 func TestDamageMatrix(t *testing.T) {
 	for _, tc := range damageCases {
 		t.Run(tc.name, func(t *testing.T) {
-			shape := baseShape
-			if tc.shape != nil {
-				shape = *tc.shape
-			}
-			m := generate(t, shape)
+			m := generate(t, tc.partitionShape())
 			wants, batches := tc.damage(t, m)
 			for _, deep := range []bool{false, true} {
 				got, sum := verifyPath(t, m.Dir, Options{Records: deep})

@@ -42,14 +42,9 @@ func sameWithReadAhead(t *testing.T, name, path string, o Options) {
 // without --records, with -j 1 and -j 2.
 func TestReadAheadMatchesSequential(t *testing.T) {
 	for _, tc := range damageCases {
-		shape := baseShape
-		if tc.shape != nil {
-			shape = *tc.shape
-		}
-		m := generate(t, shape)
-		tc.damage(t, m)
+		dir := tc.damaged(t)
 		for _, o := range []Options{{Jobs: 1}, {Jobs: 2, Records: true}} {
-			sameWithReadAhead(t, tc.name, m.Dir, o)
+			sameWithReadAhead(t, tc.name, dir, o)
 		}
 	}
 	for _, shape := range []kafkagen.Options{
@@ -83,13 +78,7 @@ func TestWholeIndexMatchesFile(t *testing.T) {
 		}
 	}
 	for _, tc := range damageCases {
-		shape := baseShape
-		if tc.shape != nil {
-			shape = *tc.shape
-		}
-		m := generate(t, shape)
-		tc.damage(t, m)
-		same(tc.name, m.Dir)
+		same(tc.name, tc.damaged(t))
 	}
 	for _, dir := range fixtures.Dirs(t) {
 		same(filepath.Base(dir), dir)
