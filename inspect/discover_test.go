@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
@@ -204,5 +205,79 @@ func TestResolveFollowsSymlinkedPartitionDirs(t *testing.T) {
 	sort.Strings(got)
 	if want := []string{"orders-0 in data", "orders-1 in data"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("partitions %q, want %q", got, want)
+	}
+}
+
+// TestResolveDataDirMatchesSequentialReads: Resolve reads a data
+// directory's partitions on several goroutines; the target must be the one
+// that reading them one by one, in listing order, gives: every partition
+// as ReadPartition reads it, in order, and the directories it skips (no
+// segments, a name that is not a partition's, one being deleted) with the
+// same reasons, in order.
+func TestResolveDataDirMatchesSequentialReads(t *testing.T) {
+	root := t.TempDir()
+	var want inspect.Target
+	want.Path, want.Kind, want.DataDir = root, "data_dir", root
+	for i := range 100 {
+		var name string
+		files := []string{"00000000000000000000.log", "00000000000000000000.index", "00000000000000000042.log", "00000000000000000042.snapshot"}
+		switch i % 10 {
+		case 3:
+			name, files = "empty-"+strconv.Itoa(i), []string{"leader-epoch-checkpoint"}
+		case 5:
+			name = "notapartition" + strconv.Itoa(i)
+		case 7:
+			name = "orders-" + strconv.Itoa(i) + ".0123456789abcdef0123456789abcdef-delete"
+		default:
+			name = "orders-" + strconv.Itoa(i)
+		}
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ents, err := os.ReadDir(root) // sorted, as Resolve lists
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := inspect.Resolve(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		dir := filepath.Join(root, e.Name())
+		if _, _, ok := inspect.ParsePartitionDirName(e.Name()); !ok {
+			want.Skipped = append(want.Skipped, inspect.Skipped{Path: dir})
+			continue
+		}
+		p, err := inspect.ReadPartition(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Segments) == 0 {
+			want.Skipped = append(want.Skipped, inspect.Skipped{Path: dir, Reason: "no segments"})
+			continue
+		}
+		p.DataDir = root
+		want.Partitions = append(want.Partitions, p)
+	}
+	if len(want.Partitions) != 70 || len(want.Skipped) != 30 {
+		t.Fatalf("the data directory was not made as meant: %d partitions, %d skipped", len(want.Partitions), len(want.Skipped))
+	}
+	if len(got.Skipped) != len(want.Skipped) {
+		t.Fatalf("skipped %d directories, want %d", len(got.Skipped), len(want.Skipped))
+	}
+	for i := range got.Skipped {
+		if want.Skipped[i].Reason == "" { // a name's reason is Resolve's wording: the path must match
+			want.Skipped[i].Reason = got.Skipped[i].Reason
+		}
+	}
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("Resolve(%q):\n got %+v\nwant %+v", root, got, &want)
 	}
 }
