@@ -109,11 +109,41 @@ const summaryWindow = 64 << 10
 // few KiB it needs (docs/performance.md).
 const firstWindow = 16 << 10
 
-// summaryBufs holds the window buffers of shallow summaries (summaryWindow
-// bytes each), reused across segments and goroutines: a window allocated
+// summaryScratch is what a shallow summary reads with, reused across
+// segments and goroutines (summaryScratches): buffers and iterators made
 // per segment cost more than the reading in a listing of thousands of
 // small segments (fresh pages to fault in and zero, and collections).
-var summaryBufs = sync.Pool{New: func() any { b := make([]byte, summaryWindow); return &b }}
+type summaryScratch struct {
+	// buf (summaryWindow bytes) holds an index file, then the window of
+	// the scan from the last index entry.
+	buf []byte
+	// first reads the first batch, through its own buffer of firstWindow
+	// bytes (grown, once, by a first batch larger than that); tail scans
+	// through buf. Neither is reset with a segment's files: without
+	// salvage no Damage event names them.
+	first, tail *LogIterator
+	dec         record.RecordDecoder
+}
+
+var summaryScratches = sync.Pool{New: func() any {
+	sc := &summaryScratch{buf: make([]byte, summaryWindow)}
+	sc.first = NewLogIterator(IterOptions{Buffer: make([]byte, 0, firstWindow)})
+	sc.tail = NewLogIterator(IterOptions{Buffer: sc.buf})
+	return sc
+}}
+
+// put returns sc to summaryScratches. An iterator whose window grew past
+// a batch larger than summaryWindow is replaced: its read size is its
+// buffer's capacity, and every later segment would read that much.
+func (sc *summaryScratch) put() {
+	if cap(sc.first.s.w.buf) > summaryWindow {
+		sc.first = NewLogIterator(IterOptions{Buffer: make([]byte, 0, firstWindow)})
+	}
+	if cap(sc.tail.s.w.buf) > summaryWindow {
+		sc.tail = NewLogIterator(IterOptions{Buffer: sc.buf})
+	}
+	summaryScratches.Put(sc)
+}
 
 // Summarize summarizes every segment of p in base-offset order. Damage is
 // reported in each summary, not as an error; an error means a file could
@@ -162,8 +192,8 @@ func smallIndex(f *fileio.File, buf []byte) ([]byte, bool) {
 func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (SegmentSummary, error) {
 	s := SegmentSummary{Files: sf, Batches: -1, Records: -1, FirstOffset: -1, LastOffset: -1,
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
-	bp := summaryBufs.Get().(*[]byte)
-	defer summaryBufs.Put(bp)
+	sc := summaryScratches.Get().(*summaryScratch)
+	defer sc.put()
 	var last *indexfmt.OffsetEntry // the offset index's last valid entry (shallow only)
 	if sf.Index != "" {
 		f, err := fileio.Open(sf.Index, fileio.Options{})
@@ -173,7 +203,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		defer f.Close()
 		// Its valid entries, then the last of them (smallIndex).
 		var idx *indexfmt.OffsetIndex
-		if b, ok := smallIndex(f, *bp); ok {
+		if b, ok := smallIndex(f, sc.buf); ok {
 			idx = indexfmt.NewOffsetIndex(b, sf.BaseOffset)
 		} else {
 			idx = indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
@@ -196,7 +226,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		}
 		defer f.Close()
 		var x *indexfmt.TimeIndex
-		if b, ok := smallIndex(f, *bp); ok {
+		if b, ok := smallIndex(f, sc.buf); ok {
 			x = indexfmt.NewTimeIndex(b, sf.BaseOffset)
 		} else {
 			x = indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
@@ -232,8 +262,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	}
 	defer f.Close()
 	s.LogBytes = f.Size()
-	var dec record.RecordDecoder
-	if err := s.first(f, &dec, (*bp)[:0:firstWindow]); err != nil {
+	if err := s.first(sc.first, f, &sc.dec); err != nil {
 		return s, err
 	}
 	start := int64(0)
@@ -248,9 +277,9 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	}
 	var scan tailScan
 	if start == 0 {
-		scan, err = s.scan(f, start, IterOptions{Window: DefaultWindow}, -1, &dec, m, counted)
+		scan, err = s.scan(NewLogIterator(IterOptions{Window: DefaultWindow}), f, start, -1, &sc.dec, m, counted)
 	} else {
-		scan, err = s.scan(f, start, IterOptions{Buffer: *bp}, -1, &dec, m, counted)
+		scan, err = s.scan(sc.tail, f, start, -1, &sc.dec, m, counted)
 	}
 	if err != nil {
 		return s, err
@@ -261,7 +290,7 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		// A scan from the start tells which, and finds the last batch
 		// before the damage. (The broker's readNextOffset would answer
 		// the base offset here.)
-		again, err := s.scan(f, 0, IterOptions{Window: DefaultWindow}, start, &dec, m, counted)
+		again, err := s.scan(NewLogIterator(IterOptions{Window: DefaultWindow}), f, 0, start, &sc.dec, m, counted)
 		if err != nil {
 			return s, err
 		}
@@ -290,9 +319,8 @@ func offsetIndexStats(x *indexfmt.OffsetIndex) (IndexStats, error) {
 }
 
 // first reads the first batch: the first record's offset and timestamp.
-func (s *SegmentSummary) first(f *fileio.File, dec *record.RecordDecoder, buf []byte) error {
-	it := NewLogIterator(IterOptions{Buffer: buf})
-	it.Reset(f, &s.Files, 0)
+func (s *SegmentSummary) first(it *LogIterator, f *fileio.File, dec *record.RecordDecoder) error {
+	it.Reset(f, nil, 0)
 	if !it.Next() {
 		if err := it.Err(); err != nil && !isDamage(err) {
 			return err
@@ -347,11 +375,10 @@ type tailScan struct {
 
 // scan reads batch headers from start to the end of the valid entries,
 // noting whether a batch starts at position probe.
-// The iterator reads with iopts's window or buffer.
-func (s *SegmentSummary) scan(f *fileio.File, start int64, iopts IterOptions, probe int64, dec *record.RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
+// it reads, from a Reset without salvage.
+func (s *SegmentSummary) scan(it *LogIterator, f *fileio.File, start int64, probe int64, dec *record.RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
 	var t tailScan
-	it := NewLogIterator(iopts)
-	it.Reset(f, &s.Files, start)
+	it.Reset(f, nil, start)
 	for it.Next() {
 		b := it.Batch()
 		t.probeHit = t.probeHit || b.Position == probe

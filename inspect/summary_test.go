@@ -2,6 +2,7 @@ package inspect_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,31 +69,72 @@ func TestSummarizeGeneratedShapes(t *testing.T) {
 		}
 		for i := range m.Segments {
 			w := wantSummary(m, &m.Segments[i])
-			for _, c := range []struct {
-				how string
-				got inspect.SegmentSummary
-			}{{"deep", deep[i]}, {"shallow", shallow[i]}} {
-				g := c.got
-				if g.Files.BaseOffset != m.Segments[i].BaseOffset || g.LogBytes != w.LogBytes ||
-					g.FirstOffset != w.FirstOffset || g.LastOffset != w.LastOffset || g.NextOffset != w.NextOffset ||
-					g.FirstTimestamp != w.FirstTimestamp || g.LastTimestamp != w.LastTimestamp ||
-					g.Index != w.Index || g.TimeIndex != w.TimeIndex || g.TxnIndex != w.TxnIndex ||
-					g.Damage != nil || g.IndexAstray {
-					t.Errorf("%s segment %d %s:\n got %+v\nwant %+v", name, i, c.how, g, w)
-				}
-				// Counted when the scan covered the log: always deep; shallow
-				// when no index entry gave a later start.
-				sm := &m.Segments[i]
-				wantCounted := c.how == "deep" || sm.IndexEntries == 0 || sm.OffsetIndex[sm.IndexEntries-1].Position == 0
-				if g.Counted != wantCounted {
-					t.Errorf("%s segment %d %s: Counted %v, want %v", name, i, c.how, g.Counted, wantCounted)
-				}
-				if g.Counted && (g.Batches != w.Batches || g.Records != w.Records) {
-					t.Errorf("%s segment %d %s: %d batches, %d records; want %d, %d", name, i, c.how, g.Batches, g.Records, w.Batches, w.Records)
-				}
-				if !g.Counted && (g.Batches != -1 || g.Records != -1) {
-					t.Errorf("%s segment %d %s: not counted but %d batches, %d records", name, i, c.how, g.Batches, g.Records)
-				}
+			checkSummary(t, name, i, "deep", deep[i], w, &m.Segments[i])
+			checkSummary(t, name, i, "shallow", shallow[i], w, &m.Segments[i])
+		}
+	}
+}
+
+// checkSummary compares the summary g of segment i (sm) with w, from
+// wantSummary; how is "deep" or "shallow".
+func checkSummary(t *testing.T, name string, i int, how string, g, w inspect.SegmentSummary, sm *kafkagen.SegmentManifest) {
+	t.Helper()
+	if g.Files.BaseOffset != sm.BaseOffset || g.LogBytes != w.LogBytes ||
+		g.FirstOffset != w.FirstOffset || g.LastOffset != w.LastOffset || g.NextOffset != w.NextOffset ||
+		g.FirstTimestamp != w.FirstTimestamp || g.LastTimestamp != w.LastTimestamp ||
+		g.Index != w.Index || g.TimeIndex != w.TimeIndex || g.TxnIndex != w.TxnIndex ||
+		g.Damage != nil || g.IndexAstray {
+		t.Errorf("%s segment %d %s:\n got %+v\nwant %+v", name, i, how, g, w)
+	}
+	// Counted when the scan covered the log: always deep; shallow when no
+	// index entry gave a later start.
+	wantCounted := how == "deep" || sm.IndexEntries == 0 || sm.OffsetIndex[sm.IndexEntries-1].Position == 0
+	if g.Counted != wantCounted {
+		t.Errorf("%s segment %d %s: Counted %v, want %v", name, i, how, g.Counted, wantCounted)
+	}
+	if g.Counted && (g.Batches != w.Batches || g.Records != w.Records) {
+		t.Errorf("%s segment %d %s: %d batches, %d records; want %d, %d", name, i, how, g.Batches, g.Records, w.Batches, w.Records)
+	}
+	if !g.Counted && (g.Batches != -1 || g.Records != -1) {
+		t.Errorf("%s segment %d %s: not counted but %d batches, %d records", name, i, how, g.Batches, g.Records)
+	}
+}
+
+// TestSummarizeReusesScratchAcrossSizes: shallow summaries reuse their
+// buffers and iterators from segment to segment. Segments whose batches
+// are larger than the first read (16 KiB) and than the tail window (64 KiB)
+// grow them; the segments of small batches summarized after them, in
+// turn and many times, must still be summarized exactly.
+func TestSummarizeReusesScratchAcrossSizes(t *testing.T) {
+	shapes := []struct {
+		name string
+		o    kafkagen.Options
+	}{
+		{"small", kafkagen.Options{Seed: 1, Segments: 3, Batches: 20, RecordsPerBatch: 2, ValueSize: 100}},
+		{"large", kafkagen.Options{Seed: 2, Segments: 3, Batches: 6, RecordsPerBatch: 3, ValueSize: 40 << 10, IndexIntervalBytes: kafkagen.IndexEveryBatch}},
+		{"first-20k", kafkagen.Options{Seed: 3, Segments: 2, Batches: 8, RecordsPerBatch: 2, ValueSize: 10 << 10}},
+		{"large-zstd", kafkagen.Options{Seed: 4, Segments: 2, Batches: 4, RecordsPerBatch: 2, ValueSize: 50 << 10, Compression: "zstd"}},
+	}
+	type gen struct {
+		p *inspect.Partition
+		m *kafkagen.Manifest
+	}
+	var gens []gen
+	for _, sh := range shapes {
+		p, m := generate(t, sh.name, sh.o)
+		gens = append(gens, gen{p, m})
+	}
+	for round := range 3 {
+		for k, g := range gens {
+			sums, err := g.p.Summarize(inspect.SummaryOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", shapes[k].name, err)
+			}
+			if len(sums) != len(g.m.Segments) {
+				t.Fatalf("%s: %d summaries for %d segments", shapes[k].name, len(sums), len(g.m.Segments))
+			}
+			for i := range sums {
+				checkSummary(t, fmt.Sprintf("%s (round %d)", shapes[k].name, round), i, "shallow", sums[i], wantSummary(g.m, &g.m.Segments[i]), &g.m.Segments[i])
 			}
 		}
 	}

@@ -31,7 +31,7 @@ func openDescriptor(path string) (*descriptor, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return &descriptor{fd: fd, name: path, uid: st.Uid}, st.Size, nil
+	return &descriptor{fd: fd, name: path, uid: st.uid}, st.size, nil
 }
 
 // OpenFile opens path read-only as an os.File, refusing anything but a
@@ -64,6 +64,13 @@ func OpenDir(path string) (*os.File, error) {
 	}
 }
 
+// regularStat is what openRegular's fstat says of a file, by value: a
+// syscall.Stat_t returned by pointer is one more allocation per file.
+type regularStat struct {
+	size int64
+	uid  uint32
+}
+
 // openRegular opens path read-only and returns the descriptor and the
 // file's status, refusing anything but a regular file. The open itself must
 // not block: opening a FIFO read-only waits for a writer, forever, so the
@@ -73,7 +80,7 @@ func OpenDir(path string) (*os.File, error) {
 // system call less per file: a listing opens three files per segment);
 // with blocking set, O_NONBLOCK is cleared, for os.NewFile, which would
 // otherwise try to register the descriptor with the runtime's poller.
-func openRegular(path string, blocking bool) (int, *syscall.Stat_t, error) {
+func openRegular(path string, blocking bool) (int, regularStat, error) {
 	var fd int
 	var err error
 	for {
@@ -83,25 +90,26 @@ func openRegular(path string, blocking bool) (int, *syscall.Stat_t, error) {
 		}
 	}
 	if err != nil {
-		return -1, nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return -1, regularStat{}, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		syscall.Close(fd)
-		return -1, nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+		return -1, regularStat{}, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		syscall.Close(fd)
-		return -1, nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+		return -1, regularStat{}, fmt.Errorf("%s: %w", path, ErrNotRegular)
 	}
+	rs := regularStat{size: st.Size, uid: st.Uid}
 	if !blocking {
-		return fd, &st, nil
+		return fd, rs, nil
 	}
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, unix.O_RDONLY); err != nil {
 		syscall.Close(fd)
-		return -1, nil, &fs.PathError{Op: "fcntl", Path: path, Err: err}
+		return -1, regularStat{}, &fs.PathError{Op: "fcntl", Path: path, Err: err}
 	}
-	return fd, &st, nil
+	return fd, rs, nil
 }
 
 // ReadAt is os.File.ReadAt: it reads until p is full, the end of the file
