@@ -84,3 +84,30 @@ func TestWholeIndexMatchesFile(t *testing.T) {
 		same(filepath.Base(dir), dir)
 	}
 }
+
+// TestSegmentEndMatchesReopened: the side checks take the last segment's
+// end (partitionEnds) from its checks, while its files are open; the
+// findings must be those of opening the segment again, on the damage
+// matrix and the real fixtures, with -j 1 (always taken from the checks)
+// and -j 2 (whichever finished first).
+func TestSegmentEndMatchesReopened(t *testing.T) {
+	same := func(name, path string) {
+		t.Helper()
+		for _, jobs := range []int{1, 2} {
+			o := Options{Jobs: jobs, SideFiles: true}
+			want, wsum := verifyPath(t, path, o)
+			reuseSegmentEnd = false
+			got, gsum := verifyPath(t, path, o)
+			reuseSegmentEnd = true
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gsum, wsum) {
+				t.Fatalf("%s -j %d: reopened:%s\n%+v\nfrom the checks:%s\n%+v", name, jobs, describe(got), gsum, describe(want), wsum)
+			}
+		}
+	}
+	for _, tc := range damageCases {
+		same(tc.name, tc.damaged(t))
+	}
+	for _, dir := range fixtures.Dirs(t) {
+		same(filepath.Base(dir), dir)
+	}
+}

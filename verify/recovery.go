@@ -104,7 +104,7 @@ func PlanRecovery(t *inspect.Target) ([]RecoveryPlan, error) {
 func planPartitionRecovery(p *inspect.Partition, dd *sidefile.DataDirFiles) (RecoveryPlan, error) {
 	rs := inspect.StartOfRecovery(p.Segments, p.Topic, p.Partition, dd)
 	plan := RecoveryPlan{Partition: p.Name(), Dir: p.Dir, CleanShutdown: rs.Clean, RecoveryPoint: rs.Point, RecoveryPointSource: rs.Source}
-	ends, err := partitionEnds(p)
+	ends, err := partitionEnds(p, nil)
 	if err != nil {
 		return plan, err
 	}

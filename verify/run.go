@@ -131,6 +131,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			if si+1 < len(p.Segments) && !p.Only {
 				j.hasNext, j.next = true, p.Segments[si+1]
 			}
+			j.last = si == len(p.Segments)-1 && o.SideFiles && !p.Only
 			jobs = append(jobs, j)
 			sum.Segments++
 		}
@@ -138,7 +139,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		// segments: the workers check them while later partitions' segments
 		// are checked (the .txnindex comparison replays the whole log).
 		if o.SideFiles && len(p.Segments) > 0 {
-			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, done: make(chan struct{})})
+			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, done: make(chan struct{}), lastSeg: jobs[len(jobs)-1]})
 		}
 	}
 	sum.Partitions = len(t.Partitions)
@@ -155,7 +156,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		switch {
 		case stop.Load():
 		case j.side:
-			j.res = side.run(t.Partitions[j.part])
+			j.res = side.run(t.Partitions[j.part], j.lastSeg.end())
 		default:
 			if j.first && o.StartPartition != nil {
 				named.Lock()
@@ -245,6 +246,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		bufs := newBuffers()
 		for _, j := range jobs {
 			check(j, bufs)
+			close(j.done)
 			report(j)
 		}
 	} else {
@@ -364,6 +366,11 @@ type segmentJob struct {
 	active, recovered bool
 	kept              string // why the next start does not recover it
 	first             bool   // the partition's first segment
+	// last: the partition's last segment, whose checks also find its end
+	// for the side files' checks (segmentResult.end). lastSeg: a side
+	// job's partition's last segment.
+	last    bool
+	lastSeg *segmentJob
 
 	// Filled by the worker.
 	res      *segmentResult
@@ -377,6 +384,29 @@ type segmentResult struct {
 	batches  int64
 	bytes    int64
 	err      error
+	segEnd   *segmentEnd // segmentJob.last: lastBatchOf over the files as checked
+}
+
+// reuseSegmentEnd lets the side checks take a segment's end from its
+// checks (a variable for the tests, which compare with reopening it).
+var reuseSegmentEnd = true
+
+// end is what lastBatchOf found in j's segment while it was checked, if
+// its check has finished and found it; nil otherwise (the side checks then
+// open the segment again). Whether it is used or not, the side checks
+// compare against the same answer from the same files.
+func (j *segmentJob) end() *segmentEnd {
+	if !reuseSegmentEnd {
+		return nil
+	}
+	select {
+	case <-j.done:
+		if j.res != nil {
+			return j.res.segEnd
+		}
+	default:
+	}
+	return nil
 }
 
 // scanBuffer is the size of the buffer index checks scan padding with.
@@ -440,12 +470,15 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		c.track.limit = j.next.BaseOffset
 	}
 	hasLog := sf.Log != ""
+	var logFile *fileio.File
+	var offsetIndex *indexfmt.OffsetIndex // for lastBatchOf
 	if hasLog {
 		f, err := fileio.Open(sf.Log, fileio.Options{CacheNeutral: true})
 		if err != nil {
 			res.err = err
 			return res
 		}
+		logFile = f
 		closers = append(closers, f)
 		// Never past what a broker could open (a sparse 100 GiB file is
 		// one finding, not a scan of 100 GiB of zeros).
@@ -522,6 +555,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 			res.err = err
 			return res
 		}
+		offsetIndex = x
 		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: y.Entry, have: c.oidx.n}
 	} else if hasLog {
 		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
@@ -595,6 +629,12 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		return res
 	}
 	res.findings, res.next, res.batches = c.sink.findings(), c.sink.next, c.batches
+	if j.last && hasLog {
+		// The side checks' log end (partitionEnds), while the files are
+		// open: opening them again costs a small segment's checks a tenth.
+		e := newSegmentEnd(lastBatchOf(logFile, sf.Log, logFile.Size(), base, offsetIndex))
+		res.segEnd = &e
+	}
 	return res
 }
 

@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 
@@ -151,19 +152,20 @@ func (s *sideChecker) dataDirFindings() ([]Finding, error) {
 
 // run is partitionFindings as a worker's job: a panic (a bug, never an
 // answer) becomes an error naming the partition, as runJob's does.
-func (s *sideChecker) run(p *inspect.Partition) (res *segmentResult) {
+func (s *sideChecker) run(p *inspect.Partition, last *segmentEnd) (res *segmentResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = &segmentResult{err: fmt.Errorf("internal error checking the side files of %s: %v", p.Dir, r)}
 		}
 	}()
-	fs, err := s.partitionFindings(p)
+	fs, err := s.partitionFindings(p, last)
 	return &segmentResult{findings: fs, err: err}
 }
 
 // partitionFindings checks one partition's side files against its
-// segments. Workers call it concurrently: it only reads the checker.
-func (s *sideChecker) partitionFindings(p *inspect.Partition) ([]Finding, error) {
+// segments (last as partitionEnds takes it). Workers call it
+// concurrently: it only reads the checker.
+func (s *sideChecker) partitionFindings(p *inspect.Partition, last *segmentEnd) ([]Finding, error) {
 	if !s.opts.SideFiles {
 		return nil, nil
 	}
@@ -173,7 +175,7 @@ func (s *sideChecker) partitionFindings(p *inspect.Partition) ([]Finding, error)
 	}
 	side := p.SideFiles()
 	snaps := &snapshotSet{files: side.Snapshots}
-	ends, err := partitionEnds(p)
+	ends, err := partitionEnds(p, last)
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +205,10 @@ type logEnds struct {
 }
 
 // partitionEnds finds the log end offset (LogSegment.readNextOffset of the
-// last segment) and the last batch's leader epoch.
-func partitionEnds(p *inspect.Partition) (logEnds, error) {
+// last segment) and the last batch's leader epoch. last, when not nil, is
+// what lastBatchOf found in the last segment while its checks had it open
+// (segmentJob.last); otherwise the segment is opened again.
+func partitionEnds(p *inspect.Partition, last *segmentEnd) (logEnds, error) {
 	e := logEnds{lastEpoch: -1, bases: map[int64]bool{}}
 	if len(p.Segments) == 0 {
 		return e, nil
@@ -213,52 +217,82 @@ func partitionEnds(p *inspect.Partition) (logEnds, error) {
 	for _, sf := range p.Segments {
 		e.bases[sf.BaseOffset] = true
 	}
-	last := p.Segments[len(p.Segments)-1]
-	e.end = last.BaseOffset
+	e.end = p.Segments[len(p.Segments)-1].BaseOffset
 	// The last segment holding a batch gives the epoch; the last segment
 	// gives the log end offset (an empty active segment: its base).
 	for i := len(p.Segments) - 1; i >= 0; i-- {
-		seg, err := inspect.OpenSegment(p.Segments[i], inspect.SegmentOptions{Unmapped: true})
-		if err != nil {
-			return e, err
+		var end segmentEnd
+		if i == len(p.Segments)-1 && last != nil {
+			end = *last
+		} else {
+			end = segmentEndOf(p.Segments[i])
 		}
-		next, lastBatch, err := lastBatchOf(seg)
-		seg.Close()
-		if err != nil {
-			return e, err
+		if end.err != nil {
+			return e, end.err
 		}
 		if i == len(p.Segments)-1 {
-			e.end = next
+			e.end = end.next
 		}
-		if lastBatch != nil {
-			e.lastEpoch = lastBatch.PartitionLeaderEpoch
+		if end.hasBatch {
+			e.lastEpoch = end.epoch
 			break
 		}
 	}
 	return e, nil
 }
 
-// lastBatchOf scans a segment from its offset index's last entry (as
-// readNextOffset does) and returns the next offset and the last valid
-// batch, nil when none. Damage ends the scan: the log checks report it.
-// Callers open the segment unmapped: workers run this beside others.
-func lastBatchOf(seg *inspect.Segment) (int64, *record.Batch, error) {
+// segmentEnd is what lastBatchOf finds in a segment: its next offset and
+// its last batch's partition leader epoch (hasBatch: it holds one), or
+// the error that stopped it.
+type segmentEnd struct {
+	next     int64
+	epoch    int32
+	hasBatch bool
+	err      error
+}
+
+// segmentEndOf opens the segment (unmapped: workers run this beside
+// others) and runs lastBatchOf.
+func segmentEndOf(sf inspect.SegmentFiles) segmentEnd {
+	seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{Unmapped: true})
+	if err != nil {
+		return segmentEnd{err: err}
+	}
+	defer seg.Close()
+	return newSegmentEnd(lastBatchOf(seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index))
+}
+
+func newSegmentEnd(next int64, last *record.Batch, err error) segmentEnd {
+	e := segmentEnd{next: next, err: err}
+	if last != nil {
+		e.hasBatch, e.epoch = true, last.PartitionLeaderEpoch
+	}
+	return e
+}
+
+// lastBatchOf scans a segment's log (size bytes, based at base, named name
+// in errors) from its offset index's last slot (as readNextOffset does)
+// and returns the next offset and the last valid batch, nil when none.
+// Damage ends the scan: the log checks report it. idx may be nil (no
+// offset index).
+func lastBatchOf(log io.ReaderAt, name string, size, base int64, idx *indexfmt.OffsetIndex) (int64, *record.Batch, error) {
 	start := int64(0)
-	if seg.Index != nil && seg.Index.Slots() > 0 {
-		if e, err := seg.Index.Entry(seg.Index.Slots() - 1); err == nil && e.Position >= 0 && int64(e.Position) <= seg.LogSize {
+	if idx != nil && idx.Slots() > 0 {
+		if e, err := idx.Entry(idx.Slots() - 1); err == nil && e.Position >= 0 && int64(e.Position) <= size {
 			start = int64(e.Position)
 		}
 	}
+	it := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
 	for {
-		next := seg.BaseOffset
+		next := base
 		var last *record.Batch
-		sc := seg.Batches(start)
-		for sc.Next() {
-			b := *sc.Batch()
+		it.ResetReader(log, name, size, start)
+		for it.Next() {
+			b := *it.Batch()
 			last = &b
 			next = b.LastOffset + 1
 		}
-		err := sc.Err()
+		err := it.Err()
 		var ce *fileio.CorruptError
 		if err != nil && !errors.As(err, &ce) {
 			return next, last, err
@@ -620,7 +654,7 @@ func txnIndexSound(sf inspect.SegmentFiles, x *indexfmt.TxnIndex) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	next, _, err := lastBatchOf(seg)
+	next, _, err := lastBatchOf(seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index)
 	seg.Close()
 	if err != nil {
 		return false, err
