@@ -469,11 +469,13 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 	if opts.deep {
 		bar = ios.progress("ls --deep")
 		defer bar.done()
-		var total int64
-		for _, t := range targets {
-			total += t.LogBytes()
-		}
-		meter = inspect.NewMeter(bar.callback(), total)
+		meter = inspect.NewMeter(bar.callback(), func() int64 {
+			var total int64
+			for _, t := range targets {
+				total += t.LogBytes()
+			}
+			return total
+		})
 	}
 	var segLister *lister[lsSegmentJSON]
 	var partLister *lister[lsPartitionJSON]

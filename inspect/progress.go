@@ -25,13 +25,14 @@ type Meter struct {
 	last  int64 // done at the last call; guarded by mu
 }
 
-// NewMeter meters total bytes (a file that grows meanwhile is clamped to
-// it); nil when fn is nil.
-func NewMeter(fn func(done, total int64), total int64) *Meter {
+// NewMeter meters total() bytes (a file that grows meanwhile is clamped
+// to it); nil when fn is nil, and total is then not called: adding up
+// the sizes of thousands of logs costs a stat each, for nobody.
+func NewMeter(fn func(done, total int64), total func() int64) *Meter {
 	if fn == nil {
 		return nil
 	}
-	return &Meter{fn: fn, total: total}
+	return &Meter{fn: fn, total: total()}
 }
 
 // LogBytes adds up the sizes of the .log files of segs as they are now,

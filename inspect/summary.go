@@ -155,7 +155,7 @@ func (p *Partition) Summarize(opts SummaryOptions) ([]SegmentSummary, error) {
 	case opts.Deep && opts.Meter != nil:
 		m = opts.Meter
 	case opts.Deep:
-		m = NewMeter(opts.Progress, LogBytes(p.Segments, 0))
+		m = NewMeter(opts.Progress, func() int64 { return LogBytes(p.Segments, 0) })
 		defer m.Finish()
 	}
 	out := make([]SegmentSummary, 0, len(p.Segments))

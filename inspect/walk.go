@@ -138,7 +138,7 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		if r.ToOffset != nil {
 			end = max(startSeg, floorSegment(p.Segments, *r.ToOffset)+1)
 		}
-		m = NewMeter(r.Progress, LogBytes(p.Segments[startSeg:end], startPos))
+		m = NewMeter(r.Progress, func() int64 { return LogBytes(p.Segments[startSeg:end], startPos) })
 	}
 	for i := startSeg; i < len(p.Segments); i++ {
 		sf := &p.Segments[i]

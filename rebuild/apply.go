@@ -150,7 +150,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 			}
 		}
 	}
-	opts.Meter = inspect.NewMeter(opts.Progress, t.LogBytes())
+	opts.Meter = inspect.NewMeter(opts.Progress, t.LogBytes)
 	var results []Result
 	for _, p := range t.Partitions {
 		if err := opts.stopped(); err != nil {

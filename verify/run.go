@@ -116,7 +116,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		return sum, errors.New("verify: no target")
 	}
 	o := opts.resolved()
-	o.meter = inspect.NewMeter(opts.Progress, t.LogBytes())
+	o.meter = inspect.NewMeter(opts.Progress, t.LogBytes)
 	var jobs []*segmentJob
 	side := newSideChecker(t, &o)
 	dd := side.dataDir

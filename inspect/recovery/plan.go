@@ -172,7 +172,7 @@ func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err err
 	plans := make([]SegmentPlan, 0, len(p.Segments))
 	r.meter = opts.Meter
 	if r.meter == nil {
-		r.meter = inspect.NewMeter(opts.Progress, inspect.LogBytes(p.Segments, 0))
+		r.meter = inspect.NewMeter(opts.Progress, func() int64 { return inspect.LogBytes(p.Segments, 0) })
 		defer func() {
 			if err == nil {
 				r.meter.Finish()
