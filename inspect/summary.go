@@ -318,7 +318,8 @@ func offsetIndexStats(x *indexfmt.OffsetIndex) (IndexStats, error) {
 	return IndexStats{Present: true, Bytes: x.Size(), Slots: x.Slots(), Entries: n, Trailing: x.TrailingBytes()}, nil
 }
 
-// first reads the first batch: the first record's offset and timestamp.
+// first reads the first batch: the first record's offset and timestamp,
+// through it (reset here, without salvage).
 func (s *SegmentSummary) first(it *LogIterator, f *fileio.File, dec *record.RecordDecoder) error {
 	it.Reset(f, nil, 0)
 	if !it.Next() {
@@ -374,8 +375,8 @@ type tailScan struct {
 }
 
 // scan reads batch headers from start to the end of the valid entries,
-// noting whether a batch starts at position probe.
-// it reads, from a Reset without salvage.
+// noting whether a batch starts at position probe, through it (reset here,
+// without salvage).
 func (s *SegmentSummary) scan(it *LogIterator, f *fileio.File, start int64, probe int64, dec *record.RecordDecoder, m *Meter, counted *int64) (tailScan, error) {
 	var t tailScan
 	it.Reset(f, nil, start)

@@ -367,8 +367,8 @@ type segmentJob struct {
 	kept              string // why the next start does not recover it
 	first             bool   // the partition's first segment
 	// last: the partition's last segment, whose checks also find its end
-	// for the side files' checks (segmentResult.end). lastSeg: a side
-	// job's partition's last segment.
+	// for the side files' checks (segmentResult.segEnd). lastSeg: a side
+	// job's partition's last segment (segmentJob.end).
 	last    bool
 	lastSeg *segmentJob
 
