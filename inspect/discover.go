@@ -379,10 +379,10 @@ func Resolve(path string) (*Target, error) {
 
 // readPartitions reads the directories dirs whose skip reason is ""
 // (ReadPartition) on up to GOMAXPROCS goroutines, each taking the next
-// directory, and returns the partitions and errors in the order of dirs. A data directory of
-// thousands of partitions is listed in a fraction of the time one
-// goroutine takes: each directory costs an open, two getdents and a
-// close, and the parsing of its names (docs/performance.md).
+// directory, and returns the partitions and errors in the order of dirs.
+// Each directory costs an open, two getdents and a close, and the parsing
+// of its names: one goroutine listing a data directory of thousands of
+// partitions kept every command waiting (docs/performance.md, run O).
 func readPartitions(dirs, skip []string) ([]*Partition, []error) {
 	parts := make([]*Partition, len(dirs))
 	errs := make([]error, len(dirs))
