@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -599,34 +600,30 @@ type partitionsAhead struct {
 }
 
 // readPartitionsAhead summarizes ps (shallow) and, withSide, reads their
-// side files, on GOMAXPROCS goroutines taking the partitions in order. At
-// most 4 partitions per goroutine are read ahead of the one the caller
-// takes, so memory stays bounded. close ends the goroutines early.
+// side files, on GOMAXPROCS goroutines taking the partitions in order: a
+// goroutine takes a ticket, then the next partition (no goroutine hands
+// them out: each hand-over would wake a thread). At most 4 partitions per
+// goroutine are read ahead of the one the caller takes, so memory stays
+// bounded. close ends the goroutines early.
 func readPartitionsAhead(ps []*inspect.Partition, withSide bool) *partitionsAhead {
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(ps)))
 	a := &partitionsAhead{out: make([]chan lsRead, len(ps)), tickets: make(chan struct{}, 4*workers), stop: make(chan struct{})}
 	for i := range a.out {
 		a.out[i] = make(chan lsRead, 1)
 	}
-	next := make(chan int)
-	go func() {
-		defer close(next)
-		for i := range ps {
-			select {
-			case a.tickets <- struct{}{}:
-			case <-a.stop:
-				return
-			}
-			select {
-			case next <- i:
-			case <-a.stop:
-				return
-			}
-		}
-	}()
+	var next atomic.Int64
 	for range workers {
 		go func() {
-			for i := range next {
+			for {
+				select {
+				case a.tickets <- struct{}{}:
+				case <-a.stop:
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(ps) {
+					return // its ticket stays: nothing is taken after the last partition
+				}
 				var r lsRead
 				r.sums, r.err = ps[i].Summarize(inspect.SummaryOptions{})
 				if r.err == nil && withSide {
