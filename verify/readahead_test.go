@@ -96,9 +96,11 @@ func TestSegmentEndMatchesReopened(t *testing.T) {
 		for _, jobs := range []int{1, 2} {
 			o := Options{Jobs: jobs, SideFiles: true}
 			want, wsum := verifyPath(t, path, o)
-			reuseSegmentEnd = false
-			got, gsum := verifyPath(t, path, o)
-			reuseSegmentEnd = true
+			got, gsum := func() ([]Finding, Summary) {
+				reuseSegmentEnd = false
+				defer func() { reuseSegmentEnd = true }()
+				return verifyPath(t, path, o)
+			}()
 			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gsum, wsum) {
 				t.Fatalf("%s -j %d: reopened:%s\n%+v\nfrom the checks:%s\n%+v", name, jobs, describe(got), gsum, describe(want), wsum)
 			}
