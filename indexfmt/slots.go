@@ -29,6 +29,11 @@ type SlotReader interface {
 	ReadSlots(n, lo, hi, width int) (p []byte, first int, err error)
 }
 
+// SlotsInMemory is the SlotReader of an index held in memory (what the
+// bytes constructors read through), for callers that need a SlotReader
+// whichever way they hold the index.
+func SlotsInMemory(b []byte) SlotReader { return byteSlots(b) }
+
 // byteSlots is the SlotReader of an index held in memory: one call hands
 // over every slot of lo..hi.
 type byteSlots []byte

@@ -175,20 +175,6 @@ func SummarizeSegment(sf SegmentFiles, opts SummaryOptions) (SegmentSummary, err
 	return summarize(sf, opts, nil, nil)
 }
 
-// smallIndex reads an index file of up to cap(buf) bytes (summaryWindow:
-// a few thousand entries) with one pread into buf, to be searched in
-// place; false for a larger file, or one that came up short, which is
-// then read through fileio.IndexSlots (whose errors name the slot).
-func smallIndex(f *fileio.File, buf []byte) ([]byte, bool) {
-	size := f.Size()
-	if size > int64(cap(buf)) {
-		return nil, false
-	}
-	b := buf[:size]
-	n, _ := f.ReadAt(b, 0)
-	return b, int64(n) == size
-}
-
 func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (SegmentSummary, error) {
 	s := SegmentSummary{Files: sf, Batches: -1, Records: -1, FirstOffset: -1, LastOffset: -1,
 		NextOffset: sf.BaseOffset, FirstTimestamp: -1, LastTimestamp: -1}
@@ -201,9 +187,15 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			return s, err
 		}
 		defer f.Close()
-		// Its valid entries, then the last of them (smallIndex).
+		// Its valid entries, then the last of them: an index of up to
+		// summaryWindow bytes (a few thousand entries) with one pread
+		// into the scratch buffer, a larger one through IndexSlots.
+		b, err := fileio.ReadWhole(f, sc.buf, summaryWindow)
+		if err != nil {
+			return s, err
+		}
 		var idx *indexfmt.OffsetIndex
-		if b, ok := smallIndex(f, sc.buf); ok {
+		if b != nil {
 			idx = indexfmt.NewOffsetIndex(b, sf.BaseOffset)
 		} else {
 			idx = indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
@@ -225,8 +217,12 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 			return s, err
 		}
 		defer f.Close()
+		b, err := fileio.ReadWhole(f, sc.buf, summaryWindow)
+		if err != nil {
+			return s, err
+		}
 		var x *indexfmt.TimeIndex
-		if b, ok := smallIndex(f, sc.buf); ok {
+		if b != nil {
 			x = indexfmt.NewTimeIndex(b, sf.BaseOffset)
 		} else {
 			x = indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)

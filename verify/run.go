@@ -419,13 +419,14 @@ type buffers struct {
 	scan []byte
 	dec  record.RecordDecoder
 
-	// Index slot readers, reset onto each segment's files (the offset
-	// and time index checks' and the stale comparisons'), and the offset
-	// index check's checkpoints: a worker allocates their buffers once,
-	// not per segment.
+	// Index slot readers, reset onto each segment's index files too large
+	// to read whole (2k for index k's check, 2k+1 for its recovery
+	// comparison; k 0 the offset index, 1 the time index), the buffers
+	// the smaller ones are read whole into, and the offset index check's
+	// checkpoints: a worker allocates their buffers once, not per segment.
 	slots [4]fileio.IndexSlots
+	index [2][]byte
 	cps   []checkpoint
-	index [2][]byte // a small offset and time index, read whole
 }
 
 // wholeIndexBytes is the largest index a worker reads whole into memory
@@ -514,70 +515,58 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		closers = append(closers, f)
 		return f, nil
 	}
-	// An index of at most wholeIndexBytes is read once, whole, and read in
-	// memory by its shape check and by the slot readers (indexfmt's bytes
-	// constructors), not from the file three times over; whole is nil for
-	// a larger one.
-	openIndex := func(path string, buf *[]byte) (r io.ReaderAt, whole []byte, size int64, err error) {
+	// openIndex opens index k (0 the offset index, 1 the time index) and
+	// returns what its shape check reads and the slot readers of its check
+	// and of the recovery comparison, which read the slots in order, each
+	// at its own pace. An index of at most wholeIndexBytes is read once,
+	// whole, and all three read it in memory, not from the file three
+	// times over; a larger one is read from the file, the two slot
+	// readers each keeping its own reads chunked.
+	openIndex := func(path string, k int) (r io.ReaderAt, check, compare indexfmt.SlotReader, err error) {
 		f, err := open(path)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, err
 		}
-		size = f.Size()
-		if size > wholeIndexBytes {
-			return f, nil, size, nil
+		whole, err := fileio.ReadWhole(f, b.index[k], wholeIndexBytes)
+		if err != nil {
+			return nil, nil, nil, err
 		}
-		if int64(cap(*buf)) < size {
-			*buf = make([]byte, size)
+		if whole != nil {
+			b.index[k] = whole // the grown buffer, for the worker's next segment
+			s := indexfmt.SlotsInMemory(whole)
+			return bytes.NewReader(whole), s, s, nil
 		}
-		whole = (*buf)[:size]
-		if k, err := f.ReadAt(whole, 0); int64(k) < size {
-			return nil, nil, 0, fileio.ReadError(path, int64(k), err)
-		}
-		return bytes.NewReader(whole), whole, size, nil
+		return f, b.slots[2*k].Reset(f, f.Size()), b.slots[2*k+1].Reset(f, f.Size()), nil
 	}
 	if sf.Index != "" {
-		r, whole, size, err := openIndex(sf.Index, &b.index[0])
+		r, check, compare, err := openIndex(sf.Index, 0)
 		if err != nil {
 			res.err = err
 			return res
 		}
-		// The check and the comparison read the slots in order, each at
-		// its own pace: from a file, each through its own reader, which
-		// keeps both chunked; in memory, one index value serves both.
-		x := indexfmt.NewOffsetIndex(whole, base)
-		y := x
-		if whole == nil {
-			x = indexfmt.NewOffsetIndexFrom(b.slots[0].Reset(r, size), base)
-			y = indexfmt.NewOffsetIndexFrom(b.slots[1].Reset(r, size), base)
-		}
+		x := indexfmt.NewOffsetIndexFrom(check, base)
 		if c.oidx, err = newOffsetIndexCheck(c, x, r, sf.Index, hasLog); err != nil {
 			res.err = err
 			return res
 		}
 		offsetIndex = x
-		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: y.Entry, have: c.oidx.n}
+		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: indexfmt.NewOffsetIndexFrom(compare, base).Entry, have: c.oidx.n}
 	} else if hasLog {
 		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
 			"no offset index: a broker rebuilds it from the log at load (LogSegment.sanityCheck: NoSuchFileException, then recoverSegment)")
 	}
 	if sf.TimeIndex != "" {
-		r, whole, size, err := openIndex(sf.TimeIndex, &b.index[1])
+		r, check, compare, err := openIndex(sf.TimeIndex, 1)
 		if err != nil {
 			res.err = err
 			return res
 		}
-		x := indexfmt.NewTimeIndex(whole, base)
-		y := x
-		if whole == nil {
-			x = indexfmt.NewTimeIndexFrom(b.slots[2].Reset(r, size), base)
-			y = indexfmt.NewTimeIndexFrom(b.slots[3].Reset(r, size), base)
-		}
+		x := indexfmt.NewTimeIndexFrom(check, base)
 		if c.tidx, err = newTimeIndexCheck(c, x, r, sf.TimeIndex, hasLog); err != nil {
 			res.err = err
 			return res
 		}
-		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: y.Entry, have: c.tidx.n}
+		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: indexfmt.NewTimeIndexFrom(compare, base).Entry, have: c.tidx.n}
 	}
 	missingTime := sf.TimeIndex == "" && hasLog
 

@@ -204,6 +204,28 @@ func (f *File) Close() error {
 	return err
 }
 
+// ReadWhole reads the whole of f into buf, grown when it is too small,
+// and returns the bytes, when f holds at most limit bytes; nil for a
+// larger file. It is how an index read all over (its shape, its entries
+// in order) is read once, with one pread, and then read in memory
+// (indexfmt's bytes constructors, SlotsInMemory) instead of through
+// IndexSlots; buf, returned grown, is the caller's to keep for the next
+// file.
+func ReadWhole(f *File, buf []byte, limit int64) ([]byte, error) {
+	size := f.Size()
+	if size > limit {
+		return nil, nil
+	}
+	if buf == nil || int64(cap(buf)) < size {
+		buf = make([]byte, size) // not nil, even when empty
+	}
+	b := buf[:size]
+	if n, err := f.ReadAt(b, 0); int64(n) < size {
+		return nil, ReadError(f.Name, int64(n), err)
+	}
+	return b, nil
+}
+
 // ReadFile reads the whole of a small file (a checkpoint, a producer
 // snapshot, a schema) of at most limit bytes, refusing a larger one before
 // reading it.

@@ -61,3 +61,51 @@ func TestPreadFileReads(t *testing.T) {
 		t.Error("a directory opens for pread")
 	}
 }
+
+// TestReadWhole: a file of at most limit bytes comes back whole, in the
+// buffer given when it is large enough and in a new one otherwise; an
+// empty file as an empty, non-nil slice; a larger file as nil, unread.
+func TestReadWhole(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int) *fileio.File {
+		t.Helper()
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i*13 + 1)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := fileio.Open(path, fileio.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	want := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i*13 + 1)
+		}
+		return b
+	}
+	f := write("a.index", 800)
+	buf := make([]byte, 0, 1024)
+	got, err := fileio.ReadWhole(f, buf, 1024)
+	if err != nil || !bytes.Equal(got, want(800)) || &got[0] != &buf[:1][0] {
+		t.Fatalf("800 bytes into a 1 KiB buffer: %d bytes, same buffer %v, %v", len(got), err == nil && len(got) > 0 && &got[0] == &buf[:1][0], err)
+	}
+	got, err = fileio.ReadWhole(f, make([]byte, 0, 16), 1024)
+	if err != nil || !bytes.Equal(got, want(800)) {
+		t.Fatalf("800 bytes into a 16-byte buffer: %d bytes, %v", len(got), err)
+	}
+	if got, err := fileio.ReadWhole(f, buf, 799); got != nil || err != nil {
+		t.Fatalf("800 bytes over a limit of 799: %d bytes, %v; want nil", len(got), err)
+	}
+	empty := write("b.index", 0)
+	if got, err := fileio.ReadWhole(empty, nil, 1024); got == nil || len(got) != 0 || err != nil {
+		t.Fatalf("an empty file: %v (nil %v), %v; want an empty slice", got, got == nil, err)
+	}
+}
