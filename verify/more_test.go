@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Two segments whose offsets overlap: the second one's files come from a
@@ -305,4 +307,21 @@ func TestOrphanedIndex(t *testing.T) {
 	appendBytes(t, idx, []byte{9})
 	got, _ = verifyPath(t, idx, Options{})
 	expect(t, got, want{SegmentLeftover, base(idx), -1}, want{IndexSize, base(idx), fileSize(t, idx) - 1})
+}
+
+// TestLastOffsetAtMaxWithoutNextSegment: a batch whose last offset is
+// 2^63-1 reaches the tracker's limit when no segment follows (the limit is
+// then math.MaxInt64), but there is no next segment to overlap or to look
+// offsets up in: no finding names one.
+func TestLastOffsetAtMaxWithoutNextSegment(t *testing.T) {
+	o := Options{}.resolved()
+	base := int64(math.MaxInt64 - 10)
+	c := &segChecker{opts: &o, job: &segmentJob{}, base: base, sink: newSink(o.MaxFindingsPerCheck), logName: "09223372036854775797.log",
+		lastOff: math.MinInt64, maxTs: -1, maxTsOff: base, emu: newRecoveryEmu(base, DefaultIndexIntervalBytes), track: offsetTracker{base: base, limit: math.MaxInt64}}
+	b := record.Batch{Magic: 2, Position: 0, Size: 100, BaseOffset: math.MaxInt64 - 1, LastOffset: math.MaxInt64, MaxTimestamp: 1}
+	c.batch(&b, true, -1)
+	c.track.finish(c)
+	if len(c.sink.findings()) != 0 || len(c.sink.next) != 0 {
+		t.Fatalf("findings %+v, about the next segment %+v; want none", c.sink.findings(), c.sink.next)
+	}
 }

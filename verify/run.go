@@ -131,7 +131,6 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			if si+1 < len(p.Segments) && !p.Only {
 				j.hasNext, j.next = true, p.Segments[si+1]
 			}
-			j.last = si == len(p.Segments)-1 && o.SideFiles && !p.Only
 			jobs = append(jobs, j)
 			sum.Segments++
 		}
@@ -145,6 +144,17 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	sum.Partitions = len(t.Partitions)
 	workers := min(o.Jobs, max(len(jobs), 1))
 	lendCores(jobs, workers, o.readAheadMin)
+	if workers == 1 {
+		// The side job runs after its partition's last segment was checked:
+		// that check finds the partition's end while it has the files open
+		// (segmentJob.end). With more workers the side job may start first,
+		// and opens the segment itself.
+		for _, j := range jobs {
+			if j.side && !t.Partitions[j.part].Only {
+				j.lastSeg.last = true
+			}
+		}
+	}
 
 	var stop atomic.Bool
 	var named sync.Mutex // StartPartition one call at a time
@@ -366,8 +376,9 @@ type segmentJob struct {
 	active, recovered bool
 	kept              string // why the next start does not recover it
 	first             bool   // the partition's first segment
-	// last: the partition's last segment, whose checks also find its end
-	// for the side files' checks (segmentResult.segEnd). lastSeg: a side
+	// last: the partition's last segment, whose check also finds its end
+	// for the side files' checks (segmentResult.segEnd; with one worker
+	// only, see Run). lastSeg: a side
 	// job's partition's last segment (segmentJob.end).
 	last    bool
 	lastSeg *segmentJob
@@ -621,7 +632,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 	if j.last && hasLog {
 		// The side checks' log end (partitionEnds), while the files are
 		// open: opening them again costs a small segment's checks a tenth.
-		e := newSegmentEnd(lastBatchOf(logFile, sf.Log, logFile.Size(), base, offsetIndex))
+		e := lastBatchOf(logFile, sf.Log, logFile.Size(), base, offsetIndex)
 		res.segEnd = &e
 	}
 	return res

@@ -508,16 +508,15 @@ func (t *offsetTracker) flush(c *segChecker) {
 // log.offset-range.
 func (t *offsetTracker) finish(c *segChecker) {
 	t.flush(c)
-	if t.reachCount == 0 {
+	j := c.job
+	if t.reachCount == 0 || !j.hasNext {
+		// Without a next segment the limit is math.MaxInt64, reached only
+		// by a batch ending at 2^63-1: nothing to overlap.
 		return
 	}
 	// Only now is the next segment's first offset needed: most segments
 	// never open their successor's .log.
-	j := c.job
-	nextFirst, nextFirstPos := int64(0), int64(-1)
-	if j.hasNext {
-		nextFirst, nextFirstPos = readFirstOffset(j.next.Log, j.next.BaseOffset)
-	}
+	nextFirst, nextFirstPos := readFirstOffset(j.next.Log, j.next.BaseOffset)
 	if nextFirst <= c.lastOff {
 		f := Finding{
 			Severity: SeverityError, Check: SegmentOverlap, File: j.next.Log,

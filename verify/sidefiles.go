@@ -10,7 +10,6 @@ import (
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
-	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/recovery"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
@@ -259,23 +258,15 @@ func segmentEndOf(sf inspect.SegmentFiles) segmentEnd {
 		return segmentEnd{err: err}
 	}
 	defer seg.Close()
-	return newSegmentEnd(lastBatchOf(seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index))
-}
-
-func newSegmentEnd(next int64, last *record.Batch, err error) segmentEnd {
-	e := segmentEnd{next: next, err: err}
-	if last != nil {
-		e.hasBatch, e.epoch = true, last.PartitionLeaderEpoch
-	}
-	return e
+	return lastBatchOf(seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index)
 }
 
 // lastBatchOf scans a segment's log (size bytes, based at base, named name
 // in errors) from its offset index's last slot (as readNextOffset does)
-// and returns the next offset and the last valid batch, nil when none.
-// Damage ends the scan: the log checks report it. idx may be nil (no
-// offset index).
-func lastBatchOf(log io.ReaderAt, name string, size, base int64, idx *indexfmt.OffsetIndex) (int64, *record.Batch, error) {
+// and returns its end: the offset after the last valid batch (base when
+// there is none) and that batch's leader epoch. Damage ends the scan: the
+// log checks report it. idx may be nil (no offset index).
+func lastBatchOf(log io.ReaderAt, name string, size, base int64, idx *indexfmt.OffsetIndex) segmentEnd {
 	start := int64(0)
 	if idx != nil && idx.Slots() > 0 {
 		if e, err := idx.Entry(idx.Slots() - 1); err == nil && e.Position >= 0 && int64(e.Position) <= size {
@@ -284,21 +275,19 @@ func lastBatchOf(log io.ReaderAt, name string, size, base int64, idx *indexfmt.O
 	}
 	it := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
 	for {
-		next := base
-		var last *record.Batch
+		e := segmentEnd{next: base}
 		it.ResetReader(log, name, size, start)
 		for it.Next() {
-			b := *it.Batch()
-			last = &b
-			next = b.LastOffset + 1
+			b := it.Batch()
+			e.next, e.epoch, e.hasBatch = b.LastOffset+1, b.PartitionLeaderEpoch, true
 		}
-		err := it.Err()
 		var ce *fileio.CorruptError
-		if err != nil && !errors.As(err, &ce) {
-			return next, last, err
+		if err := it.Err(); err != nil && !errors.As(err, &ce) {
+			e.err = err
+			return e
 		}
-		if last != nil || start == 0 {
-			return next, last, nil
+		if e.hasBatch || start == 0 {
+			return e
 		}
 		start = 0 // an index entry pointing at no batch: scan the whole segment
 	}
@@ -650,15 +639,11 @@ func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, 
 // txnIndexSound: every entry has version byte 0, a first offset not above
 // its last, a last offset inside the segment, and last offsets increase.
 func txnIndexSound(sf inspect.SegmentFiles, x *indexfmt.TxnIndex) (bool, error) {
-	seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{Unmapped: true})
-	if err != nil {
-		return false, err
+	end := segmentEndOf(sf)
+	if end.err != nil {
+		return false, end.err
 	}
-	next, _, err := lastBatchOf(seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index)
-	seg.Close()
-	if err != nil {
-		return false, err
-	}
+	next := end.next
 	var prev int64
 	for i := 0; i < x.Entries(); i++ {
 		e, err := x.Entry(i)
