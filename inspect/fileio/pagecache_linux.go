@@ -57,9 +57,7 @@ func newPageCache(path string, f *File, sequential bool) *pageCache {
 		if err != nil {
 			return nil
 		}
-		if s, ok := st.Sys().(*syscall.Stat_t); ok {
-			owner = int(s.Uid)
-		}
+		owner = ownerOf(st)
 	}
 	if !mincoreHonest(path, owner) {
 		return nil
@@ -83,6 +81,15 @@ func newPageCache(path string, f *File, sequential bool) *pageCache {
 	chunks := (c.size + cacheChunk - 1) / cacheChunk
 	c.sampled = make([]uint64, (chunks+63)/64)
 	return c
+}
+
+// ownerOf is the owner's uid of a file os.Stat described, -1 when the
+// system does not say.
+func ownerOf(st os.FileInfo) int {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(s.Uid)
+	}
+	return -1
 }
 
 // euid is the process's effective user id, asked once.
@@ -231,11 +238,7 @@ func ResidentPages(path string) ([]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner := -1
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		owner = int(s.Uid)
-	}
-	if !mincoreHonest(path, owner) {
+	if !mincoreHonest(path, ownerOf(st)) {
 		return nil, fmt.Errorf("%s: mincore does not report the page cache of a file this process neither owns nor may write", path)
 	}
 	size := st.Size()
