@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -503,46 +502,47 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		ps := append([]*inspect.Partition(nil), t.Partitions...)
 		sortPartitions(ps)
 		// A shallow listing reads a few KiB per segment: partitions are
-		// read on every core, ahead of the rows, which stay in order.
-		// --deep reads whole logs one partition at a time, behind one
-		// progress bar.
-		var ahead *partitionsAhead
-		if !opts.deep {
-			ahead = readPartitionsAhead(ps, !opts.segments && t.Kind != "segment")
-			defer ahead.close()
+		// read on every core, at most 4 per core ahead of the rows, which
+		// stay in order. --deep reads whole logs one partition at a time,
+		// behind one progress bar.
+		withSide := !opts.segments && t.Kind != "segment"
+		workers := runtime.GOMAXPROCS(0)
+		if opts.deep {
+			workers = 1
 		}
-		for i, p := range ps {
-			var sums []inspect.SegmentSummary
-			var side *lsSide
-			var err error
-			if ahead != nil {
-				r := ahead.take(i)
-				sums, side, err = r.sums, r.side, r.err
-			} else {
-				bar.partition(p.Name())
-				sums, err = p.Summarize(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
-				if err == nil && !opts.segments && t.Kind != "segment" {
-					side = readLsSide(p)
-				}
+		reads := make([]lsRead, len(ps))
+		var err error
+		inspect.InOrder(len(ps), workers, 4*workers, func(_, i int) {
+			p, r := ps[i], &reads[i]
+			bar.partition(p.Name())
+			r.sums, r.err = p.Summarize(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
+			if r.err == nil && withSide {
+				r.side = readLsSide(p)
 			}
-			if err != nil {
-				return err
+		}, func(i int) bool {
+			p, r := ps[i], reads[i]
+			reads[i] = lsRead{} // listed: its summaries can go
+			if r.err != nil {
+				err = r.err
+				return false
 			}
-			for _, s := range sums {
+			for j := range r.sums {
+				s := &r.sums[j]
 				uncounted = uncounted || !s.Counted
-			}
-			for i := range sums {
-				if ts := sums[i].LastTimestamp; ts >= 0 && (newest == nil || ts > *newest) {
+				if ts := s.LastTimestamp; ts >= 0 && (newest == nil || ts > *newest) {
 					newest, newestIn = ptr(ts), p.Name()
 				}
-			}
-			if opts.segments {
-				for i := range sums {
-					segLister.Add(segmentLine(p, &sums[i]))
+				if opts.segments {
+					segLister.Add(segmentLine(p, s))
 				}
-				continue
 			}
-			partLister.Add(partitionLine(p, sums, dd, side))
+			if !opts.segments {
+				partLister.Add(partitionLine(p, r.sums, dd, r.side))
+			}
+			return true
+		})
+		if err != nil {
+			return err
 		}
 	}
 	meter.Finish()
@@ -570,7 +570,7 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 // lsRead is what ls reads of one partition.
 type lsRead struct {
 	sums []inspect.SegmentSummary
-	side *lsSide // when withSide
+	side *lsSide // when listing partitions
 	err  error
 }
 
@@ -590,61 +590,6 @@ func readLsSide(p *inspect.Partition) *lsSide {
 		snapshots:    len(p.Snapshots),
 	}
 }
-
-// partitionsAhead reads partitions for a shallow ls on several goroutines
-// (readPartitionsAhead); take hands out the results in order.
-type partitionsAhead struct {
-	out     []chan lsRead
-	tickets chan struct{} // one per partition started and not yet taken
-	stop    chan struct{}
-}
-
-// readPartitionsAhead summarizes ps (shallow) and, withSide, reads their
-// side files, on GOMAXPROCS goroutines taking the partitions in order: a
-// goroutine takes a ticket, then the next partition (no goroutine hands
-// them out: each hand-over would wake a thread). At most 4 partitions per
-// goroutine are read ahead of the one the caller takes, so memory stays
-// bounded. close ends the goroutines early.
-func readPartitionsAhead(ps []*inspect.Partition, withSide bool) *partitionsAhead {
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(ps)))
-	a := &partitionsAhead{out: make([]chan lsRead, len(ps)), tickets: make(chan struct{}, 4*workers), stop: make(chan struct{})}
-	for i := range a.out {
-		a.out[i] = make(chan lsRead, 1)
-	}
-	var next atomic.Int64
-	for range workers {
-		go func() {
-			for {
-				select {
-				case a.tickets <- struct{}{}:
-				case <-a.stop:
-					return
-				}
-				i := int(next.Add(1) - 1)
-				if i >= len(ps) {
-					return // its ticket stays: nothing is taken after the last partition
-				}
-				var r lsRead
-				r.sums, r.err = ps[i].Summarize(inspect.SummaryOptions{})
-				if r.err == nil && withSide {
-					r.side = readLsSide(ps[i])
-				}
-				a.out[i] <- r // buffered: never blocks
-			}
-		}()
-	}
-	return a
-}
-
-// take waits for the i-th partition's result; i goes up from 0.
-func (a *partitionsAhead) take(i int) lsRead {
-	r := <-a.out[i]
-	<-a.tickets
-	return r
-}
-
-// close stops reading partitions not yet started.
-func (a *partitionsAhead) close() { close(a.stop) }
 
 // shutdownLine says, under the table, how a data directory's broker last
 // stopped, when the directory is a broker's (it holds meta.properties or a

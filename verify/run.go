@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
@@ -126,7 +125,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	for pi, p := range t.Partitions {
 		active, recovered, kept := segmentStates(p, dd)
 		for si := range p.Segments {
-			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir, done: make(chan struct{}),
+			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir,
 				active: active[si], recovered: recovered[si], kept: kept, first: si == 0}
 			if si+1 < len(p.Segments) && !p.Only {
 				j.hasNext, j.next = true, p.Segments[si+1]
@@ -138,7 +137,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		// segments: the workers check them while later partitions' segments
 		// are checked (the .txnindex comparison replays the whole log).
 		if o.SideFiles && len(p.Segments) > 0 {
-			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, done: make(chan struct{}), lastSeg: jobs[len(jobs)-1]})
+			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, lastSeg: jobs[len(jobs)-1]})
 		}
 	}
 	sum.Partitions = len(t.Partitions)
@@ -156,24 +155,23 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		}
 	}
 
-	var stop atomic.Bool
-	var named sync.Mutex // StartPartition one call at a time
-	newBuffers := func() *buffers {
-		return &buffers{scan: make([]byte, scanBuffer), it: inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: o.Window, ReadAhead: o.readAheadMin >= 0, ReadAheadMin: o.readAheadMin})}
-	}
-	// check is a worker's job: it fills j.res.
-	check := func(j *segmentJob, bufs *buffers) {
+	var named sync.Mutex              // StartPartition one call at a time
+	bufs := make([]*buffers, workers) // a worker's, made on its first job
+	// check is worker w's job: it fills j.res.
+	check := func(w int, j *segmentJob) {
 		switch {
-		case stop.Load():
 		case j.side:
 			j.res = side.run(t.Partitions[j.part], j.lastSeg.end())
 		default:
+			if bufs[w] == nil {
+				bufs[w] = &buffers{scan: make([]byte, scanBuffer), it: inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: o.Window, ReadAhead: o.readAheadMin >= 0, ReadAheadMin: o.readAheadMin})}
+			}
 			if j.first && o.StartPartition != nil {
 				named.Lock()
 				o.StartPartition(t.Partitions[j.part].Name())
 				named.Unlock()
 			}
-			j.res = runJob(&o, j, bufs)
+			j.res = runJob(&o, j, bufs[w])
 			if j.res != nil {
 				o.meter.Done(&j.reported, j.res.bytes)
 			}
@@ -195,14 +193,12 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	part := -1
 	var left []Finding // leftover files of the current partition, by base offset
 	var carried []Finding
-	// report emits a checked job's findings, jobs in order.
-	report := func(j *segmentJob) {
-		if err == nil && j.res != nil && j.res.err != nil {
+	// report emits a checked job's findings, jobs in order; false after
+	// an error, which stops the run.
+	report := func(j *segmentJob) bool {
+		if j.res.err != nil {
 			err = j.res.err
-			stop.Store(true)
-		}
-		if err != nil || j.res == nil {
-			return
+			return false
 		}
 		if j.part != part {
 			for _, f := range left {
@@ -221,7 +217,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 				count(f)
 			}
 			left = nil
-			return
+			return true
 		}
 		for len(left) > 0 && left[0].SegmentBaseOffset != nil && *left[0].SegmentBaseOffset < j.files.BaseOffset {
 			count(left[0])
@@ -235,66 +231,25 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		carried = j.res.next
 		sum.Batches += j.res.batches
 		sum.Bytes += j.res.bytes
+		return true
 	}
 	// Side files (snapshots, checkpoints, transaction index against the
 	// log): the data directory's first, each partition's after its segments.
 	if fs, serr := side.dataDirFindings(); serr != nil {
 		err = serr
-		stop.Store(true)
 	} else {
 		for _, f := range fs {
 			count(f)
 		}
-	}
-
-	var wg sync.WaitGroup
-	if workers == 1 {
-		// One worker: Run's goroutine checks the jobs itself. Handing
-		// each over to a worker and its result back would wake a sleeping
-		// thread twice per segment, which costs a virtual machine as much
-		// as checking a small segment's indexes (docs/performance.md).
-		bufs := newBuffers()
-		for _, j := range jobs {
-			check(j, bufs)
-			close(j.done)
-			report(j)
-		}
-	} else {
 		// At most 2*Jobs results wait to be emitted: memory stays bounded
-		// when an early segment is slow. A worker takes a ticket, then the
-		// next job in order (no goroutine hands the jobs out: each hand-over
-		// would wake a thread).
-		tickets := make(chan struct{}, 2*o.Jobs)
-		var next atomic.Int64
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				bufs := newBuffers()
-				for {
-					tickets <- struct{}{}
-					i := next.Add(1) - 1
-					if i >= int64(len(jobs)) {
-						<-tickets
-						return
-					}
-					check(jobs[i], bufs)
-					close(jobs[i].done)
-				}
-			}()
-		}
-		for _, j := range jobs {
-			<-j.done
-			report(j)
-			<-tickets
-		}
+		// when an early segment is slow.
+		inspect.InOrder(len(jobs), workers, 2*o.Jobs, func(w, i int) { check(w, jobs[i]) }, func(i int) bool { return report(jobs[i]) })
 	}
 	if err == nil {
 		for _, f := range left {
 			count(f)
 		}
 	}
-	wg.Wait()
 	if err == nil {
 		o.meter.Finish()
 	}
@@ -385,7 +340,6 @@ type segmentJob struct {
 
 	// Filled by the worker.
 	res      *segmentResult
-	done     chan struct{}
 	reported int64 // bytes of the .log reported to the meter
 }
 
@@ -402,22 +356,16 @@ type segmentResult struct {
 // checks (a variable for the tests, which compare with reopening it).
 var reuseSegmentEnd = true
 
-// end is what lastBatchOf found in j's segment while it was checked, if
-// its check has finished and found it; nil otherwise (the side checks then
-// open the segment again). Whether it is used or not, the side checks
-// compare against the same answer from the same files.
+// end is what lastBatchOf found in j's segment while it was checked
+// (segmentJob.last: with one worker, whose side job runs after it on the
+// same goroutine); nil otherwise, and the side checks open the segment
+// again. Either way they compare against the same answer from the same
+// files.
 func (j *segmentJob) end() *segmentEnd {
-	if !reuseSegmentEnd {
+	if !reuseSegmentEnd || !j.last || j.res == nil {
 		return nil
 	}
-	select {
-	case <-j.done:
-		if j.res != nil {
-			return j.res.segEnd
-		}
-	default:
-	}
-	return nil
+	return j.res.segEnd
 }
 
 // scanBuffer is the size of the buffer index checks scan padding with.
