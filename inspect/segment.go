@@ -270,25 +270,56 @@ func (s *Segment) ReadEntry(b *record.Batch, buf []byte) ([]byte, error) {
 
 // NextOffset is the broker's LogSegment.readNextOffset: the offset after
 // the last batch, found by scanning from the offset index's last entry, or
-// the base offset when the segment holds no batch.
+// the base offset when the segment holds no batch. A torn tail ends the
+// scan as it ends the broker's; other damage is an error.
 func (s *Segment) NextOffset() (int64, error) {
-	start := int64(0)
-	if s.Index != nil && s.Index.Slots() > 0 {
-		e, err := s.Index.Entry(s.Index.Slots() - 1)
+	end, _, err := ReadNextOffset(s.batches(s.Log, 0), s.Log, s.LogName, s.LogSize, s.BaseOffset, s.Index)
+	return end.Next, err
+}
+
+// SegmentEnd is where a segment's log ends: the offset after its last
+// batch (the base offset when none was found) and that batch's partition
+// leader epoch (HasBatch: there is one).
+type SegmentEnd struct {
+	Next     int64
+	Epoch    int32
+	HasBatch bool
+}
+
+// ReadNextOffset is LogSegment.readNextOffset over a segment's log (size
+// bytes, named name in errors, based at base) and offset index (nil: none),
+// read with the headers-only iterator it: a scan from the position of the
+// index's last entry (0 with no entry, or one that points past the log) to
+// the end of the log. It returns the end the scan found, where it started
+// (-1 when the index entry could not be read: no scan), and what ended it
+// early: damage or a short read (a *fileio.CorruptError; the end is then
+// the last batch before it) or another read error. A torn tail ends it
+// silently, as FileLogInputStream stops there.
+func ReadNextOffset(it *LogIterator, log io.ReaderAt, name string, size, base int64, idx *indexfmt.OffsetIndex) (end SegmentEnd, start int64, err error) {
+	if idx != nil && idx.Slots() > 0 {
+		e, err := idx.Entry(idx.Slots() - 1)
 		if err != nil {
-			return 0, err
+			return SegmentEnd{Next: base}, -1, err
 		}
-		if int64(e.Position) <= s.LogSize && e.Position >= 0 {
+		if e.Position >= 0 && int64(e.Position) <= size {
 			start = int64(e.Position)
 		}
 	}
-	next := s.BaseOffset
-	sc := s.Batches(start)
-	for sc.Next() {
-		next = sc.Batch().LastOffset + 1
+	end, err = ScanEnd(it, log, name, size, base, start)
+	return end, start, err
+}
+
+// ScanEnd runs the headers-only iterator it over the log from position
+// start to its end and returns the end it found (see ReadNextOffset).
+func ScanEnd(it *LogIterator, log io.ReaderAt, name string, size, base, start int64) (SegmentEnd, error) {
+	end := SegmentEnd{Next: base}
+	it.ResetReader(log, name, size, start)
+	for it.Next() {
+		b := it.Batch()
+		end.Next, end.Epoch, end.HasBatch = b.LastOffset+1, b.PartitionLeaderEpoch, true
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		return next, err
+	if err := it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
+		return end, err
 	}
-	return next, nil
+	return end, nil
 }

@@ -230,24 +230,21 @@ func partitionEnds(p *inspect.Partition, last *segmentEnd) (logEnds, error) {
 			return e, end.err
 		}
 		if i == len(p.Segments)-1 {
-			e.end = end.next
+			e.end = end.Next
 		}
-		if end.hasBatch {
-			e.lastEpoch = end.epoch
+		if end.HasBatch {
+			e.lastEpoch = end.Epoch
 			break
 		}
 	}
 	return e, nil
 }
 
-// segmentEnd is what lastBatchOf finds in a segment: its next offset and
-// its last batch's partition leader epoch (hasBatch: it holds one), or
-// the error that stopped it.
+// segmentEnd is what lastBatchOf finds in a segment, or the error that
+// stopped it.
 type segmentEnd struct {
-	next     int64
-	epoch    int32
-	hasBatch bool
-	err      error
+	inspect.SegmentEnd
+	err error
 }
 
 // segmentEndOf opens the segment (unmapped: workers run this beside
@@ -261,36 +258,26 @@ func segmentEndOf(sf inspect.SegmentFiles) segmentEnd {
 	return lastBatchOf(seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index)
 }
 
-// lastBatchOf scans a segment's log (size bytes, based at base, named name
-// in errors) from its offset index's last slot (as readNextOffset does)
-// and returns its end: the offset after the last valid batch (base when
-// there is none) and that batch's leader epoch. Damage ends the scan: the
-// log checks report it. idx may be nil (no offset index).
+// lastBatchOf is where a segment's log (size bytes, based at base, named
+// name in errors) ends, found as readNextOffset finds it
+// (inspect.ReadNextOffset) but for two things the side checks need of the
+// log itself, not of a broker reading it: damage ends the scan without an
+// error (the log checks report it), and an index entry that leads to no
+// batch is not taken as an empty segment: the whole log is scanned. idx
+// may be nil (no offset index).
 func lastBatchOf(log io.ReaderAt, name string, size, base int64, idx *indexfmt.OffsetIndex) segmentEnd {
-	start := int64(0)
-	if idx != nil && idx.Slots() > 0 {
-		if e, err := idx.Entry(idx.Slots() - 1); err == nil && e.Position >= 0 && int64(e.Position) <= size {
-			start = int64(e.Position)
-		}
-	}
 	it := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
-	for {
-		e := segmentEnd{next: base}
-		it.ResetReader(log, name, size, start)
-		for it.Next() {
-			b := it.Batch()
-			e.next, e.epoch, e.hasBatch = b.LastOffset+1, b.PartitionLeaderEpoch, true
-		}
-		var ce *fileio.CorruptError
-		if err := it.Err(); err != nil && !errors.As(err, &ce) {
-			e.err = err
-			return e
-		}
-		if e.hasBatch || start == 0 {
-			return e
-		}
-		start = 0 // an index entry pointing at no batch: scan the whole segment
+	var ce *fileio.CorruptError
+	end, start, err := inspect.ReadNextOffset(it, log, name, size, base, idx)
+	if errors.As(err, &ce) || start < 0 {
+		err = nil // damage: the log checks report it; an unreadable index: its checks do
 	}
+	if err == nil && !end.HasBatch && start != 0 {
+		if end, err = inspect.ScanEnd(it, log, name, size, base, 0); errors.As(err, &ce) {
+			err = nil
+		}
+	}
+	return segmentEnd{end, err}
 }
 
 // checkpointFindings checks the partition's recovery point and log start
@@ -643,7 +630,7 @@ func txnIndexSound(sf inspect.SegmentFiles, x *indexfmt.TxnIndex) (bool, error) 
 	if end.err != nil {
 		return false, end.err
 	}
-	next := end.next
+	next := end.Next
 	var prev int64
 	for i := 0; i < x.Entries(); i++ {
 		e, err := x.Entry(i)
