@@ -132,6 +132,26 @@ var summaryScratches = sync.Pool{New: func() any {
 	return sc
 }}
 
+// indexSlots opens the index file at path and returns it (for the caller
+// to close) and its slots: an index of up to summaryWindow bytes (a few thousand
+// entries) read with one pread into buf (which it holds until the next
+// call), a larger one read from the file through IndexSlots.
+func (sc *summaryScratch) indexSlots(path string) (*fileio.File, indexfmt.SlotReader, error) {
+	f, err := fileio.Open(path, fileio.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := fileio.ReadWhole(f, sc.buf, summaryWindow)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if b != nil {
+		return f, indexfmt.SlotsInMemory(b), nil
+	}
+	return f, fileio.NewIndexSlots(f, f.Size()), nil
+}
+
 // put returns sc to summaryScratches. An iterator whose window grew past
 // a batch larger than summaryWindow is replaced: its read size is its
 // buffer's capacity, and every later segment would read that much.
@@ -182,24 +202,13 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	defer sc.put()
 	var last *indexfmt.OffsetEntry // the offset index's last valid entry (shallow only)
 	if sf.Index != "" {
-		f, err := fileio.Open(sf.Index, fileio.Options{})
+		// Its valid entries, then the last of them.
+		f, slots, err := sc.indexSlots(sf.Index)
 		if err != nil {
 			return s, err
 		}
 		defer f.Close()
-		// Its valid entries, then the last of them: an index of up to
-		// summaryWindow bytes (a few thousand entries) with one pread
-		// into the scratch buffer, a larger one through IndexSlots.
-		b, err := fileio.ReadWhole(f, sc.buf, summaryWindow)
-		if err != nil {
-			return s, err
-		}
-		var idx *indexfmt.OffsetIndex
-		if b != nil {
-			idx = indexfmt.NewOffsetIndex(b, sf.BaseOffset)
-		} else {
-			idx = indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
-		}
+		idx := indexfmt.NewOffsetIndexFrom(slots, sf.BaseOffset)
 		if s.Index, err = offsetIndexStats(idx); err != nil {
 			return s, fmt.Errorf("%s: %w", sf.Index, err)
 		}
@@ -212,21 +221,12 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 		}
 	}
 	if sf.TimeIndex != "" {
-		f, err := fileio.Open(sf.TimeIndex, fileio.Options{})
+		f, slots, err := sc.indexSlots(sf.TimeIndex)
 		if err != nil {
 			return s, err
 		}
 		defer f.Close()
-		b, err := fileio.ReadWhole(f, sc.buf, summaryWindow)
-		if err != nil {
-			return s, err
-		}
-		var x *indexfmt.TimeIndex
-		if b != nil {
-			x = indexfmt.NewTimeIndex(b, sf.BaseOffset)
-		} else {
-			x = indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(f, f.Size()), sf.BaseOffset)
-		}
+		x := indexfmt.NewTimeIndexFrom(slots, sf.BaseOffset)
 		n, err := x.ValidEntries()
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", sf.TimeIndex, err)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/kseg/kseg/inspect"
 )
@@ -46,40 +45,13 @@ func rebuildInPlace(b *testing.B, t *inspect.Target) int64 {
 func BenchmarkRebuildSegment(b *testing.B) {
 	dir := gentest.BenchData(b, "seg")
 	tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
-	run := func(b *testing.B, op func() int64) {
-		var base, elapsed, baseCPU, workCPU time.Duration
-		var bytes int64
-		for b.Loop() {
-			b.StopTimer()
-			gentest.Warm(b, dir)
-			b.StartTimer()
-			c0, t0 := gentest.CPUTime(), time.Now()
-			for _, l := range logs {
-				gentest.BaselineCRC(b, l)
-			}
-			c1, t1 := gentest.CPUTime(), time.Now()
-			bytes = op()
-			elapsed += time.Since(t1)
-			workCPU += gentest.CPUTime() - c1
-			base += t1.Sub(t0)
-			baseCPU += c1 - c0
-		}
-		n := float64(b.N)
-		b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
-		b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
-		b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-baseline")
-		if workCPU > 0 {
-			// The same share in CPU time, which other processes
-			// competing for the cores do not distort.
-			b.ReportMetric(baseCPU.Seconds()/workCPU.Seconds(), "cpu-x-baseline")
-		}
-	}
+	warm := func() { gentest.Warm(b, dir) }
 	b.Run("in-place", func(b *testing.B) {
-		run(b, func() int64 { return rebuildInPlace(b, tg) })
+		gentest.VsBaseline(b, warm, logs, func() int64 { return rebuildInPlace(b, tg) })
 	})
 	b.Run("out", func(b *testing.B) {
 		out := b.TempDir()
-		run(b, func() int64 {
+		gentest.VsBaseline(b, warm, logs, func() int64 {
 			res, err := Run(tg, ApplyOptions{OutDir: filepath.Join(out, "o")})
 			if err != nil || len(res) == 0 {
 				b.Fatal(err)

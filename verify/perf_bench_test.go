@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -37,64 +36,20 @@ func verifyClean(b *testing.B, t *inspect.Target, o Options) int64 {
 	return sum.Bytes
 }
 
-// vsBaseline alternates the machine's limit (gentest.BaselineCRC over every .log
-// of the data set) and op in each iteration, and reports both throughputs
-// and op's share of the limit ("x-baseline").
-//
-// It also reports the same share in CPU time ("cpu-x-baseline"), which
-// other processes competing for the cores do not distort.
-func vsBaseline(b *testing.B, logs []string, op func() int64) {
-	var base, elapsed, baseCPU, workCPU time.Duration
-	var bytes int64
-	for b.Loop() {
-		b.StopTimer()
-		warmDirs(b, logs)
-		b.StartTimer()
-		c0, t0 := gentest.CPUTime(), time.Now()
-		for _, l := range logs {
-			gentest.BaselineCRC(b, l)
-		}
-		c1, t1 := gentest.CPUTime(), time.Now()
-		bytes = op()
-		elapsed += time.Since(t1)
-		workCPU += gentest.CPUTime() - c1
-		base += t1.Sub(t0)
-		baseCPU += c1 - c0
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
-	b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
-	b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-baseline")
-	if workCPU > 0 {
-		b.ReportMetric(baseCPU.Seconds()/workCPU.Seconds(), "cpu-x-baseline")
-	}
-}
-
-// warmDirs warms the partition directories holding logs (indexes too).
-func warmDirs(b *testing.B, logs []string) {
-	seen := map[string]bool{}
-	for _, l := range logs {
-		if d := filepath.Dir(l); !seen[d] {
-			seen[d] = true
-			gentest.Warm(b, d)
-		}
-	}
-}
-
 // BenchmarkVerifySegment verifies one uncompressed segment (the "seg" data
 // set), against the machine's limit measured in the same iterations.
 func BenchmarkVerifySegment(b *testing.B) {
 	dir := gentest.BenchData(b, "seg")
 	tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
 	b.Run("headers", func(b *testing.B) {
-		vsBaseline(b, logs, func() int64 { return verifyClean(b, tg, Options{Jobs: 1}) })
+		gentest.VsBaseline(b, func() { gentest.WarmDirs(b, logs) }, logs, func() int64 { return verifyClean(b, tg, Options{Jobs: 1}) })
 	})
 	// The same work spread over 256 segments of 1 MiB ("segs"): what the
 	// per-segment costs (opening, mapping, index checks) add.
 	sdir := gentest.BenchData(b, "segs")
 	stg, slogs := benchTarget(b, sdir), gentest.LogFiles(b, sdir)
 	b.Run("256-segments", func(b *testing.B) {
-		vsBaseline(b, slogs, func() int64 { return verifyClean(b, stg, Options{Jobs: 1}) })
+		gentest.VsBaseline(b, func() { gentest.WarmDirs(b, slogs) }, slogs, func() int64 { return verifyClean(b, stg, Options{Jobs: 1}) })
 	})
 }
 
@@ -109,7 +64,7 @@ func BenchmarkVerifyRecords(b *testing.B) {
 			name = "none"
 		}
 		b.Run(name, func(b *testing.B) {
-			vsBaseline(b, logs, func() int64 { return verifyClean(b, tg, Options{Jobs: 1, Records: true}) })
+			gentest.VsBaseline(b, func() { gentest.WarmDirs(b, logs) }, logs, func() int64 { return verifyClean(b, tg, Options{Jobs: 1, Records: true}) })
 		})
 	}
 }
@@ -240,7 +195,7 @@ func BenchmarkVerifyBatches(b *testing.B) {
 		dir := gentest.BenchData(b, set)
 		tg, logs := benchTarget(b, dir), gentest.LogFiles(b, dir)
 		b.Run(set, func(b *testing.B) {
-			gentest.VsBatchLimit(b, func() { warmDirs(b, logs) }, logs, func() int64 { return verifyClean(b, tg, Options{}) })
+			gentest.VsBatchLimit(b, func() { gentest.WarmDirs(b, logs) }, logs, func() int64 { return verifyClean(b, tg, Options{}) })
 		})
 	}
 }

@@ -157,6 +157,51 @@ var (
 	baselineBuf  = make([]byte, 1<<20) // one buffer, as a minimal program has
 )
 
+// VsBaseline alternates the machine's limit (BaselineCRC over every one of
+// logs) and op, which returns the bytes of log it checked, in each
+// iteration of b, with warm run before each (outside the timer). It
+// reports both throughputs and op's share of the limit ("x-baseline"), and
+// the same share in CPU time ("cpu-x-baseline"), which other processes
+// competing for the cores do not distort.
+func VsBaseline(b *testing.B, warm func(), logs []string, op func() int64) {
+	var base, elapsed, baseCPU, workCPU time.Duration
+	var bytes int64
+	for b.Loop() {
+		b.StopTimer()
+		warm()
+		b.StartTimer()
+		c0, t0 := CPUTime(), time.Now()
+		for _, l := range logs {
+			BaselineCRC(b, l)
+		}
+		c1, t1 := CPUTime(), time.Now()
+		bytes = op()
+		elapsed += time.Since(t1)
+		workCPU += CPUTime() - c1
+		base += t1.Sub(t0)
+		baseCPU += c1 - c0
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(bytes)*n/base.Seconds()/1e6, "baseline-MB/s")
+	b.ReportMetric(float64(bytes)*n/elapsed.Seconds()/1e6, "MB/s")
+	b.ReportMetric(base.Seconds()/elapsed.Seconds(), "x-baseline")
+	if workCPU > 0 {
+		b.ReportMetric(baseCPU.Seconds()/workCPU.Seconds(), "cpu-x-baseline")
+	}
+}
+
+// WarmDirs warms (Warm) the directories holding logs, each once: their
+// indexes too.
+func WarmDirs(b *testing.B, logs []string) {
+	seen := map[string]bool{}
+	for _, l := range logs {
+		if d := filepath.Dir(l); !seen[d] {
+			seen[d] = true
+			Warm(b, d)
+		}
+	}
+}
+
 // LogFiles lists the .log files under dir (a data set), in walk order.
 func LogFiles(b *testing.B, dir string) []string {
 	var out []string
