@@ -177,6 +177,8 @@ type Summary struct {
 	Errors     int
 	Warnings   int
 	Infos      int
+
+	rescanned int64 // segmentResult.rescanned, summed (tests bound it)
 }
 
 func ptr(v int64) *int64 { return &v }

@@ -99,7 +99,20 @@ type checkpoint struct {
 	maxLastPos int64
 }
 
-const maxCheckpoints = 1024
+// maxCheckpoints bounds the checkpoints kept (24 bytes each): a segment of
+// B batches keeps one every stride batches, B/maxCheckpoints <= stride <
+// 2B/maxCheckpoints, and a rescan reads at most the headers of one stride.
+// An index whose entries all go back (a scrambled or foreign .index) costs
+// one rescan per entry, so the stride is what keeps such a file from
+// making the check quadratic in the segment's size: 1 GiB of ~0.3 KiB
+// batches is 3.3 million batches, a stride of at most 512 (about 160 KiB of
+// log read per rescan).
+const maxCheckpoints = 16384
+
+// rescanWindow is the read size of rescans: a few dozen small batches'
+// headers with one read, where reading header by header cost a system
+// call per batch.
+const rescanWindow = 16 << 10
 
 // offsetIndexCheck checks a .index against the log, entry by entry, as the
 // log pass delivers regions (a merge on position: entries normally point
@@ -133,7 +146,9 @@ type offsetIndexCheck struct {
 	cps      []checkpoint
 	stride   int64 // a power of two: a checkpoint every stride batches
 	nBatches int64
-	rescans  *inspect.LogIterator // headers only, made by the first rescan
+	rescans  *inspect.LogIterator // made by the first rescan
+	// rescanned counts the batch headers rescans read (tests bound it).
+	rescanned int64
 
 	// How entries at a batch boundary relate to that batch (index.stale's
 	// message): at its last offset (recovery, 4.1+), beyond it (2.0-4.0
@@ -289,12 +304,13 @@ func (o *offsetIndexCheck) rescan(e indexfmt.OffsetEntry, slot int) {
 	cp := o.cps[i]
 	maxLast, maxLastPos := cp.maxLast, cp.maxLastPos
 	if o.rescans == nil {
-		o.rescans = inspect.NewLogIterator(inspect.IterOptions{Headers: true})
+		o.rescans = inspect.NewLogIterator(inspect.IterOptions{Window: rescanWindow})
 	}
 	sc := o.rescans
 	sc.ResetReader(o.c.log, o.c.logName, o.logSize, cp.pos)
 	prev, prevEnd := int64(-1), int64(-1)
 	for sc.Next() {
+		o.rescanned++
 		b := sc.Batch()
 		if b.Position == p {
 			r := region{pos: b.Position, end: b.End(), base: b.BaseOffset, last: b.LastOffset}

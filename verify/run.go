@@ -230,6 +230,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		}
 		carried = j.res.next
 		sum.Batches += j.res.batches
+		sum.rescanned += j.res.rescanned
 		sum.Bytes += j.res.bytes
 		return true
 	}
@@ -350,6 +351,9 @@ type segmentResult struct {
 	bytes    int64
 	err      error
 	segEnd   *segmentEnd // segmentJob.last: lastBatchOf over the files as checked
+	// rescanned counts the batch headers the offset index check read
+	// again for entries behind its merge (offsetIndexCheck.rescan).
+	rescanned int64
 }
 
 // reuseSegmentEnd lets the side checks take a segment's end from its
@@ -577,6 +581,9 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		return res
 	}
 	res.findings, res.next, res.batches = c.sink.findings(), c.sink.next, c.batches
+	if c.oidx != nil {
+		res.rescanned = c.oidx.rescanned
+	}
 	if j.last && hasLog {
 		// The side checks' log end (partitionEnds), while the files are
 		// open: opening them again costs a small segment's checks a tenth.
