@@ -22,3 +22,9 @@ func ReadAheadSums(it *LogIterator) int64 {
 	}
 	return 0
 }
+
+// The read sizes of headers-only reading (scanner.header).
+const (
+	HeaderGroupBytes = headerGroupBytes
+	SmallEntryBytes  = smallEntryBytes
+)

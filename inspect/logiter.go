@@ -120,7 +120,9 @@ type IterOptions struct {
 	// Headers reads each batch's header only, with one pread of
 	// HeaderReadSize bytes at its position (fewer at the end of the file),
 	// as the broker's FileRecords.searchForOffsetWithSize and
-	// searchForTimestamp do: the bytes between two headers are never read.
+	// searchForTimestamp do: the bytes between two headers of batches
+	// larger than 1 KiB are never read; after a smaller batch the next
+	// 4 KiB are read at once, for the headers inside them (see scanner).
 	// Entry, CheckCRC and Judge still work, through a window allocated on
 	// their first use.
 	Headers bool
