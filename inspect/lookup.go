@@ -389,12 +389,25 @@ func (s *Segment) LookupOffset(target int64) (b record.Batch, hit IndexHit, foun
 }
 
 func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStats) (record.Batch, IndexHit, bool, error) {
-	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
 	st.next = s.BaseOffset
+	start, hit, err := s.offsetStart(r, target, tr)
+	if err != nil || start < 0 || start > s.LogSize {
+		return record.Batch{}, hit, false, err
+	}
+	return s.scanToOffset(s.batches(r.log, start), target, tr, st, hit)
+}
+
+// offsetStart is the first step of an offset lookup (OffsetIndex.lookup):
+// the position the scan starts at, from the largest index entry at or
+// below target among those before any padding (0 with none, or no
+// index); a position outside the log (a damaged entry) is returned as it
+// is, and finds nothing.
+func (s *Segment) offsetStart(r readers, target int64, tr *tracer) (int64, IndexHit, error) {
+	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
 	start := int64(0)
 	n, _, err := s.entries(r)
 	if err != nil {
-		return record.Batch{}, hit, false, err
+		return 0, hit, err
 	}
 	switch {
 	case r.idx == nil:
@@ -410,7 +423,7 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 		s.tracePadding(tr, "offset", s.IndexName, n, r.idx.Slots())
 		e, slot, err := r.idx.LookupEntries(target, n, tr.probes("offset"))
 		if err != nil {
-			return record.Batch{}, hit, false, fmt.Errorf("%s: %w", s.IndexName, err)
+			return 0, hit, fmt.Errorf("%s: %w", s.IndexName, err)
 		}
 		if slot < 0 {
 			if tr != nil {
@@ -428,10 +441,13 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 			tr.note(TraceStep{Why: WhyEntryPastLog, Offset: s.LogSize})
 		}
 	}
-	if start < 0 || start > s.LogSize {
-		return record.Batch{}, hit, false, nil
-	}
-	sc := s.batches(r.log, start)
+	return start, hit, nil
+}
+
+// scanToOffset is the second step (FileRecords.searchForOffsetWithSize):
+// the first batch sc yields whose last offset reaches target; not found
+// at the end of the log or a torn tail, an error at other damage.
+func (s *Segment) scanToOffset(sc *LogIterator, target int64, tr *tracer, st *scanStats, hit IndexHit) (record.Batch, IndexHit, bool, error) {
 	for sc.Next() {
 		b := sc.Batch()
 		st.batches++
@@ -456,4 +472,83 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 		}
 	}
 	return record.Batch{}, hit, false, nil
+}
+
+// offsetCursor answers LookupOffset for a series of non-decreasing targets
+// in one segment, each answer exactly LookupOffset's, without scanning the
+// same batches again and again. A fetch scans from the position the offset
+// index gives; with no offset index, an empty one, or one whose last entry
+// lies far behind the targets (a stale or truncated .index), every fetch
+// starts at the same place, and with a damaged one (positions reversed)
+// each starts a little before the last: a timeline over such a segment
+// made one long scan per time index entry, quadratic in the segment's
+// size. A scan for a larger target that reaches the last scan's start
+// passes the same batches as that scan up to its answer (each ends below
+// the smaller target), so it goes on from that answer.
+type offsetCursor struct {
+	s  *Segment
+	it *LogIterator // headers only, its own: the Segment's serves other lookups
+
+	valid  bool  // a scan was made: from start, for target
+	start  int64 // where it started
+	target int64
+	found  bool         // it stopped at answer, the first batch whose last offset reaches target
+	answer record.Batch //
+	err    error        // or it reached the end of the log (not found), or damage (err)
+}
+
+func newOffsetCursor(s *Segment) *offsetCursor {
+	return &offsetCursor{s: s, it: NewLogIterator(IterOptions{Headers: true})}
+}
+
+// lookup is s.LookupOffset(target) with the log read through the
+// Segment's guarded readers.
+func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
+	s := c.s
+	r := s.guarded()
+	start, _, err := s.offsetStart(r, target, nil)
+	if err != nil || start < 0 || start > s.LogSize {
+		c.valid = false
+		return record.Batch{}, false, err
+	}
+	join := int64(-1) // the last scan's start, where this scan can join it
+	if c.valid && target >= c.target && start <= c.start {
+		join = c.start
+	}
+	prevFound, prevAnswer, prevErr := c.found, c.answer, c.err
+	c.valid, c.start, c.target, c.found, c.err = true, start, target, false, nil
+	c.it.ResetReader(r.log, s.LogName, s.LogSize, start)
+	if join == start {
+		if !prevFound {
+			c.err = prevErr
+			return record.Batch{}, false, prevErr
+		}
+		c.it.ResetReader(r.log, s.LogName, s.LogSize, prevAnswer.Position)
+		join = -1
+	}
+	for c.it.Next() {
+		b := c.it.Batch()
+		if join >= 0 && b.Position >= join {
+			if b.Position == join {
+				// On the last scan's path: go on from its answer.
+				if !prevFound {
+					c.err = prevErr
+					return record.Batch{}, false, prevErr
+				}
+				c.it.ResetReader(r.log, s.LogName, s.LogSize, prevAnswer.Position)
+				join = -1
+				continue
+			}
+			join = -1 // past it without landing on it: another path
+		}
+		if b.LastOffset >= target {
+			c.found, c.answer = true, *b
+			return *b, true, nil
+		}
+	}
+	if err := c.it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
+		c.err = err
+		return record.Batch{}, false, err
+	}
+	return record.Batch{}, false, nil
 }

@@ -16,7 +16,7 @@ import (
 // previous entry, up to O, and the log bytes holding them, are therefore
 // attributed to time T. Where those bytes start and end is found as a
 // fetch finds it: the offset index, then a few batch headers
-// (Segment.LookupOffset of O+1). The offsets and bytes after the last
+// (Segment.LookupOffset of O+1, through an offsetCursor). The offsets and bytes after the last
 // entry (an active segment's time index lags the log by up to
 // index.interval.bytes) are attributed to the last entry's time. A segment
 // without a usable time index (absent, empty, or its first entry a zero
@@ -97,6 +97,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		return st, err
 	}
 	last := TrafficMark{Timestamp: -1, EndOffset: seg.BaseOffset}
+	fetch := newOffsetCursor(seg) // the ends only grow
 	for i := range valid {
 		e, err := seg.TimeIndex.Entry(i)
 		if err != nil {
@@ -105,7 +106,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		end := min(max(e.Offset+1, last.EndOffset), next)
 		pos := seg.LogSize
 		if end < next {
-			b, _, found, err := seg.LookupOffset(end)
+			b, found, err := fetch.lookup(end)
 			if err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
 				return st, err
 			}
