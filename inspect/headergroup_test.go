@@ -22,8 +22,8 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // headerWalk iterates the log headers-only from start and returns the
-// batches' positions and last offsets, the stop error and the reads made.
-func headerWalk(t *testing.T, log []byte, start int64) (got [][2]int64, err error, reads int) {
+// batches' positions and last offsets, the reads made and the stop error.
+func headerWalk(t *testing.T, log []byte, start int64) (got [][2]int64, reads int, err error) {
 	t.Helper()
 	r := &countingReader{r: bytes.NewReader(log)}
 	it := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
@@ -31,7 +31,7 @@ func headerWalk(t *testing.T, log []byte, start int64) (got [][2]int64, err erro
 	for it.Next() {
 		got = append(got, [2]int64{it.Batch().Position, it.Batch().LastOffset})
 	}
-	return got, it.Err(), r.reads
+	return got, r.reads, it.Err()
 }
 
 // windowWalk is the same walk through the read window (whole entries).
@@ -54,7 +54,7 @@ func windowWalk(t *testing.T, log []byte, start int64) (got [][2]int64, err erro
 func TestHeadersOnlyReadsSmallBatchesInGroups(t *testing.T) {
 	same := func(name string, log []byte, start int64) int {
 		t.Helper()
-		got, gerr, reads := headerWalk(t, log, start)
+		got, reads, gerr := headerWalk(t, log, start)
 		want, werr := windowWalk(t, log, start)
 		if len(got) != len(want) || (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
 			t.Fatalf("%s from %d: headers only %d batches (%v), through the window %d (%v)", name, start, len(got), gerr, len(want), werr)

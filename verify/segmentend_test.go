@@ -12,10 +12,10 @@ import (
 	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
-// endsOf opens segment sf and returns the broker's readNextOffset answer
-// (inspect's Segment.NextOffset, with its error) and the side checks'
-// (lastBatchOf).
-func endsOf(t *testing.T, sf inspect.SegmentFiles) (broker int64, brokerErr error, side segmentEnd) {
+// endsOf opens segment sf and returns the side checks' end (lastBatchOf)
+// and the broker's readNextOffset answer (inspect's Segment.NextOffset,
+// with its error).
+func endsOf(t *testing.T, sf inspect.SegmentFiles) (side segmentEnd, broker int64, brokerErr error) {
 	t.Helper()
 	seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{Unmapped: true})
 	if err != nil {
@@ -23,7 +23,7 @@ func endsOf(t *testing.T, sf inspect.SegmentFiles) (broker int64, brokerErr erro
 	}
 	defer seg.Close()
 	broker, brokerErr = seg.NextOffset()
-	return broker, brokerErr, lastBatchOf(seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index)
+	return lastBatchOf(seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index), broker, brokerErr
 }
 
 func resolvePartition(t *testing.T, dir string) *inspect.Partition {
@@ -48,7 +48,7 @@ func TestSegmentEndPolicies(t *testing.T) {
 	for i, sf := range p.Segments {
 		s := &m.Segments[i]
 		last := s.Batches[len(s.Batches)-1]
-		broker, err, side := endsOf(t, sf)
+		side, broker, err := endsOf(t, sf)
 		if err != nil || side.err != nil || broker != last.LastOffset+1 || side.Next != broker ||
 			!side.HasBatch || side.Epoch != last.PartitionLeaderEpoch {
 			t.Fatalf("%s: broker %d (%v), side checks %+v; want %d, epoch %d", sf.Log, broker, err, side, last.LastOffset+1, last.PartitionLeaderEpoch)
@@ -61,7 +61,7 @@ func TestSegmentEndPolicies(t *testing.T) {
 		}
 		for _, rp := range tg.Partitions {
 			for _, sf := range rp.Segments {
-				broker, err, side := endsOf(t, sf)
+				side, broker, err := endsOf(t, sf)
 				if err != nil || side.err != nil || side.Next != broker {
 					t.Errorf("%s: broker %d (%v), side checks %+v", sf.Log, broker, err, side)
 				}
@@ -80,7 +80,7 @@ func TestSegmentEndPolicies(t *testing.T) {
 	binary.BigEndian.PutUint32(idx[at+4:], uint32(s.LogSize))
 	writeFile(t, sf.Index, idx)
 	want := s.Batches[len(s.Batches)-1].LastOffset + 1
-	broker, err, side := endsOf(t, sf)
+	side, broker, err := endsOf(t, sf)
 	if err != nil || broker != s.BaseOffset || side.err != nil || side.Next != want {
 		t.Errorf("index entry past the batches: broker %d (%v), want the base offset %d; side checks %+v, want %d", broker, err, s.BaseOffset, side, want)
 	}
@@ -95,7 +95,7 @@ func TestSegmentEndPolicies(t *testing.T) {
 	binary.BigEndian.PutUint32(log[bad.Position+8:], 5) // a length field below 14: CorruptRecordException
 	writeFile(t, sf.Log, log)
 	want = s.Batches[len(s.Batches)-2].LastOffset + 1
-	broker, err, side = endsOf(t, sf)
+	side, broker, err = endsOf(t, sf)
 	var ce *fileio.CorruptError
 	if !errors.As(err, &ce) || side.err != nil || side.Next != want {
 		t.Errorf("damaged last header: broker %d (%v), want a CorruptError; side checks %+v, want %d", broker, err, side, want)
