@@ -268,12 +268,12 @@ func timeTargets(b *testing.B, seg *inspect.Segment) []int64 {
 	return t
 }
 
-// lookupSegments opens the segment of the "seg" data set, warmed, twice:
-// with the log mapped (SegmentOptions.Log mapped, a long-lived process) and read
-// with pread (OpenSegment, what the one-shot commands use). Both are
-// closed when the benchmark ends.
-func lookupSegments(b *testing.B) (p *inspect.Partition, mapped, pread *inspect.Segment) {
-	p = benchPartition(b, "seg")
+// lookupSegments opens the segment of a data set ("seg" unless named),
+// warmed, twice: with the log mapped (SegmentOptions.Log mapped, a
+// long-lived process) and read with pread (OpenSegment, what the one-shot
+// commands use). Both are closed when the benchmark ends.
+func lookupSegments(b *testing.B, set ...string) (p *inspect.Partition, mapped, pread *inspect.Segment) {
+	p = benchPartition(b, append(set, "seg")[0])
 	gentest.Warm(b, filepath.Dir(p.Segments[0].Log))
 	mapped, err := inspect.OpenSegment(p.Segments[0], inspect.SegmentOptions{Log: fileio.Options{Mapped: true}})
 	if err != nil {
@@ -370,6 +370,34 @@ func BenchmarkLookupTimestamp(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLookupSmallBatches is an offset and a timestamp lookup in the
+// segment of ~0.3 KiB batches ("small"), log mapped and read with pread:
+// the scan from the index entry passes about a dozen batches, whose
+// headers headers-only reading takes from 4 KiB reads.
+func BenchmarkLookupSmallBatches(b *testing.B) {
+	_, seg, pseg := lookupSegments(b, "small")
+	offsets, times := lookupTargets(b, seg), timeTargets(b, seg)
+	for _, s := range []struct {
+		name string
+		seg  *inspect.Segment
+	}{{"mapped", seg}, {"pread-log", pseg}} {
+		b.Run(s.name+"/offset", func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if _, _, found, err := s.seg.LookupOffset(offsets[i&4095]); err != nil || !found {
+					b.Fatalf("offset %d: found=%v: %v", offsets[i&4095], found, err)
+				}
+			}
+		})
+		b.Run(s.name+"/time", func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if a, err := s.seg.LookupTimestamp(times[i&4095], s.seg.BaseOffset); err != nil || !a.Found {
+					b.Fatalf("timestamp %d: %+v: %v", times[i&4095], a, err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkLookupTimestampParts times a timestamp lookup's steps
