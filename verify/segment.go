@@ -367,12 +367,23 @@ type offsetTracker struct {
 	reachOff   int64
 
 	// A run of batches below the base or not representable, reported once.
-	runKind  string
+	runKind  outOfRange
 	runCount int
 	runPos   int64
 	runFirst int64
 	runLast  int64
 }
+
+// outOfRange says how a batch's offsets leave the segment's range, if they
+// do (a run of batches of one kind is reported once).
+type outOfRange uint8
+
+const (
+	inRange   outOfRange = iota
+	belowBase            // below the segment's base offset
+	overflows            // more than 2^31-1 above it: no relative offset
+	wraps                // the last offset wrapped past 2^63-1
+)
 
 // inLine is what the tracker keeps of a batch whose offsets were in line.
 type inLine struct{ pos, base, last int64 }
@@ -389,22 +400,22 @@ func (t *offsetTracker) next() *region { return &t.slots[1-t.pend] }
 // one has been seen, which may blame it for an order problem.
 func (t *offsetTracker) push(c *segChecker, r *region) {
 	low := r.lowest()
-	kind := ""
+	kind := inRange
 	switch {
 	case r.base >= 0 && r.last < r.base:
 		// base + lastOffsetDelta (delta >= 0) went past 2^63-1 and wrapped.
 		// The broker's range check, in the same wrapping arithmetic, can let
 		// such a batch pass; no real offset is there.
-		kind = "wrap"
+		kind = wraps
 	case low < t.base:
-		kind = "below"
+		kind = belowBase
 	case r.last-t.base > math.MaxInt32:
-		kind = "overflow"
+		kind = overflows
 	}
 	if kind != t.runKind {
 		t.flushRun(c)
 	}
-	if kind != "" {
+	if kind != inRange {
 		if t.runCount == 0 {
 			t.runKind, t.runPos, t.runFirst = kind, r.pos, low
 		}
@@ -480,9 +491,9 @@ func (t *offsetTracker) flushRun(c *segChecker) {
 	}
 	what := fmt.Sprintf("holds offsets %d..%d, below the segment's base offset %d (LogSegment requires base offset <= every offset in it)", t.runFirst, t.runLast, t.base)
 	switch t.runKind {
-	case "overflow":
+	case overflows:
 		what = fmt.Sprintf("holds offsets up to %d, which cannot be stored relative to the base offset %d (more than 2^31-1 above it; LogSegmentOffsetOverflowException)", t.runLast, t.base)
-	case "wrap":
+	case wraps:
 		what = fmt.Sprintf("starts at offset %d and its last offset delta reaches past 2^63-1 (the last offset wraps to %d)", t.runFirst, t.runLast)
 	}
 	if t.runCount == 1 {
@@ -490,7 +501,7 @@ func (t *offsetTracker) flushRun(c *segChecker) {
 	} else {
 		c.logFinding(LogOffsetRange, t.runPos, ptr(t.runFirst), "%d batches from this position on: the first %s", t.runCount, what)
 	}
-	t.runKind, t.runCount = "", 0
+	t.runKind, t.runCount = inRange, 0
 }
 
 // flush delivers the batch held back.
