@@ -3,6 +3,7 @@ package inspect
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/kseg/kseg/indexfmt"
@@ -479,12 +480,19 @@ func (s *Segment) scanToOffset(sc *LogIterator, target int64, tr *tracer, st *sc
 // same batches again and again. A fetch scans from the position the offset
 // index gives; with no offset index, an empty one, or one whose last entry
 // lies far behind the targets (a stale or truncated .index), every fetch
-// starts at the same place, and with a damaged one (positions reversed)
-// each starts a little before the last: a timeline over such a segment
-// made one long scan per time index entry, quadratic in the segment's
-// size. A scan for a larger target that reaches the last scan's start
-// passes the same batches as that scan up to its answer (each ends below
-// the smaller target), so it goes on from that answer.
+// starts at the same place, and with a damaged one (positions reversed or
+// shuffled) each starts somewhere behind its answer: a timeline over such
+// a segment made one long scan per time index entry, quadratic in the
+// segment's size. Two things keep it linear:
+//
+//   - a scan for a larger target that reaches the last scan's start passes
+//     the same batches as that scan up to its answer (each ends below the
+//     smaller target), so it goes on from that answer;
+//   - once a fetch has scanned more than chainAfterBatches batches, the
+//     cursor learns which of the index's positions are boundaries of the
+//     log's chain of batches from position 0 (offsetChain), and answers a
+//     fetch from such a boundary with one walk of that chain for all the
+//     targets.
 type offsetCursor struct {
 	s  *Segment
 	it *LogIterator // headers only, its own: the Segment's serves other lookups
@@ -495,7 +503,16 @@ type offsetCursor struct {
 	found  bool         // it stopped at answer, the first batch whose last offset reaches target
 	answer record.Batch //
 	err    error        // or it reached the end of the log (not found), or damage (err)
+
+	chain      *offsetChain
+	chainTried bool
 }
+
+// chainAfterBatches is how long a fetch's scan may be before the cursor
+// builds its offsetChain: a fetch the index places scans the batches of one
+// index.interval.bytes (a few dozen), and the chain costs a walk of the
+// whole log. A variable for the tests.
+var chainAfterBatches = 1024
 
 func newOffsetCursor(s *Segment) *offsetCursor {
 	return &offsetCursor{s: s, it: NewLogIterator(IterOptions{Headers: true})}
@@ -510,6 +527,12 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 	if err != nil || start < 0 || start > s.LogSize {
 		c.valid = false
 		return record.Batch{}, false, err
+	}
+	if c.chain != nil {
+		if b, found, err, ok := c.chain.fetch(start, target); ok {
+			c.valid = false
+			return b, found, err
+		}
 	}
 	join := int64(-1) // the last scan's start, where this scan can join it
 	if c.valid && target >= c.target && start <= c.start {
@@ -526,7 +549,15 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 		c.it.ResetReader(r.log, s.LogName, s.LogSize, prevAnswer.Position)
 		join = -1
 	}
+	scanned := 0
+	defer func() {
+		if scanned > chainAfterBatches && !c.chainTried {
+			c.chainTried = true
+			c.chain = newOffsetChain(s, r)
+		}
+	}()
 	for c.it.Next() {
+		scanned++
 		b := c.it.Batch()
 		if join >= 0 && b.Position >= join {
 			if b.Position == join {
@@ -551,4 +582,84 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 		return record.Batch{}, false, err
 	}
 	return record.Batch{}, false, nil
+}
+
+// offsetChain answers fetches that start at a batch boundary of the log's
+// chain of batches from position 0 (the batches a scan from 0 yields), for
+// non-decreasing targets. A fetch for target from such a boundary at or
+// before the chain's first batch whose last offset reaches target ends at
+// that batch: every batch before it ends below target. So one walk of the
+// chain, advanced target by target, answers them all. Memory: the offset
+// index's positions, 8 bytes each.
+type offsetChain struct {
+	bounds []int64      // the offset index's positions that are boundaries of the chain, sorted
+	it     *LogIterator // walks the chain, target by target
+	cur    record.Batch // the first batch of the chain whose last offset reaches the last target
+	has    bool         // cur holds a batch
+	ended  bool         // the chain ended before any batch reached it
+	err    error        // how it ended: damage (nil at its end or a torn tail)
+}
+
+// newOffsetChain walks the chain once to find which index positions are
+// boundaries of it; nil when the index cannot be read (the cursor then
+// scans as before).
+func newOffsetChain(s *Segment, r readers) *offsetChain {
+	n, _, err := s.entries(r)
+	if err != nil || r.idx == nil {
+		return nil
+	}
+	bounds := make([]int64, 0, n)
+	for i := range n {
+		e, err := r.idx.Entry(i)
+		if err != nil {
+			return nil
+		}
+		if p := int64(e.Position); p >= 0 && p <= s.LogSize {
+			bounds = append(bounds, p)
+		}
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	it := NewLogIterator(IterOptions{Headers: true})
+	it.ResetReader(r.log, s.LogName, s.LogSize, 0)
+	k, kept := 0, 0
+	for it.Next() && k < len(bounds) {
+		p := it.Batch().Position
+		for k < len(bounds) && bounds[k] < p {
+			k++ // not a boundary of the chain
+		}
+		if k < len(bounds) && bounds[k] == p {
+			bounds[kept] = p
+			kept++
+			k++
+		}
+	}
+	c := &offsetChain{bounds: bounds[:kept], it: it}
+	it.ResetReader(r.log, s.LogName, s.LogSize, 0)
+	return c
+}
+
+// fetch answers the fetch for target from start when start is a boundary
+// of the chain at or before the answer (ok); otherwise the caller scans.
+func (c *offsetChain) fetch(start, target int64) (b record.Batch, found bool, err error, ok bool) {
+	if _, in := slices.BinarySearch(c.bounds, start); !in {
+		return record.Batch{}, false, nil, false
+	}
+	for !c.ended && (!c.has || c.cur.LastOffset < target) {
+		if c.it.Next() {
+			c.cur, c.has = *c.it.Batch(), true
+			continue
+		}
+		c.ended = true
+		if err := c.it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
+			c.err = err
+		}
+	}
+	if c.ended {
+		return record.Batch{}, false, c.err, true // the fetch walks the chain to the same end
+	}
+	if start <= c.cur.Position {
+		return c.cur, true, nil, true
+	}
+	return record.Batch{}, false, nil, false
 }
