@@ -483,105 +483,47 @@ func (s *Segment) scanToOffset(sc *LogIterator, target int64, tr *tracer, st *sc
 // starts at the same place, and with a damaged one (positions reversed or
 // shuffled) each starts somewhere behind its answer: a timeline over such
 // a segment made one long scan per time index entry, quadratic in the
-// segment's size. Two things keep it linear:
-//
-//   - a scan for a larger target that reaches the last scan's start passes
-//     the same batches as that scan up to its answer (each ends below the
-//     smaller target), so it goes on from that answer;
-//   - once a fetch has scanned more than chainAfterBatches batches, the
-//     cursor learns which of the index's positions are boundaries of the
-//     log's chain of batches from position 0 (offsetChain), and answers a
-//     fetch from such a boundary with one walk of that chain for all the
-//     targets.
+// segment's size. So once a fetch has scanned more than chainAfterBatches
+// batches, the cursor learns which of the positions fetches start at are
+// boundaries of the log's chain of batches from position 0 (offsetChain),
+// and answers a fetch from such a boundary with one walk of that chain for
+// all the targets; any other fetch is LookupOffset's own scan.
 type offsetCursor struct {
-	s  *Segment
-	it *LogIterator // headers only, its own: the Segment's serves other lookups
-
-	valid  bool  // a scan was made: from start, for target
-	start  int64 // where it started
-	target int64
-	found  bool         // it stopped at answer, the first batch whose last offset reaches target
-	answer record.Batch //
-	err    error        // or it reached the end of the log (not found), or damage (err)
-
+	s          *Segment
 	chain      *offsetChain
 	chainTried bool
 }
 
 // chainAfterBatches is how long a fetch's scan may be before the cursor
-// builds its offsetChain: a fetch the index places scans the batches of one
-// index.interval.bytes (a few dozen), and the chain costs a walk of the
-// whole log. A variable for the tests.
-var chainAfterBatches = 1024
+// builds its offsetChain. A fetch the index places scans the batches of
+// one index.interval.bytes, at the default 4096 bytes at most 67 of the
+// smallest (61-byte) batches; the chain costs two walks of the log. A
+// variable for the tests.
+var chainAfterBatches = 256
 
-func newOffsetCursor(s *Segment) *offsetCursor {
-	return &offsetCursor{s: s, it: NewLogIterator(IterOptions{Headers: true})}
-}
+func newOffsetCursor(s *Segment) *offsetCursor { return &offsetCursor{s: s} }
 
 // lookup is s.LookupOffset(target) with the log read through the
 // Segment's guarded readers.
 func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 	s := c.s
 	r := s.guarded()
-	start, _, err := s.offsetStart(r, target, nil)
+	start, hit, err := s.offsetStart(r, target, nil)
 	if err != nil || start < 0 || start > s.LogSize {
-		c.valid = false
 		return record.Batch{}, false, err
 	}
 	if c.chain != nil {
 		if b, found, err, ok := c.chain.fetch(start, target); ok {
-			c.valid = false
 			return b, found, err
 		}
 	}
-	join := int64(-1) // the last scan's start, where this scan can join it
-	if c.valid && target >= c.target && start <= c.start {
-		join = c.start
+	var st scanStats
+	b, _, found, err := s.scanToOffset(s.batches(r.log, start), target, nil, &st, hit)
+	if st.batches > chainAfterBatches && !c.chainTried {
+		c.chainTried = true
+		c.chain = newOffsetChain(s, r)
 	}
-	prevFound, prevAnswer, prevErr := c.found, c.answer, c.err
-	c.valid, c.start, c.target, c.found, c.err = true, start, target, false, nil
-	c.it.ResetReader(r.log, s.LogName, s.LogSize, start)
-	if join == start {
-		if !prevFound {
-			c.err = prevErr
-			return record.Batch{}, false, prevErr
-		}
-		c.it.ResetReader(r.log, s.LogName, s.LogSize, prevAnswer.Position)
-		join = -1
-	}
-	scanned := 0
-	defer func() {
-		if scanned > chainAfterBatches && !c.chainTried {
-			c.chainTried = true
-			c.chain = newOffsetChain(s, r)
-		}
-	}()
-	for c.it.Next() {
-		scanned++
-		b := c.it.Batch()
-		if join >= 0 && b.Position >= join {
-			if b.Position == join {
-				// On the last scan's path: go on from its answer.
-				if !prevFound {
-					c.err = prevErr
-					return record.Batch{}, false, prevErr
-				}
-				c.it.ResetReader(r.log, s.LogName, s.LogSize, prevAnswer.Position)
-				join = -1
-				continue
-			}
-			join = -1 // past it without landing on it: another path
-		}
-		if b.LastOffset >= target {
-			c.found, c.answer = true, *b
-			return *b, true, nil
-		}
-	}
-	if err := c.it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		c.err = err
-		return record.Batch{}, false, err
-	}
-	return record.Batch{}, false, nil
+	return b, found, err
 }
 
 // offsetChain answers fetches that start at a batch boundary of the log's
@@ -592,7 +534,7 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 // chain, advanced target by target, answers them all. Memory: the offset
 // index's positions, 8 bytes each.
 type offsetChain struct {
-	bounds []int64      // the offset index's positions that are boundaries of the chain, sorted
+	bounds []int64      // position 0 and the offset index's positions that are boundaries of the chain, sorted
 	it     *LogIterator // walks the chain, target by target
 	cur    record.Batch // the first batch of the chain whose last offset reaches the last target
 	has    bool         // cur holds a batch
@@ -601,29 +543,32 @@ type offsetChain struct {
 }
 
 // newOffsetChain walks the chain once to find which index positions are
-// boundaries of it; nil when the index cannot be read (the cursor then
-// scans as before).
+// boundaries of it (position 0, where every fetch without an index entry
+// below its target starts, is the chain's start); nil when the index
+// cannot be read (the cursor then scans as LookupOffset does).
 func newOffsetChain(s *Segment, r readers) *offsetChain {
-	n, _, err := s.entries(r)
-	if err != nil || r.idx == nil {
-		return nil
-	}
-	bounds := make([]int64, 0, n)
-	for i := range n {
-		e, err := r.idx.Entry(i)
+	bounds := []int64{0}
+	if r.idx != nil {
+		n, _, err := s.entries(r)
 		if err != nil {
 			return nil
 		}
-		if p := int64(e.Position); p >= 0 && p <= s.LogSize {
-			bounds = append(bounds, p)
+		for i := range n {
+			e, err := r.idx.Entry(i)
+			if err != nil {
+				return nil
+			}
+			if p := int64(e.Position); p > 0 && p <= s.LogSize {
+				bounds = append(bounds, p)
+			}
 		}
 	}
 	slices.Sort(bounds)
 	bounds = slices.Compact(bounds)
 	it := NewLogIterator(IterOptions{Headers: true})
 	it.ResetReader(r.log, s.LogName, s.LogSize, 0)
-	k, kept := 0, 0
-	for it.Next() && k < len(bounds) {
+	k, kept := 1, 1 // bounds[0] is 0
+	for k < len(bounds) && it.Next() {
 		p := it.Batch().Position
 		for k < len(bounds) && bounds[k] < p {
 			k++ // not a boundary of the chain

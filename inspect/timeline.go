@@ -16,12 +16,12 @@ import (
 // previous entry, up to O, and the log bytes holding them, are therefore
 // attributed to time T. Where those bytes start and end is found as a
 // fetch finds it: the offset index, then a few batch headers
-// (Segment.LookupOffset of O+1, through an offsetCursor). The offsets and bytes after the last
-// entry (an active segment's time index lags the log by up to
-// index.interval.bytes) are attributed to the last entry's time. A segment
-// without a usable time index (absent, empty, or its first entry a zero
-// padding slot) is read from its batch headers instead: one mark per
-// batch, at the largest timestamp so far.
+// (Segment.LookupOffset of O+1, through an offsetCursor). The offsets and
+// bytes after the last entry (an active segment's time index lags the log
+// by up to index.interval.bytes) are attributed to the last entry's time.
+// A segment without a usable time index (absent, empty, or its first entry
+// a zero padding slot) is read from its batch headers instead: one mark
+// per batch, at the largest timestamp so far.
 
 // TrafficMark is one step of a segment's traffic: the offsets before
 // EndOffset and the log bytes before EndPosition not covered by an earlier
