@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/record"
@@ -378,33 +376,20 @@ func Resolve(path string) (*Target, error) {
 }
 
 // readPartitions reads the directories dirs whose skip reason is ""
-// (ReadPartition) on up to GOMAXPROCS goroutines, each taking the next
-// directory, and returns the partitions and errors in the order of dirs.
-// Each directory costs an open, two getdents and a close, and the parsing
-// of its names: one goroutine listing a data directory of thousands of
-// partitions kept every command waiting (docs/performance.md, run O).
+// (ReadPartition) on up to GOMAXPROCS goroutines (InOrder) and returns the
+// partitions and errors in the order of dirs. Each directory costs an
+// open, two getdents and a close, and the parsing of its names: one
+// goroutine listing a data directory of thousands of partitions kept every
+// command waiting (docs/performance.md, run O).
 func readPartitions(dirs, skip []string) ([]*Partition, []error) {
 	parts := make([]*Partition, len(dirs))
 	errs := make([]error, len(dirs))
-	var next atomic.Int64
-	read := func() {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(dirs) {
-				return
-			}
-			if skip[i] == "" {
-				parts[i], errs[i] = ReadPartition(dirs[i])
-			}
-		}
-	}
 	workers := min(runtime.GOMAXPROCS(0), len(dirs)/16+1) // a few directories are not worth a goroutine
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(read)
-	}
-	read()
-	wg.Wait()
+	InOrder(len(dirs), workers, len(dirs), func(_, i int) {
+		if skip[i] == "" {
+			parts[i], errs[i] = ReadPartition(dirs[i])
+		}
+	}, func(int) bool { return true })
 	return parts, errs
 }
 
