@@ -334,8 +334,8 @@ type segmentJob struct {
 	first             bool   // the partition's first segment
 	// last: the partition's last segment, whose check also finds its end
 	// for the side files' checks (segmentResult.segEnd; with one worker
-	// only, see Run). lastSeg: a side
-	// job's partition's last segment (segmentJob.end).
+	// only, see Run). lastSeg: a side job's partition's last segment
+	// (segmentJob.end).
 	last    bool
 	lastSeg *segmentJob
 
