@@ -7,7 +7,6 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
-	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // countingReader counts the reads made through it.
@@ -93,19 +92,13 @@ func TestHeadersOnlyReadsSmallBatchesInGroups(t *testing.T) {
 		copy(bad[mid+8:], []byte{0, 0, 0, 5})
 		same(tc.name+" damaged", bad, 0)
 	}
-	for _, dir := range fixtures.Dirs(t) {
-		tg, err := inspect.Resolve(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range tg.Partitions {
-			for _, sf := range p.Segments {
-				log, err := os.ReadFile(sf.Log)
-				if err != nil {
-					t.Fatal(err)
-				}
-				same(sf.Log, log, 0)
+	for _, p := range realPartitions(t) {
+		for _, sf := range p.Segments {
+			log, err := os.ReadFile(sf.Log)
+			if err != nil {
+				t.Fatal(err)
 			}
+			same(sf.Log, log, 0)
 		}
 	}
 }

@@ -392,7 +392,7 @@ func (s *Segment) LookupOffset(target int64) (b record.Batch, hit IndexHit, foun
 func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStats) (record.Batch, IndexHit, bool, error) {
 	st.next = s.BaseOffset
 	start, hit, err := s.offsetStart(r, target, tr)
-	if err != nil || start < 0 || start > s.LogSize {
+	if err != nil || start < 0 {
 		return record.Batch{}, hit, false, err
 	}
 	return s.scanToOffset(s.batches(r.log, start), target, tr, st, hit)
@@ -401,8 +401,8 @@ func (s *Segment) lookupOffset(r readers, target int64, tr *tracer, st *scanStat
 // offsetStart is the first step of an offset lookup (OffsetIndex.lookup):
 // the position the scan starts at, from the largest index entry at or
 // below target among those before any padding (0 with none, or no
-// index); a position outside the log (a damaged entry) is returned as it
-// is, and finds nothing.
+// index); -1 when the entry's position lies outside the log (a damaged
+// entry): the lookup then finds nothing.
 func (s *Segment) offsetStart(r readers, target int64, tr *tracer) (int64, IndexHit, error) {
 	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
 	start := int64(0)
@@ -438,8 +438,11 @@ func (s *Segment) offsetStart(r readers, target int64, tr *tracer) (int64, Index
 			tr.add(TraceStep{Step: StepIndexEntry, Why: WhyOffsetEntry, Index: "offset", Slot: &sl, Offset: e.Offset, EntryPos: int64(e.Position)})
 		}
 		start = int64(e.Position)
-		if (start < 0 || start > s.LogSize) && tr != nil {
-			tr.note(TraceStep{Why: WhyEntryPastLog, Offset: s.LogSize})
+		if start < 0 || start > s.LogSize {
+			if tr != nil {
+				tr.note(TraceStep{Why: WhyEntryPastLog, Offset: s.LogSize})
+			}
+			return -1, hit, nil
 		}
 	}
 	return start, hit, nil
@@ -509,7 +512,7 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 	s := c.s
 	r := s.guarded()
 	start, hit, err := s.offsetStart(r, target, nil)
-	if err != nil || start < 0 || start > s.LogSize {
+	if err != nil || start < 0 {
 		return record.Batch{}, false, err
 	}
 	if c.chain != nil {

@@ -23,22 +23,14 @@ func realFixtures(t testing.TB) string {
 // realPartitions resolves every data directory under the fixtures.
 func realPartitions(t testing.TB) []*inspect.Partition {
 	t.Helper()
-	root := realFixtures(t)
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ps []*inspect.Partition
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		tg, err := inspect.Resolve(filepath.Join(root, e.Name()))
+	for _, dir := range fixtures.Dirs(t) {
+		tg, err := inspect.Resolve(dir)
 		if err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
+			t.Fatalf("%s: %v", filepath.Base(dir), err)
 		}
 		if tg.Kind != "data_dir" {
-			t.Fatalf("%s: resolved as %s, want data_dir", e.Name(), tg.Kind)
+			t.Fatalf("%s: resolved as %s, want data_dir", filepath.Base(dir), tg.Kind)
 		}
 		ps = append(ps, tg.Partitions...)
 	}

@@ -171,10 +171,8 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 				o.StartPartition(t.Partitions[j.part].Name())
 				named.Unlock()
 			}
-			j.res = runJob(&o, j, bufs[w])
-			if j.res != nil {
-				o.meter.Done(&j.reported, j.res.bytes)
-			}
+			j.res = runJob(&o, j, bufs[w]) // never nil
+			o.meter.Done(&j.reported, j.res.bytes)
 		}
 	}
 
