@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -445,18 +444,7 @@ func optSizeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
 
 // sortPartitions orders partitions by topic, then partition number
 // (orders-2 before orders-10), then directory name.
-func sortPartitions(ps []*inspect.Partition) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		a, b := ps[i], ps[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		if a.Partition != b.Partition {
-			return a.Partition < b.Partition
-		}
-		return a.Dir < b.Dir
-	})
-}
+func sortPartitions(ps []*inspect.Partition) { inspect.SortPartitions(ps) }
 
 func runLs(ios *IOStreams, opts lsOptions) error {
 	targets, err := resolveTargets(opts.paths)

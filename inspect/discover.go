@@ -468,3 +468,18 @@ func symlinkTarget(dir string) (string, bool) {
 
 // IsNotExist reports whether err says a path does not exist.
 func IsNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
+
+// SortPartitions orders partitions by topic, then partition number
+// (orders-2 before orders-10), then directory.
+func SortPartitions(ps []*Partition) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return a.Dir < b.Dir
+	})
+}

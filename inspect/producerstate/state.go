@@ -39,8 +39,8 @@ type Entry struct {
 
 	// What the replay saw of the open transaction: its data batches, the
 	// first one's max timestamp and the last one's last offset. TxnBatches
-	// is 0 (and the others -1) when the transaction began before what was
-	// replayed (it came from a snapshot).
+	// is -1 when the transaction began before what was replayed (it came
+	// from a snapshot), 0 without an open transaction.
 	TxnBatches        int
 	TxnFirstTimestamp int64
 	TxnLastOffset     int64
@@ -106,7 +106,7 @@ func (s *State) LoadSnapshot(entries []sidefile.ProducerEntry, now, expirationMs
 		}
 		s.producers[pe.ProducerID] = e
 		if pe.CurrentTxnFirstOffset >= 0 {
-			e.CurrentTxnFirstOffset = pe.CurrentTxnFirstOffset
+			e.CurrentTxnFirstOffset, e.TxnBatches = pe.CurrentTxnFirstOffset, -1
 			s.ongoing = putTxn(s.ongoing, Txn{ProducerID: pe.ProducerID, FirstOffset: pe.CurrentTxnFirstOffset, LastOffset: -1})
 		}
 	}
@@ -146,7 +146,9 @@ func (s *State) DataBatch(pid int64, epoch int16, firstOffset, lastOffset, maxTi
 		e.TxnBatches, e.TxnFirstTimestamp = 0, maxTimestamp
 		s.ongoing = putTxn(s.ongoing, Txn{ProducerID: pid, FirstOffset: firstOffset, LastOffset: -1})
 	}
-	e.TxnBatches++
+	if e.TxnBatches >= 0 {
+		e.TxnBatches++
+	}
 	e.TxnLastOffset = lastOffset
 	return nil
 }

@@ -1,0 +1,80 @@
+package cmd
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/topicconfig"
+)
+
+// analysisOptions are the flags txns, retention and cleaner share: the
+// topic configuration's layers and "now".
+type analysisOptions struct {
+	serverProperties string
+	configs          []string
+	at               timestampOption
+}
+
+// AddFlags adds --server-properties, --config and --at to f.
+func (o *analysisOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.serverProperties, "server-properties", "", "a broker's server.properties `FILE`: its log.* settings replace Kafka's defaults")
+	f.StringArrayVar(&o.configs, "config", nil, "a topic-level setting `KEY=VALUE` over every other layer (repeatable: --config retention.ms=604800000)")
+	o.at.AddFlag(f, "at", "\"now\" for the analysis (ms, RFC 3339, a date, or relative: -1h); default: the wall clock")
+}
+
+// Validate parses --at.
+func (o *analysisOptions) Validate() error { return o.at.Validate() }
+
+// now is --at, else the wall clock.
+func (o *analysisOptions) now() int64 {
+	if o.at.Value != nil {
+		return *o.at.Value
+	}
+	return time.Now().UnixMilli()
+}
+
+// resolver builds the topic configuration resolver from the layers: the
+// server.properties file, the metadata image of the targets' data
+// directory (when one is there), the --config flags. A bad file or value
+// is a usage error naming it.
+func (o *analysisOptions) resolver(targets []*inspect.Target) (*topicconfig.Resolver, error) {
+	in := topicconfig.Inputs{Flags: o.configs}
+	if o.serverProperties != "" {
+		p, err := topicconfig.ReadServerProperties(o.serverProperties)
+		if err != nil {
+			return nil, usageErrorf("--server-properties: %v", err)
+		}
+		in.ServerProperties, in.File = p, o.serverProperties
+	}
+	img, err := metadataImageConfigs(targets)
+	if err != nil {
+		return nil, err
+	}
+	in.Image = img
+	r, err := topicconfig.New(in)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return r, nil
+}
+
+// metadataImageConfigs is the metadata image's broker-level and
+// topic-level configs when a target's data directory holds
+// __cluster_metadata-0; nil until the image is read (kseg metadata).
+func metadataImageConfigs([]*inspect.Target) (*topicconfig.Image, error) { return nil, nil }
+
+// configSourceText prints a config_source map for tables and CSV:
+// "key=source" pairs in key order.
+func configSourceText(m map[string]string, keys []string) string {
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%s=%s", k, m[k])
+	}
+	return s
+}
