@@ -143,6 +143,7 @@ Exit codes:
 		newDiffCommand(ios),
 		newTimelineCommand(ios),
 		newTxnsCommand(ios),
+		newRetentionCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)

@@ -193,3 +193,17 @@ func (st *BrokerState) logStartOrFirst(segs []SegmentFiles) (int64, string) {
 	}
 	return segs[0].BaseOffset, LogStartFromFirstSegment
 }
+
+// LogEndOffset is the partition's log end offset at load: its last
+// segment's next offset (LogSegment.readNextOffset; LogLoader.recoverLog).
+func (p *Partition) LogEndOffset() (int64, error) {
+	if len(p.Segments) == 0 {
+		return 0, fmt.Errorf("%s: no segments", p.Dir)
+	}
+	seg, err := OpenSegment(p.Segments[len(p.Segments)-1], SegmentOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer seg.Close()
+	return seg.NextOffset()
+}

@@ -225,19 +225,9 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions
 	startingOffset, src := opts.Broker.logStartOrFirst(p.Segments)
 	tr.note(TraceStep{Why: WhyNoAnswerBelowStart, Offset: startingOffset, Source: src})
 	for i, sf := range p.Segments {
-		largest, _, _, err := maxTimestampOf(sf, opts.Broker, tr)
+		largest, modTime, err := largestTimestamp(sf, opts.Broker, tr)
 		if err != nil {
 			return nil, err
-		}
-		modTime := false
-		if largest < 0 {
-			largest = 0
-			if sf.Log != "" {
-				if st, err := os.Stat(sf.Log); err == nil {
-					largest = st.ModTime().UnixMilli()
-				}
-			}
-			modTime = true
 		}
 		if largest < target {
 			if tr != nil { // sf.Name() formats a name: not for every segment passed untraced
@@ -264,6 +254,29 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions
 		return res, nil
 	}
 	return &TimeLookup{Reason: fmt.Sprintf("no segment has a timestamp >= %d", target)}, nil
+}
+
+// LargestTimestamp is LogSegment.largestTimestamp as a broker that loaded
+// the segment has it: maxTimestampSoFar (maxTimestampOf: the time index's
+// last entry, or the batches when the broker's next start rebuilds it),
+// else the .log's modification time (fromModTime; 0 without a .log). st
+// may be nil (every segment counts as recovered).
+func LargestTimestamp(sf SegmentFiles, st *BrokerState) (ts int64, fromModTime bool, err error) {
+	return largestTimestamp(sf, st, nil)
+}
+
+func largestTimestamp(sf SegmentFiles, st *BrokerState, tr *tracer) (int64, bool, error) {
+	largest, _, _, err := maxTimestampOf(sf, st, tr)
+	if err != nil || largest >= 0 {
+		return largest, false, err
+	}
+	largest = 0
+	if sf.Log != "" {
+		if fi, err := os.Stat(sf.Log); err == nil {
+			largest = fi.ModTime().UnixMilli()
+		}
+	}
+	return largest, true, nil
 }
 
 // findOffsetByTimestamp is LogSegment.findOffsetByTimestamp +

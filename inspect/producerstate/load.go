@@ -119,7 +119,7 @@ func Load(p *inspect.Partition, opts LoadOptions) (*Loaded, error) {
 	}
 	bs := inspect.BrokerStateFrom(p, opts.DataDir)
 	l := &Loaded{State: New(), LogStartOffset: bs.LogStart, LogStartSource: bs.LogStartSource}
-	leo, err := LogEndOffset(p)
+	leo, err := p.LogEndOffset()
 	if err != nil {
 		return nil, err
 	}
@@ -144,18 +144,6 @@ func Load(p *inspect.Partition, opts LoadOptions) (*Loaded, error) {
 	l.State.OnHighWatermark(l.HighWatermark)
 	l.LastStableOffset = l.State.LastStableOffset(l.HighWatermark, l.LogStartOffset)
 	return l, nil
-}
-
-// LogEndOffset is the partition's log end offset at load: its last
-// segment's next offset (LogSegment.readNextOffset).
-func LogEndOffset(p *inspect.Partition) (int64, error) {
-	last := p.Segments[len(p.Segments)-1]
-	seg, err := inspect.OpenSegment(last, inspect.SegmentOptions{})
-	if err != nil {
-		return 0, err
-	}
-	defer seg.Close()
-	return seg.NextOffset()
 }
 
 // liveSnapshots are the snapshots removeStraySnapshots and
