@@ -144,6 +144,7 @@ Exit codes:
 		newTimelineCommand(ios),
 		newTxnsCommand(ios),
 		newRetentionCommand(ios),
+		newCleanerCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)
