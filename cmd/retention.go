@@ -148,7 +148,9 @@ func strText(p *string) string {
 }
 
 var retentionColumns = []column[retentionLine]{
-	textColumn("kind", func(l retentionLine) string { return map[bool]string{true: "segment", false: "partition"}[l.seg != nil] }),
+	textColumn("kind", func(l retentionLine) string {
+		return map[bool]string{true: "segment", false: "partition"}[l.seg != nil]
+	}),
 	withFit(textColumn("partition_dir", func(l retentionLine) string {
 		if l.seg != nil {
 			return l.seg.PartitionDir

@@ -162,7 +162,9 @@ func txnPartCell(f func(*txnPartitionJSON) string) func(txnsLine) string {
 }
 
 var txnsColumns = []column[txnsLine]{
-	textColumn("kind", func(l txnsLine) string { return map[bool]string{true: "open_transaction", false: "partition"}[l.open != nil] }),
+	textColumn("kind", func(l txnsLine) string {
+		return map[bool]string{true: "open_transaction", false: "partition"}[l.open != nil]
+	}),
 	withFit(textColumn("partition_dir", txnsLine.dir), fitElide),
 	{name: "producer_id", right: true, cell: openCell(func(o *openTxnJSON) string { return fmt.Sprint(o.ProducerID) })},
 	wideOnly(column[txnsLine]{name: "producer_epoch", right: true, cell: openCell(func(o *openTxnJSON) string { return fmt.Sprint(o.ProducerEpoch) })}),
@@ -295,4 +297,3 @@ func warnPartitions(ios *IOStreams, rep *txns.Report) int {
 	}
 	return failed
 }
-

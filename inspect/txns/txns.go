@@ -91,7 +91,7 @@ type Report struct {
 	// partition under the paths).
 	Coordinator *Coordinator
 	// Notes say what the verdicts assumed.
-	Notes []string
+	Notes         []string
 	Late, Hanging int
 }
 
