@@ -37,6 +37,8 @@ func (o *genOptions) AddFlags(f *pflag.FlagSet) {
 	f.Float64Var(&g.LogAppendTime, "log-append-time", 0, "fraction (0..1) of batches written as LogAppendTime")
 	f.BoolVar(&g.CompactionGaps, "compaction-gaps", false, "missing offsets between and inside batches, as after compaction")
 	f.BoolVar(&g.Transactions, "transactions", false, "transactional batches of several producers with COMMIT and ABORT markers")
+	f.IntVar(&g.OpenTransactions, "open-transactions", 0, "with --transactions, leave this many producers (0-3) with a transaction open at the end")
+	f.BoolVar(&g.DataDirCheckpoints, "data-dir-checkpoints", false, "record the partition in its data directory's replication-offset, log-start-offset and recovery-point checkpoints")
 	f.IntVar(&g.IndexIntervalBytes, "index-interval-bytes", kafkagen.DefaultIndexIntervalBytes, "the broker's index.interval.bytes")
 	f.Int64Var(&g.PreallocatedIndexBytes, "preallocated-index-bytes", 0, "zero-extend the active segment's indexes to this size, as a broker that did not shut down cleanly leaves them")
 	f.BoolVar(&g.EmptyActiveSegment, "empty-active-segment", false, "roll once more at the end: an empty active segment")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
@@ -120,6 +121,47 @@ func TestKsqlFixtureCoordinator(t *testing.T) {
 					t.Errorf("producer 0 not expired after two days")
 				}
 			}
+		}
+	}
+}
+
+// kafkagen partitions with open transactions, segments and snapshots at
+// every roll, recorded in the data directory's checkpoints: the open
+// transactions are those of a full replay, the LSO the first of them, and
+// the last snapshot (at the log end) carries the same.
+func TestGeneratedOpenTransactions(t *testing.T) {
+	for seed := int64(1); seed <= 12; seed++ {
+		dir := t.TempDir()
+		opts := kafkagen.Options{Seed: seed, Segments: 1 + int(seed%3), Batches: 20, Transactions: true, OpenTransactions: int(seed % 4), DataDirCheckpoints: true, Timestamps: []string{"increasing", "jumping", "random"}[seed%3]}
+		if _, err := kafkagen.Generate(filepath.Join(dir, "g-0"), opts); err != nil {
+			t.Fatal(err)
+		}
+		tg, err := inspect.Resolve(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := analyze(t, tg, kafkagen.DefaultStartTimestamp).Partitions[0]
+		want := fullReplay(t, pt.Partition, 0)
+		got := map[int64]int64{}
+		lso := pt.HighWatermark
+		for _, o := range pt.Open {
+			got[o.ProducerID] = o.FirstOffset
+			lso = min(lso, o.FirstOffset)
+		}
+		if len(want) != opts.OpenTransactions || fmt.Sprint(got) != fmt.Sprint(want) || pt.LastStableOffset != lso || pt.HighWatermark != pt.LogEndOffset {
+			t.Fatalf("seed %d: open %v, replay %v; lso %d want %d; hw %d leo %d", seed, got, want, pt.LastStableOffset, lso, pt.HighWatermark, pt.LogEndOffset)
+		}
+		snaps := pt.Partition.Snapshots
+		last, err := sidefile.ReadProducerSnapshot(snaps[len(snaps)-1].Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromSnap := map[int64]int64{}
+		for _, e := range last.OpenTransactions() {
+			fromSnap[e.ProducerID] = e.CurrentTxnFirstOffset
+		}
+		if fmt.Sprint(fromSnap) != fmt.Sprint(want) || pt.ProducerStateFrom != filepath.Base(snaps[len(snaps)-1].Path) {
+			t.Fatalf("seed %d: last snapshot %v (%s)", seed, fromSnap, pt.ProducerStateFrom)
 		}
 	}
 }
