@@ -104,26 +104,36 @@ func ratioText(r *float64) string {
 	return fmt.Sprintf("%.4f", *r)
 }
 
+// cleanerColumns: the default table shows where cleaning starts and
+// stops and why, the ratio and the verdict; -o wide and CSV every field.
 var cleanerColumns = []column[compactionJSON]{
 	withFit(textColumn("partition_dir", func(c compactionJSON) string { return c.PartitionDir }), fitElide),
 	intColumn("first_dirty_offset", func(c compactionJSON) int64 { return c.FirstDirtyOffset }),
-	nullableIntColumn("checkpoint_offset", func(c compactionJSON) *int64 { return c.CheckpointOffset }),
-	textColumn("checkpoint_reset", func(c compactionJSON) string { return strText(c.CheckpointReset) }),
+	wideOnly(nullableIntColumn("checkpoint_offset", func(c compactionJSON) *int64 { return c.CheckpointOffset })),
+	omitIfEmpty(textColumn("checkpoint_reset", func(c compactionJSON) string { return strText(c.CheckpointReset) })),
 	intColumn("first_uncleanable_offset", func(c compactionJSON) int64 { return c.FirstUncleanableOffset }),
 	textColumn("uncleanable_because", func(c compactionJSON) string { return c.UncleanableBecause }),
-	withDisplay(intColumn("clean_bytes", func(c compactionJSON) int64 { return c.CleanBytes }), func(c compactionJSON, _ *IOStreams) string { return humanSize(c.CleanBytes) }),
-	withDisplay(intColumn("cleanable_bytes", func(c compactionJSON) int64 { return c.CleanableBytes }), func(c compactionJSON, _ *IOStreams) string { return humanSize(c.CleanableBytes) }),
+	tableOnly(omitIfEmpty(textColumn("held_by", func(c compactionJSON) string {
+		if c.LSOHeldBy == nil {
+			return ""
+		}
+		return fmt.Sprintf("producer %d since %d", c.LSOHeldBy.ProducerID, c.LSOHeldBy.FirstOffset)
+	}))),
+	wideOnly(withDisplay(intColumn("clean_bytes", func(c compactionJSON) int64 { return c.CleanBytes }), func(c compactionJSON, _ *IOStreams) string { return humanSize(c.CleanBytes) })),
+	wideOnly(withDisplay(intColumn("cleanable_bytes", func(c compactionJSON) int64 { return c.CleanableBytes }), func(c compactionJSON, _ *IOStreams) string { return humanSize(c.CleanableBytes) })),
 	{name: "cleanable_ratio", right: true, cell: func(c compactionJSON) string { return ratioText(c.CleanableRatio) }},
-	{name: "min_cleanable_ratio", right: true, cell: func(c compactionJSON) string { return fmt.Sprint(c.MinCleanableRatio) }},
-	intColumn("max_compaction_delay_ms", func(c compactionJSON) int64 { return c.MaxCompactionDelayMs }),
+	wideOnly(column[compactionJSON]{name: "min_cleanable_ratio", right: true, cell: func(c compactionJSON) string { return fmt.Sprint(c.MinCleanableRatio) }}),
+	wideOnly(intColumn("max_compaction_delay_ms", func(c compactionJSON) int64 { return c.MaxCompactionDelayMs })),
 	boolColumn("would_clean", func(c compactionJSON) bool { return c.WouldClean }),
-	textColumn("why_not", func(c compactionJSON) string { return strText(c.WhyNot) }),
+	omitIfEmpty(textColumn("why_not", func(c compactionJSON) string { return strText(c.WhyNot) })),
+	wideOnly(intColumn("log_start_offset", func(c compactionJSON) int64 { return c.LogStartOffset })),
+	wideOnly(intColumn("log_end_offset", func(c compactionJSON) int64 { return c.LogEndOffset })),
 	wideOnly(intColumn("last_stable_offset", func(c compactionJSON) int64 { return c.LastStableOffset })),
 	wideOnly(textColumn("lso_held_by", func(c compactionJSON) string {
 		if c.LSOHeldBy == nil {
 			return ""
 		}
-		return fmt.Sprintf("producer %d from %d", c.LSOHeldBy.ProducerID, c.LSOHeldBy.FirstOffset)
+		return fmt.Sprintf("%d:%d:%d", c.LSOHeldBy.ProducerID, c.LSOHeldBy.FirstOffset, c.LSOHeldBy.LastOffset)
 	})),
 	wideOnly(textColumn("config_source", func(c compactionJSON) string { return configSourceText(c.ConfigSource, cleaner.ConfigKeys) })),
 }

@@ -191,12 +191,21 @@ var retentionColumns = []column[retentionLine]{
 			}
 			return humanSize(l.part.BytesFreed)
 		}},
-	withFit(textColumn("blocked_by", retPartCell(func(p *retentionPartitionJSON) string {
+	tableOnly(omitIfEmpty(textColumn("blocked_by", retPartCell(func(p *retentionPartitionJSON) string {
 		if p.BlockedBy == nil {
 			return ""
 		}
-		return fmt.Sprintf("%s (%s; %d older segments wait)", p.BlockedBy.Segment, p.BlockedBy.Reason, p.BlockedBy.SegmentsWaiting)
-	})), fitWrap),
+		return fmt.Sprintf("%s, %d waiting", p.BlockedBy.Reason, p.BlockedBy.SegmentsWaiting)
+	})))),
+	wideOnly(textColumn("blocked_by", retPartCell(func(p *retentionPartitionJSON) string {
+		if p.BlockedBy == nil {
+			return ""
+		}
+		b := p.BlockedBy
+		return fmt.Sprintf("%s:%s:%d:%s:%d:%d", b.Segment, b.Reason, b.LargestTimestamp, intText(b.EligibleAt), b.SegmentsWaiting, b.BytesWaiting)
+	}))),
+	wideOnly(column[retentionLine]{name: "log_start_offset", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.LogStartOffset) })}),
+	wideOnly(column[retentionLine]{name: "log_end_offset", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.LogEndOffset) })}),
 	wideOnly(column[retentionLine]{name: "high_watermark", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.HighWatermark) })}),
 	wideOnly(textColumn("config_source", retPartCell(func(p *retentionPartitionJSON) string { return configSourceText(p.ConfigSource, retention.ConfigKeys) }))),
 }
