@@ -13,6 +13,7 @@ import (
 	"runtime"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/producerstate"
 	"github.com/kseg/kseg/inspect/sidefile"
 	"github.com/kseg/kseg/inspect/topicconfig"
@@ -242,12 +243,13 @@ func holder(l *producerstate.Loaded) (producerstate.Txn, bool) {
 // firstBatchTimestamp is LogSegment.getFirstBatchTimestamp: the first
 // batch's max timestamp, MaxInt64 when it is negative or there is none.
 func firstBatchTimestamp(sf inspect.SegmentFiles) (int64, error) {
-	seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{})
+	f, err := fileio.Open(sf.Log, fileio.Options{})
 	if err != nil {
 		return 0, err
 	}
-	defer seg.Close()
-	it := seg.Batches(0)
+	defer f.Close()
+	it := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
+	it.ResetReader(f, f.Name, f.Size(), 0)
 	defer it.Close()
 	if it.Next() && it.Batch().MaxTimestamp >= 0 {
 		return it.Batch().MaxTimestamp, nil
