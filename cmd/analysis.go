@@ -78,3 +78,22 @@ func configSourceText(m map[string]string, keys []string) string {
 	}
 	return s
 }
+
+// runAnalysis resolves the paths, builds the topic configuration and runs
+// one analysis (txns, retention, cleaner) under a progress bar named
+// name.
+func runAnalysis[R any](ios *IOStreams, opts analysisOptions, paths []string, name string,
+	analyze func(targets []*inspect.Target, configs *topicconfig.Resolver, now int64, progress func(done, total int64)) (R, error)) (R, error) {
+	var zero R
+	targets, err := resolveTargets(paths)
+	if err != nil {
+		return zero, err
+	}
+	cfg, err := opts.resolver(targets)
+	if err != nil {
+		return zero, err
+	}
+	bar := ios.progress(name)
+	defer bar.done()
+	return analyze(targets, cfg, opts.now(), bar.callback())
+}

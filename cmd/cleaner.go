@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/cleaner"
+	"github.com/kseg/kseg/inspect/topicconfig"
 )
 
 func newCleanerCommand(ios *IOStreams) *cobra.Command {
@@ -110,7 +112,8 @@ var cleanerColumns = []column[compactionJSON]{
 	withFit(textColumn("partition_dir", func(c compactionJSON) string { return c.PartitionDir }), fitElide),
 	intColumn("first_dirty_offset", func(c compactionJSON) int64 { return c.FirstDirtyOffset }),
 	wideOnly(nullableIntColumn("checkpoint_offset", func(c compactionJSON) *int64 { return c.CheckpointOffset })),
-	omitIfEmpty(textColumn("checkpoint_reset", func(c compactionJSON) string { return strText(c.CheckpointReset) })),
+	tableOnly(omitIfEmpty(textColumn("checkpoint_reset", func(c compactionJSON) string { return strText(c.CheckpointReset) }))),
+	wideOnly(textColumn("checkpoint_reset", func(c compactionJSON) string { return strText(c.CheckpointReset) })),
 	intColumn("first_uncleanable_offset", func(c compactionJSON) int64 { return c.FirstUncleanableOffset }),
 	textColumn("uncleanable_because", func(c compactionJSON) string { return c.UncleanableBecause }),
 	tableOnly(omitIfEmpty(textColumn("held_by", func(c compactionJSON) string {
@@ -125,7 +128,8 @@ var cleanerColumns = []column[compactionJSON]{
 	wideOnly(column[compactionJSON]{name: "min_cleanable_ratio", right: true, cell: func(c compactionJSON) string { return fmt.Sprint(c.MinCleanableRatio) }}),
 	wideOnly(intColumn("max_compaction_delay_ms", func(c compactionJSON) int64 { return c.MaxCompactionDelayMs })),
 	boolColumn("would_clean", func(c compactionJSON) bool { return c.WouldClean }),
-	omitIfEmpty(textColumn("why_not", func(c compactionJSON) string { return strText(c.WhyNot) })),
+	tableOnly(omitIfEmpty(textColumn("why_not", func(c compactionJSON) string { return strText(c.WhyNot) }))),
+	wideOnly(textColumn("why_not", func(c compactionJSON) string { return strText(c.WhyNot) })),
 	wideOnly(intColumn("log_start_offset", func(c compactionJSON) int64 { return c.LogStartOffset })),
 	wideOnly(intColumn("log_end_offset", func(c compactionJSON) int64 { return c.LogEndOffset })),
 	wideOnly(intColumn("last_stable_offset", func(c compactionJSON) int64 { return c.LastStableOffset })),
@@ -135,6 +139,7 @@ var cleanerColumns = []column[compactionJSON]{
 		}
 		return fmt.Sprintf("%d:%d:%d", c.LSOHeldBy.ProducerID, c.LSOHeldBy.FirstOffset, c.LSOHeldBy.LastOffset)
 	})),
+	wideOnly(textColumn("config", func(c compactionJSON) string { return configSourceText(c.Config, cleaner.ConfigKeys) })),
 	wideOnly(textColumn("config_source", func(c compactionJSON) string { return configSourceText(c.ConfigSource, cleaner.ConfigKeys) })),
 }
 
@@ -160,17 +165,9 @@ func compactionLine(pt *cleaner.Partition) compactionJSON {
 }
 
 func runCleaner(ios *IOStreams, opts analysisOptions, paths []string) error {
-	targets, err := resolveTargets(paths)
-	if err != nil {
-		return err
-	}
-	cfg, err := opts.resolver(targets)
-	if err != nil {
-		return err
-	}
-	bar := ios.progress("cleaner")
-	rep, err := cleaner.Analyze(targets, cleaner.Options{Now: opts.now(), Configs: cfg, Progress: bar.callback()})
-	bar.done()
+	rep, err := runAnalysis(ios, opts, paths, "cleaner", func(targets []*inspect.Target, configs *topicconfig.Resolver, now int64, progress func(done, total int64)) (*cleaner.Report, error) {
+		return cleaner.Analyze(targets, cleaner.Options{Now: now, Configs: configs, Progress: progress})
+	})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/retention"
 	"github.com/kseg/kseg/inspect/topicconfig"
 )
@@ -183,7 +184,8 @@ var retentionColumns = []column[retentionLine]{
 			}
 			return ios.timeText(*l.seg.EligibleAt)
 		}},
-	{name: "deletable", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprintf("%d/%d", p.Deletable, p.Segments) })},
+	wideOnly(column[retentionLine]{name: "segments", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.Segments) })}),
+	{name: "deletable", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.Deletable) })},
 	{name: "bytes_freed", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.BytesFreed) }),
 		display: func(l retentionLine, _ *IOStreams) string {
 			if l.part == nil {
@@ -207,6 +209,7 @@ var retentionColumns = []column[retentionLine]{
 	wideOnly(column[retentionLine]{name: "log_start_offset", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.LogStartOffset) })}),
 	wideOnly(column[retentionLine]{name: "log_end_offset", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.LogEndOffset) })}),
 	wideOnly(column[retentionLine]{name: "high_watermark", right: true, cell: retPartCell(func(p *retentionPartitionJSON) string { return fmt.Sprint(p.HighWatermark) })}),
+	wideOnly(textColumn("config", retPartCell(func(p *retentionPartitionJSON) string { return configSourceText(p.Config, retention.ConfigKeys) }))),
 	wideOnly(textColumn("config_source", retPartCell(func(p *retentionPartitionJSON) string { return configSourceText(p.ConfigSource, retention.ConfigKeys) }))),
 }
 
@@ -248,17 +251,9 @@ func configValues(c *topicconfig.Config, keys []string) map[string]string {
 }
 
 func runRetention(ios *IOStreams, opts analysisOptions, paths []string) error {
-	targets, err := resolveTargets(paths)
-	if err != nil {
-		return err
-	}
-	cfg, err := opts.resolver(targets)
-	if err != nil {
-		return err
-	}
-	bar := ios.progress("retention")
-	rep, err := retention.Analyze(targets, retention.Options{Now: opts.now(), Configs: cfg, Progress: bar.callback()})
-	bar.done()
+	rep, err := runAnalysis(ios, opts, paths, "retention", func(targets []*inspect.Target, configs *topicconfig.Resolver, now int64, progress func(done, total int64)) (*retention.Report, error) {
+		return retention.Analyze(targets, retention.Options{Now: now, Configs: configs, Progress: progress})
+	})
 	if err != nil {
 		return err
 	}

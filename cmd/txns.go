@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/topicconfig"
 	"github.com/kseg/kseg/inspect/txns"
 )
 
@@ -243,17 +245,9 @@ func txnsLines(rep *txns.Report) []txnsLine {
 }
 
 func runTxns(ios *IOStreams, opts analysisOptions, paths []string) error {
-	targets, err := resolveTargets(paths)
-	if err != nil {
-		return err
-	}
-	cfg, err := opts.resolver(targets)
-	if err != nil {
-		return err
-	}
-	bar := ios.progress("txns")
-	rep, err := txns.Analyze(targets, txns.Options{Now: opts.now(), Configs: cfg, Progress: bar.callback()})
-	bar.done()
+	rep, err := runAnalysis(ios, opts, paths, "txns", func(targets []*inspect.Target, configs *topicconfig.Resolver, now int64, progress func(done, total int64)) (*txns.Report, error) {
+		return txns.Analyze(targets, txns.Options{Now: now, Configs: configs, Progress: progress})
+	})
 	if err != nil {
 		return err
 	}

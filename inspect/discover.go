@@ -13,6 +13,7 @@ import (
 
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/record"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // File suffixes (LogFileUtils).
@@ -482,4 +483,26 @@ func SortPartitions(ps []*Partition) {
 		}
 		return a.Dir < b.Dir
 	})
+}
+
+// LogManagerPartitions lists the partitions of targets that a broker's
+// log manager owns (all but the KRaft metadata log, whose producer state
+// and retention the Raft layer keeps), sorted (SortPartitions), and the
+// files of their data directories, each read once.
+func LogManagerPartitions(targets []*Target) ([]*Partition, map[string]*sidefile.DataDirFiles) {
+	var parts []*Partition
+	dds := map[string]*sidefile.DataDirFiles{}
+	for _, t := range targets {
+		for _, p := range t.Partitions {
+			if p.Topic == "__cluster_metadata" {
+				continue
+			}
+			parts = append(parts, p)
+			if p.DataDir != "" && dds[p.DataDir] == nil {
+				dds[p.DataDir] = sidefile.ReadDataDirFiles(p.DataDir)
+			}
+		}
+	}
+	SortPartitions(parts)
+	return parts, dds
 }

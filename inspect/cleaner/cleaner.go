@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
@@ -47,7 +46,6 @@ var ConfigKeys = []string{topicconfig.CleanupPolicy, topicconfig.MinCleanableRat
 type Options struct {
 	Now      int64
 	Configs  *topicconfig.Resolver // nil: Kafka's defaults
-	Workers  int                   // 0: GOMAXPROCS
 	Progress func(done, total int64)
 }
 
@@ -118,25 +116,11 @@ type Report struct {
 
 // Analyze reads every partition of targets whose topic compacts.
 func Analyze(targets []*inspect.Target, opts Options) (*Report, error) {
-	if opts.Configs == nil {
-		r, err := topicconfig.New(topicconfig.Inputs{})
-		if err != nil {
-			return nil, err
-		}
-		opts.Configs = r
-	}
+	opts.Configs = topicconfig.OrDefaults(opts.Configs)
+	all, dds := inspect.LogManagerPartitions(targets)
 	rep := &Report{}
 	var parts []*inspect.Partition
 	var cfgs []*topicconfig.Config
-	var all []*inspect.Partition
-	for _, t := range targets {
-		for _, p := range t.Partitions {
-			if p.Topic != "__cluster_metadata" {
-				all = append(all, p)
-			}
-		}
-	}
-	inspect.SortPartitions(all)
 	for _, p := range all {
 		cfg, err := opts.Configs.Topic(p.Topic)
 		if err != nil {
@@ -148,27 +132,12 @@ func Analyze(targets []*inspect.Target, opts Options) (*Report, error) {
 		}
 		parts, cfgs = append(parts, p), append(cfgs, cfg)
 	}
-	dds := map[string]*sidefile.DataDirFiles{}
-	for _, p := range parts {
-		if p.DataDir != "" && dds[p.DataDir] == nil {
-			dds[p.DataDir] = sidefile.ReadDataDirFiles(p.DataDir)
-		}
-	}
 	rep.Partitions = make([]Partition, len(parts))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, len(parts)/16+1)
-	inspect.InOrder(len(parts), workers, 4*workers+16, func(_, i int) {
+	err := inspect.EachPartition(len(parts), func(i int) error {
 		rep.Partitions[i] = analyzePartition(parts[i], cfgs[i], dds[parts[i].DataDir], opts.Now)
-	}, func(i int) bool {
-		if opts.Progress != nil {
-			opts.Progress(int64(i+1), int64(len(parts)))
-		}
-		return true
-	})
-	return rep, nil
+		return nil
+	}, opts.Progress)
+	return rep, err
 }
 
 func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefile.DataDirFiles, now int64) Partition {

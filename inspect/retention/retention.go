@@ -6,11 +6,9 @@
 package retention
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/sidefile"
@@ -49,7 +47,6 @@ var ConfigKeys = []string{topicconfig.CleanupPolicy, topicconfig.RetentionMs, to
 type Options struct {
 	Now      int64
 	Configs  *topicconfig.Resolver // nil: Kafka's defaults
-	Workers  int                   // 0: GOMAXPROCS
 	Progress func(done, total int64)
 }
 
@@ -102,59 +99,21 @@ type Report struct {
 	Partitions []Partition
 }
 
-// Partitions lists the partitions the log manager's retention covers:
-// all but the KRaft metadata log, which the Raft layer trims by snapshots.
-func Partitions(t *inspect.Target) []*inspect.Partition {
-	var out []*inspect.Partition
-	for _, p := range t.Partitions {
-		if p.Topic != "__cluster_metadata" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// Analyze runs the next retention pass over every partition of targets.
+// Analyze runs the next retention pass over every partition of targets
+// (inspect.LogManagerPartitions: the KRaft metadata log is the Raft
+// layer's to trim).
 func Analyze(targets []*inspect.Target, opts Options) (*Report, error) {
-	if opts.Configs == nil {
-		r, err := topicconfig.New(topicconfig.Inputs{})
-		if err != nil {
-			return nil, err
-		}
-		opts.Configs = r
-	}
-	var parts []*inspect.Partition
-	for _, t := range targets {
-		parts = append(parts, Partitions(t)...)
-	}
-	inspect.SortPartitions(parts)
-	dds := map[string]*sidefile.DataDirFiles{}
-	for _, p := range parts {
-		if p.DataDir != "" && dds[p.DataDir] == nil {
-			dds[p.DataDir] = sidefile.ReadDataDirFiles(p.DataDir)
-		}
-	}
+	opts.Configs = topicconfig.OrDefaults(opts.Configs)
+	parts, dds := inspect.LogManagerPartitions(targets)
 	rep := &Report{Partitions: make([]Partition, len(parts))}
-	errs := make([]error, len(parts))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, len(parts)/16+1)
-	inspect.InOrder(len(parts), workers, 4*workers+16, func(_, i int) {
+	err := inspect.EachPartition(len(parts), func(i int) error {
 		cfg, err := opts.Configs.Topic(parts[i].Topic)
-		if err != nil {
-			errs[i] = err
-			return
+		if err == nil {
+			rep.Partitions[i] = analyzePartition(parts[i], cfg, dds[parts[i].DataDir], opts.Now)
 		}
-		rep.Partitions[i] = analyzePartition(parts[i], cfg, dds[parts[i].DataDir], opts.Now)
-	}, func(i int) bool {
-		if opts.Progress != nil {
-			opts.Progress(int64(i+1), int64(len(parts)))
-		}
-		return errs[i] == nil
-	})
-	return rep, errors.Join(errs...)
+		return err
+	}, opts.Progress)
+	return rep, err
 }
 
 func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefile.DataDirFiles, now int64) Partition {

@@ -495,3 +495,15 @@ func (c *Config) Describe(keys ...string) string {
 	}
 	return strings.Join(slices.Clip(parts), ", ")
 }
+
+// OrDefaults is r, or a resolver of Kafka's defaults alone when r is nil.
+func OrDefaults(r *Resolver) *Resolver {
+	if r != nil {
+		return r
+	}
+	d, err := New(Inputs{})
+	if err != nil {
+		panic(err) // the defaults are valid (TestDefaults)
+	}
+	return d
+}

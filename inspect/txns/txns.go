@@ -9,9 +9,7 @@
 package txns
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/producerstate"
@@ -35,8 +33,6 @@ type Options struct {
 	Now int64
 	// Configs resolves each topic's configuration (nil: Kafka's defaults).
 	Configs *topicconfig.Resolver
-	// Workers loads this many partitions at once (0: GOMAXPROCS).
-	Workers int
 	// Progress, when set, is called on the caller's goroutine after each
 	// partition with the partitions done and their total.
 	Progress func(done, total int64)
@@ -95,46 +91,20 @@ type Report struct {
 	Late, Hanging int
 }
 
-// Partitions lists the partitions txns analyses: all but the KRaft
-// metadata log, whose producer state the broker does not keep.
-func Partitions(t *inspect.Target) []*inspect.Partition {
-	var out []*inspect.Partition
-	for _, p := range t.Partitions {
-		if p.Topic == "__cluster_metadata" {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
 // Analyze loads every partition of the targets and decides each open
 // transaction's verdict.
 func Analyze(targets []*inspect.Target, opts Options) (*Report, error) {
-	if opts.Configs == nil {
-		r, err := topicconfig.New(topicconfig.Inputs{})
-		if err != nil {
-			return nil, err
-		}
-		opts.Configs = r
-	}
-	var parts []*inspect.Partition
-	dds := map[string]*sidefile.DataDirFiles{}
-	for _, t := range targets {
-		parts = append(parts, Partitions(t)...)
-	}
-	inspect.SortPartitions(parts)
-	for _, p := range parts {
-		if p.DataDir != "" && dds[p.DataDir] == nil {
-			dds[p.DataDir] = sidefile.ReadDataDirFiles(p.DataDir)
-		}
-	}
-	rep := &Report{}
-	loaded, err := loadAll(parts, dds, opts)
+	opts.Configs = topicconfig.OrDefaults(opts.Configs)
+	parts, dds := inspect.LogManagerPartitions(targets)
+	rep := &Report{Partitions: make([]PartitionTxns, len(parts))}
+	err := inspect.EachPartition(len(parts), func(i int) error {
+		var err error
+		rep.Partitions[i], err = loadPartition(parts[i], dds[parts[i].DataDir], opts.Now, opts.Configs)
+		return err
+	}, opts.Progress)
 	if err != nil {
 		return nil, err
 	}
-	rep.Partitions = loaded
 
 	// The coordinator's view, from the __transaction_state partitions.
 	var coordParts []*inspect.Partition
@@ -161,45 +131,29 @@ func Analyze(targets []*inspect.Target, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-func loadAll(parts []*inspect.Partition, dds map[string]*sidefile.DataDirFiles, opts Options) ([]PartitionTxns, error) {
-	out := make([]PartitionTxns, len(parts))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+// loadPartition loads one partition; a partition that does not load is
+// reported in its Err, a bad configuration is the error.
+func loadPartition(p *inspect.Partition, dd *sidefile.DataDirFiles, now int64, configs *topicconfig.Resolver) (PartitionTxns, error) {
+	pt := PartitionTxns{Partition: p}
+	cfg, err := configs.Topic(p.Topic)
+	if err != nil {
+		return pt, err
 	}
-	workers = min(workers, len(parts)/8+1)
-	errs := make([]error, len(parts))
-	inspect.InOrder(len(parts), workers, 4*workers+16, func(_, i int) {
-		p := parts[i]
-		pt := PartitionTxns{Partition: p}
-		cfg, err := opts.Configs.Topic(p.Topic)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		pt.Config = cfg
-		l, err := producerstate.Load(p, producerstate.LoadOptions{Now: opts.Now, ProducerIDExpirationMs: cfg.ProducerIDExpirationMs, DataDir: dds[p.DataDir]})
-		if err != nil {
-			pt.Err = fmt.Errorf("%s: %w", p.Dir, err)
-			out[i] = pt
-			return
-		}
-		pt.Loaded = l
-		pt.LogEndOffset, pt.HighWatermark, pt.HighWatermarkSource = l.LogEndOffset, l.HighWatermark, l.HighWatermarkSource
-		pt.LastStableOffset = l.LastStableOffset
-		pt.LSOLag = l.LogEndOffset - l.LastStableOffset
-		pt.ProducerStateFrom = l.From()
-		for _, t := range l.State.Ongoing() {
-			pt.Open = append(pt.Open, openTransaction(p, l, t, opts.Now))
-		}
-		out[i] = pt
-	}, func(i int) bool {
-		if opts.Progress != nil {
-			opts.Progress(int64(i+1), int64(len(parts)))
-		}
-		return errs[i] == nil
-	})
-	return out, errors.Join(errs...)
+	pt.Config = cfg
+	l, err := producerstate.Load(p, producerstate.LoadOptions{Now: now, ProducerIDExpirationMs: cfg.ProducerIDExpirationMs, DataDir: dd})
+	if err != nil {
+		pt.Err = fmt.Errorf("%s: %w", p.Dir, err)
+		return pt, nil
+	}
+	pt.Loaded = l
+	pt.LogEndOffset, pt.HighWatermark, pt.HighWatermarkSource = l.LogEndOffset, l.HighWatermark, l.HighWatermarkSource
+	pt.LastStableOffset = l.LastStableOffset
+	pt.LSOLag = l.LogEndOffset - l.LastStableOffset
+	pt.ProducerStateFrom = l.From()
+	for _, t := range l.State.Ongoing() {
+		pt.Open = append(pt.Open, openTransaction(p, l, t, now))
+	}
+	return pt, nil
 }
 
 func openTransaction(p *inspect.Partition, l *producerstate.Loaded, t producerstate.Txn, now int64) OpenTransaction {
