@@ -1,10 +1,12 @@
 package txns
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/internaltopics"
 	"github.com/kseg/kseg/inspect/record"
 )
@@ -112,6 +114,12 @@ func (c *Coordinator) load(p *inspect.Partition, from int64) error {
 	})
 	if stop, ok := err.(*errStop); ok {
 		c.Stopped = append(c.Stopped, fmt.Sprintf("%s: %s", source, stop.why))
+		return nil
+	}
+	var ce *fileio.CorruptError
+	if errors.As(err, &ce) {
+		// The load's catch-all takes a damaged batch as it takes a bad record.
+		c.Stopped = append(c.Stopped, fmt.Sprintf("%s: %v; the coordinator stops loading this partition there and keeps the %d transactional ids loaded before it", source, err, len(c.byID)))
 		return nil
 	}
 	if err != nil {

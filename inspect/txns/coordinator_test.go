@@ -97,3 +97,23 @@ func TestHangingVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// A damaged __transaction_state batch ends that partition's load, as the
+// coordinator's catch-all does: what came before is kept, and the notes
+// say so.
+func TestCoordinatorDamage(t *testing.T) {
+	dir := t.TempDir()
+	good := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, Records: []kafkagen.Record{{Key: txnKey("tx1"), Value: txnValue(0, 7, 1, "orders", 0)}}})
+	bad := kafkagen.AppendBatch(nil, kafkagen.Batch{BaseOffset: 1, ProducerID: -1, Records: []kafkagen.Record{{Key: txnKey("tx2"), Value: txnValue(0, 8, 1, "orders", 0)}}})
+	bad[len(bad)-1] ^= 0xff // CRC mismatch
+	gentest.WriteLogs(t, filepath.Join(dir, "__transaction_state-0"), map[int64][]byte{0: gentest.Concat(good, bad)})
+	tg, err := inspect.Resolve(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := analyze(t, tg, 1_700_000_000_000)
+	c := rep.Coordinator
+	if c == nil || c.Len() != 1 || len(c.ByProducer(7)) != 1 || len(c.Stopped) != 1 || !strings.Contains(c.Stopped[0], "keeps the 1 transactional ids") {
+		t.Fatalf("%+v", c)
+	}
+}
