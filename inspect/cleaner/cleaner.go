@@ -166,12 +166,12 @@ func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefil
 			in.Checkpoint = &c
 		}
 	}
-	for _, sf := range p.Segments {
+	for i, sf := range p.Segments {
 		s := Segment{BaseOffset: sf.BaseOffset, FirstBatchTimestamp: math.MaxInt64}
 		if fi, err := os.Stat(sf.Log); err == nil {
 			s.Size = fi.Size()
 		}
-		if s.LargestTimestamp, _, err = inspect.LargestTimestamp(sf, bs); err != nil {
+		if s.LargestTimestamp, _, err = inspect.LargestTimestamp(sf, bs, i == len(p.Segments)-1); err != nil {
 			out.Err = fmt.Errorf("%s: %w", sf.Log, err)
 			return out
 		}

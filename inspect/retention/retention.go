@@ -141,7 +141,7 @@ func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefil
 		if fi, err := os.Stat(sf.Log); err == nil {
 			s.Size = fi.Size()
 		}
-		ts, mtime, err := inspect.LargestTimestamp(sf, bs)
+		ts, mtime, err := inspect.LargestTimestamp(sf, bs, i == len(p.Segments)-1)
 		if err != nil {
 			out.Err = fmt.Errorf("%s: %w", sf.Log, err)
 			return out

@@ -1,6 +1,7 @@
 package retention
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -334,5 +335,46 @@ func TestAbsurdRetention(t *testing.T) {
 	p := build(t, []seg{{now - 10*day, []int{100}}, {now, []int{100}}}, i64(2), nil, "retention.ms=9223372036854775807")
 	if fates(p) != "within_retention_ms not_reached " || p.Segments[0].EligibleAt != nil {
 		t.Fatalf("%s %v", fates(p), p.Segments[0].EligibleAt)
+	}
+}
+
+// The active segment's largest timestamp after an unclean shutdown: its
+// time index lacks the entry a close appends, so the batches after its
+// last entry count (as recovery reads them); after a clean shutdown the
+// last entry is the broker's answer.
+func TestActiveSegmentWithoutClosingEntry(t *testing.T) {
+	for _, clean := range []bool{false, true} {
+		dir := t.TempDir()
+		pdir := filepath.Join(dir, "t-0")
+		old := now - 10*day
+		gentest.WriteLogs(t, pdir, map[int64][]byte{
+			0: gentest.Sized(0, 0, old, 100),
+			1: gentest.Concat(gentest.Sized(1, 0, old, 100), gentest.Sized(2, 0, now+day, 100)),
+		})
+		// Segment 1's time index: one entry (old, offset 1), no closing entry.
+		tidx := binary.BigEndian.AppendUint64(nil, uint64(old))
+		tidx = binary.BigEndian.AppendUint32(tidx, 0)
+		write(t, filepath.Join(pdir, inspect.SegmentName(1)+".timeindex"), tidx)
+		write(t, filepath.Join(pdir, inspect.SegmentName(0)+".timeindex"), append(binary.BigEndian.AppendUint64(nil, uint64(old)), 0, 0, 0, 0))
+		write(t, filepath.Join(dir, sidefile.ReplicationCheckpointFile), sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "t", Partition: 0, Offset: 3}}))
+		if clean {
+			write(t, filepath.Join(dir, sidefile.CleanShutdownFile), nil)
+		}
+		tg, err := inspect.Resolve(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Analyze([]*inspect.Target{tg}, Options{Now: now})
+		if err != nil || rep.Partitions[0].Err != nil {
+			t.Fatal(err, rep.Partitions[0].Err)
+		}
+		p := rep.Partitions[0]
+		want, fate := now+day, "retention_ms future_timestamp "
+		if clean {
+			want, fate = old, "retention_ms retention_ms "
+		}
+		if p.Segments[1].LargestTimestamp != want || fates(p) != fate {
+			t.Errorf("clean shutdown %v: largest %d (want %d), %s", clean, p.Segments[1].LargestTimestamp, want, fates(p))
+		}
 	}
 }
