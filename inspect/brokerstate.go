@@ -197,13 +197,22 @@ func (st *BrokerState) logStartOrFirst(segs []SegmentFiles) (int64, string) {
 // LogEndOffset is the partition's log end offset at load: its last
 // segment's next offset (LogSegment.readNextOffset; LogLoader.recoverLog).
 func (p *Partition) LogEndOffset() (int64, error) {
+	end, err := p.LogEnd()
+	return end.Next, err
+}
+
+// LogEnd is what readNextOffset's scan of the last segment finds (from
+// its offset index's last entry to the end of the log): the log end
+// offset, and the largest timestamp of the batches it read.
+func (p *Partition) LogEnd() (SegmentEnd, error) {
 	if len(p.Segments) == 0 {
-		return 0, fmt.Errorf("%s: no segments", p.Dir)
+		return SegmentEnd{}, fmt.Errorf("%s: no segments", p.Dir)
 	}
 	seg, err := OpenSegment(p.Segments[len(p.Segments)-1], SegmentOptions{})
 	if err != nil {
-		return 0, err
+		return SegmentEnd{}, err
 	}
 	defer seg.Close()
-	return seg.NextOffset()
+	end, _, err := ReadNextOffset(seg.batches(seg.Log, 0), seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index)
+	return end, err
 }

@@ -262,40 +262,23 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions
 // else the .log's modification time (fromModTime; 0 without a .log). st
 // may be nil (every segment counts as recovered).
 //
-// active says sf is the partition's last segment: without a clean
-// shutdown its time index lacks the entry LogSegment.close appends, and
-// recovery, which reads every batch, also counts the batches after the
-// last entry: they are read (from the batch holding the entry's offset).
-func LargestTimestamp(sf SegmentFiles, st *BrokerState, active bool) (ts int64, fromModTime bool, err error) {
+// active, when not nil, says sf is the partition's last segment and is
+// what Partition.LogEnd's scan found in it: without a clean shutdown its
+// time index lacks the entry LogSegment.close appends, and recovery, which
+// reads every batch, also counts the batches after the last entry. Those
+// are the batches the scan read: at the offset index's last entry, which
+// the time index's last entry does not follow (an entry is appended at an
+// index point whenever the max timestamp grew), the max timestamp so far
+// was that entry's.
+func LargestTimestamp(sf SegmentFiles, st *BrokerState, active *SegmentEnd) (ts int64, fromModTime bool, err error) {
 	ts, mtime, err := largestTimestamp(sf, st, nil)
-	if err != nil || !active || st == nil || st.Recovery.Clean || sf.TimeIndex == "" || sf.Log == "" {
+	if err != nil || active == nil || st == nil || st.Recovery.Clean || active.MaxTimestamp < 0 {
 		return ts, mtime, err
 	}
-	seg, err := OpenSegment(sf, SegmentOptions{})
-	if err != nil {
-		return 0, false, err
+	if mtime {
+		return active.MaxTimestamp, false, nil
 	}
-	defer seg.Close()
-	last, offset, _, clean, err := lastTimeEntry(seg.TimeIndex)
-	if err != nil || !clean || seg.TimeIndex.Slots() == 0 {
-		return ts, mtime, err // padded or empty: maxTimestampOf read the batches
-	}
-	b, _, found, err := seg.LookupOffset(offset)
-	if err != nil || !found {
-		return ts, mtime, err
-	}
-	it := seg.Batches(b.Position)
-	defer it.Close()
-	for it.Next() {
-		last = max(last, it.Batch().MaxTimestamp)
-	}
-	if err := it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		return 0, false, err
-	}
-	if last >= 0 {
-		return last, false, nil
-	}
-	return ts, mtime, nil
+	return max(ts, active.MaxTimestamp), false, nil
 }
 
 func largestTimestamp(sf SegmentFiles, st *BrokerState, tr *tracer) (int64, bool, error) {

@@ -157,6 +157,12 @@ func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefil
 		p = full
 	}
 	bs := inspect.BrokerStateFrom(p, dd)
+	activeEnd := func(i int) *inspect.SegmentEnd {
+		if i == len(p.Segments)-1 {
+			return &l.End
+		}
+		return nil
+	}
 	in := Input{LogStartOffset: l.LogStartOffset, LogEndOffset: l.LogEndOffset, LastStableOffset: l.LastStableOffset, Config: cfg, Now: now}
 	if dd != nil {
 		if dd.CleanerOffsets.Present() && !dd.CleanerOffsets.OK() {
@@ -171,7 +177,7 @@ func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefil
 		if fi, err := os.Stat(sf.Log); err == nil {
 			s.Size = fi.Size()
 		}
-		if s.LargestTimestamp, _, err = inspect.LargestTimestamp(sf, bs, i == len(p.Segments)-1); err != nil {
+		if s.LargestTimestamp, _, err = inspect.LargestTimestamp(sf, bs, activeEnd(i)); err != nil {
 			out.Err = fmt.Errorf("%s: %w", sf.Log, err)
 			return out
 		}

@@ -39,7 +39,10 @@ type Loaded struct {
 	LogStartOffset int64
 	LogStartSource string
 	LogEndOffset   int64
-	HighWatermark  int64
+	// End is what the scan of the last segment for the log end offset
+	// found (Partition.LogEnd).
+	End           inspect.SegmentEnd
+	HighWatermark int64
 	// HighWatermarkSource is inspect.HighWatermarkFromCheckpoint, ...Absent
 	// or ...Unreadable.
 	HighWatermarkSource string
@@ -119,11 +122,12 @@ func Load(p *inspect.Partition, opts LoadOptions) (*Loaded, error) {
 	}
 	bs := inspect.BrokerStateFrom(p, opts.DataDir)
 	l := &Loaded{State: New(), LogStartOffset: bs.LogStart, LogStartSource: bs.LogStartSource}
-	leo, err := p.LogEndOffset()
+	end, err := p.LogEnd()
 	if err != nil {
 		return nil, err
 	}
-	l.LogEndOffset = leo
+	leo := end.Next
+	l.LogEndOffset, l.End = leo, end
 
 	snaps := liveSnapshots(p, l)
 	clean := opts.DataDir != nil && opts.DataDir.CleanShutdown.Present()

@@ -128,10 +128,17 @@ func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefil
 		p = full
 	}
 	bs := inspect.BrokerStateFrom(p, dd)
-	leo, err := p.LogEndOffset()
+	end, err := p.LogEnd()
 	if err != nil {
 		out.Err = fmt.Errorf("%s: %w", p.Dir, err)
 		return out
+	}
+	leo := end.Next
+	activeEnd := func(i int) *inspect.SegmentEnd {
+		if i == len(p.Segments)-1 {
+			return &end
+		}
+		return nil
 	}
 	out.LogStartOffset, out.LogEndOffset = bs.LogStart, leo
 	out.HighWatermark, _ = inspect.HighWatermark(dd, p.Topic, p.Partition, bs.LogStart, leo)
@@ -141,7 +148,7 @@ func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefil
 		if fi, err := os.Stat(sf.Log); err == nil {
 			s.Size = fi.Size()
 		}
-		ts, mtime, err := inspect.LargestTimestamp(sf, bs, i == len(p.Segments)-1)
+		ts, mtime, err := inspect.LargestTimestamp(sf, bs, activeEnd(i))
 		if err != nil {
 			out.Err = fmt.Errorf("%s: %w", sf.Log, err)
 			return out
