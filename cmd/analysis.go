@@ -97,3 +97,19 @@ func runAnalysis[R any](ios *IOStreams, opts analysisOptions, paths []string, na
 	defer bar.done()
 	return analyze(targets, cfg, opts.now(), bar.callback())
 }
+
+// warnHighWatermarks says, once for all partitions, how many had no
+// replication-offset-checkpoint entry (or an unreadable file): their high
+// watermark is taken as the log start offset, as a restarting broker
+// takes it, and every answer that depends on it assumes so.
+func warnHighWatermarks(ios *IOStreams, sources []string) {
+	n := 0
+	for _, s := range sources {
+		if s != inspect.HighWatermarkFromCheckpoint {
+			n++
+		}
+	}
+	if n > 0 {
+		ios.Warnf("%d of %d partitions have no replication-offset-checkpoint entry (or it does not read): their high watermark is taken as the log start offset, as a restarting broker sets it", n, len(sources))
+	}
+}

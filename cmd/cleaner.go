@@ -173,6 +173,7 @@ func runCleaner(ios *IOStreams, opts analysisOptions, paths []string) error {
 	}
 	l := newLister(ios, cleanerColumns)
 	failed, clean := 0, 0
+	var hw []string
 	for i := range rep.Partitions {
 		pt := &rep.Partitions[i]
 		if pt.Err != nil {
@@ -180,6 +181,7 @@ func runCleaner(ios *IOStreams, opts analysisOptions, paths []string) error {
 			failed++
 			continue
 		}
+		hw = append(hw, pt.Loaded.HighWatermarkSource)
 		for _, n := range pt.Notes {
 			ios.Warnf("%s: %s", pt.Partition.Name(), n)
 		}
@@ -191,6 +193,7 @@ func runCleaner(ios *IOStreams, opts analysisOptions, paths []string) error {
 		}
 		l.Add(compactionLine(pt))
 	}
+	warnHighWatermarks(ios, hw)
 	l.Empty(fmt.Sprintf("no compacted partition (%d partitions whose topic does not compact; --config cleanup.policy=compact treats them as compacted)", rep.Skipped))
 	l.Footer("%d compacted partitions, %d the cleaner would clean; %d others do not compact", len(rep.Partitions)-failed, clean, rep.Skipped)
 	if err := l.Close(); err != nil {

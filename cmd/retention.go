@@ -259,12 +259,14 @@ func runRetention(ios *IOStreams, opts analysisOptions, paths []string) error {
 	}
 	failed, deletable, blocked := 0, 0, 0
 	var freed int64
+	var hw []string
 	for _, pt := range rep.Partitions {
 		if pt.Err != nil {
 			ios.Warnf("%v", pt.Err)
 			failed++
 			continue
 		}
+		hw = append(hw, pt.HighWatermarkSource)
 		for _, n := range pt.Notes {
 			ios.Warnf("%s: %s", pt.Partition.Name(), n)
 		}
@@ -273,6 +275,7 @@ func runRetention(ios *IOStreams, opts analysisOptions, paths []string) error {
 			blocked++
 		}
 	}
+	warnHighWatermarks(ios, hw)
 	l := newLister(ios, retentionColumns)
 	for _, line := range retentionLines(rep) {
 		l.Add(line)

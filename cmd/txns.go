@@ -276,12 +276,14 @@ func warnPartitions(ios *IOStreams, rep *txns.Report) int {
 		ios.Warnf("%s", n)
 	}
 	failed := 0
+	var hw []string
 	for _, pt := range rep.Partitions {
 		if pt.Err != nil {
 			ios.Warnf("%v", pt.Err)
 			failed++
 			continue
 		}
+		hw = append(hw, pt.HighWatermarkSource)
 		for _, s := range pt.Loaded.Skipped {
 			if !s.Abnormal {
 				continue
@@ -289,5 +291,6 @@ func warnPartitions(ios *IOStreams, rep *txns.Report) int {
 			ios.Warnf("%s: snapshot not used: %s", s.Path, s.Reason)
 		}
 	}
+	warnHighWatermarks(ios, hw)
 	return failed
 }

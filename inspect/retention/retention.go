@@ -85,10 +85,13 @@ type Partition struct {
 	LogStartOffset int64
 	LogEndOffset   int64
 	HighWatermark  int64
-	Segments       []Segment
-	Deletable      int
-	BytesFreed     int64
-	BlockedBy      *Blocked
+	// HighWatermarkSource is where the high watermark came from
+	// (inspect.HighWatermarkFromCheckpoint, ...Absent, ...Unreadable).
+	HighWatermarkSource string
+	Segments            []Segment
+	Deletable           int
+	BytesFreed          int64
+	BlockedBy           *Blocked
 	// Notes say what the answer assumed.
 	Notes []string
 	Err   error
@@ -141,7 +144,7 @@ func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefil
 		return nil
 	}
 	out.LogStartOffset, out.LogEndOffset = bs.LogStart, leo
-	out.HighWatermark, _ = inspect.HighWatermark(dd, p.Topic, p.Partition, bs.LogStart, leo)
+	out.HighWatermark, out.HighWatermarkSource = inspect.HighWatermark(dd, p.Topic, p.Partition, bs.LogStart, leo)
 	segs := make([]Segment, len(p.Segments))
 	for i, sf := range p.Segments {
 		s := Segment{Files: sf, LargestTimestampSource: SourceTimeIndex}
