@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 	"github.com/kseg/kseg/inspect/sidefile"
 	"github.com/kseg/kseg/inspect/topicconfig"
@@ -241,5 +242,70 @@ func TestOpenTransactionHoldsCleaner(t *testing.T) {
 	r, _ = topicconfig.New(topicconfig.Inputs{})
 	if rep, _ := Analyze([]*inspect.Target{tg}, Options{Now: now, Configs: r}); len(rep.Partitions) != 0 || rep.Skipped != 1 {
 		t.Fatalf("delete topic: %+v", rep)
+	}
+}
+
+// Generated partitions on disk through Analyze, against the model fed
+// from the generator's manifest (sizes, largest and first-batch
+// timestamps) and the checkpoints written: the LSO is the high watermark
+// (no transactions).
+func TestGeneratedOnDisk(t *testing.T) {
+	for seed := int64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 13))
+		dir := t.TempDir()
+		opts := kafkagen.Options{Seed: seed, Segments: 1 + rng.IntN(5), Batches: 5 + rng.IntN(20), StartOffset: int64(rng.IntN(100)),
+			Timestamps: []string{"increasing", "jumping", "random"}[rng.IntN(3)], Traffic: []string{"", "steady", "stop"}[rng.IntN(3)]}
+		m, err := kafkagen.Generate(filepath.Join(dir, "c-0"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := Input{LogEndOffset: m.LogEndOffset}
+		for _, s := range m.Segments {
+			in.Segments = append(in.Segments, Segment{BaseOffset: s.BaseOffset, Size: s.LogSize, LargestTimestamp: s.MaxTimestamp, FirstBatchTimestamp: s.Batches[0].MaxTimestamp})
+		}
+		base := in.Segments[0].BaseOffset
+		in.LogStartOffset = base + rng.Int64N(in.LogEndOffset-base+1)
+		hw := min(max(base+rng.Int64N(in.LogEndOffset-base+1), in.LogStartOffset), in.LogEndOffset)
+		in.LastStableOffset = hw
+		cp := rng.Int64N(in.LogEndOffset+20) - 10
+		if rng.IntN(4) > 0 {
+			in.Checkpoint = &cp
+			writeCheckpoint(t, filepath.Join(dir, sidefile.CleanerCheckpointFile), "c", cp)
+		}
+		writeCheckpoint(t, filepath.Join(dir, sidefile.ReplicationCheckpointFile), "c", hw)
+		writeCheckpoint(t, filepath.Join(dir, sidefile.LogStartOffsetCheckpointFile), "c", in.LogStartOffset)
+		if err := os.WriteFile(filepath.Join(dir, sidefile.CleanShutdownFile), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in.Now = kafkagen.DefaultStartTimestamp + rng.Int64N(4*hour)
+		flags := []string{"cleanup.policy=compact", "min.compaction.lag.ms=" + []string{"0", "60000", "600000"}[rng.IntN(3)],
+			"max.compaction.lag.ms=" + []string{"600000", "3600000", "86400000"}[rng.IntN(3)], "min.cleanable.dirty.ratio=" + []string{"0", "0.3", "0.9"}[rng.IntN(3)]}
+		r, err := topicconfig.New(topicconfig.Inputs{Flags: flags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Config, err = r.Topic("c"); err != nil {
+			t.Fatal(err)
+		}
+		tg, err := inspect.Resolve(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Analyze([]*inspect.Target{tg}, Options{Now: in.Now, Configs: r})
+		if err != nil || rep.Partitions[0].Err != nil {
+			t.Fatal(err, rep.Partitions[0].Err)
+		}
+		c := rep.Partitions[0]
+		dirty, unc, clean, cleanable, delay, would := model(in)
+		if c.Input.LastStableOffset != hw || c.FirstDirtyOffset != dirty || c.FirstUncleanableOffset != unc || c.CleanBytes != clean || c.CleanableBytes != cleanable || c.MaxCompactionDelayMs != delay || c.WouldClean != would {
+			t.Fatalf("seed %d: %+v (lso %d)\nmodel dirty %d uncleanable %d clean %d cleanable %d delay %d would %v (hw %d, %v)", seed, c.Compaction, c.Input.LastStableOffset, dirty, unc, clean, cleanable, delay, would, hw, flags)
+		}
+	}
+}
+
+func writeCheckpoint(t *testing.T, path, topic string, offset int64) {
+	t.Helper()
+	if err := os.WriteFile(path, sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: topic, Partition: 0, Offset: offset}}), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

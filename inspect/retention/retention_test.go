@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 	"github.com/kseg/kseg/inspect/sidefile"
 	"github.com/kseg/kseg/inspect/topicconfig"
@@ -375,6 +376,82 @@ func TestActiveSegmentWithoutClosingEntry(t *testing.T) {
 		}
 		if p.Segments[1].LargestTimestamp != want || fates(p) != fate {
 			t.Errorf("clean shutdown %v: largest %d (want %d), %s", clean, p.Segments[1].LargestTimestamp, want, fates(p))
+		}
+	}
+}
+
+// Generated partitions on disk (kafkagen: random timestamp patterns,
+// segment counts, start offsets; random high watermark and log start
+// checkpoints; a clean shutdown, so every largest timestamp is the time
+// index's last entry) through Analyze, against the model fed from the
+// generator's manifest: sizes, largest timestamps (the segment's max
+// batch timestamp) and offsets known independently of the readers.
+func TestGeneratedOnDisk(t *testing.T) {
+	for seed := int64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		dir := t.TempDir()
+		opts := kafkagen.Options{Seed: seed, Segments: 1 + rng.IntN(5), Batches: 5 + rng.IntN(20), StartOffset: int64(rng.IntN(100)),
+			Timestamps: []string{"increasing", "jumping", "random", "equal"}[rng.IntN(4)], Traffic: []string{"", "steady", "stop"}[rng.IntN(3)],
+			EmptyActiveSegment: rng.IntN(4) == 0}
+		m, err := kafkagen.Generate(filepath.Join(dir, "g-0"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sizes, ts, bases []int64
+		for _, s := range m.Segments {
+			sizes, ts, bases = append(sizes, s.LogSize), append(ts, s.MaxTimestamp), append(bases, s.BaseOffset)
+		}
+		leo := m.LogEndOffset
+		logStart := bases[0] + rng.Int64N(leo-bases[0]+1)
+		hw := bases[0] + rng.Int64N(leo-bases[0]+3)
+		write(t, filepath.Join(dir, sidefile.ReplicationCheckpointFile), sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "g", Partition: 0, Offset: hw}}))
+		write(t, filepath.Join(dir, sidefile.LogStartOffsetCheckpointFile), sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "g", Partition: 0, Offset: logStart}}))
+		write(t, filepath.Join(dir, sidefile.CleanShutdownFile), nil)
+		hw = min(max(hw, logStart), leo)
+		// An empty active segment has no timestamp: its .log's mtime.
+		if n := len(sizes); sizes[n-1] == 0 {
+			fi, err := os.Stat(m.LogPath(&m.Segments[n-1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts[n-1] = fi.ModTime().UnixMilli()
+		}
+		span := ts[0] - kafkagen.DefaultStartTimestamp
+		at := kafkagen.DefaultStartTimestamp + rng.Int64N(max(span, 1)+2*3600_000)
+		rms := []int64{-1, 60_000, 600_000, 3_600_000}[rng.IntN(4)]
+		rbytes := []int64{-1, 0, 5000, 20000, 100000}[rng.IntN(5)]
+		policy := []string{"delete", "compact", "compact,delete"}[rng.IntN(3)]
+		tg, err := inspect.Resolve(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := topicconfig.New(topicconfig.Inputs{Flags: []string{fmt.Sprintf("retention.ms=%d", rms), fmt.Sprintf("retention.bytes=%d", rbytes), "cleanup.policy=" + policy}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Analyze([]*inspect.Target{tg}, Options{Now: at, Configs: r})
+		if err != nil || rep.Partitions[0].Err != nil {
+			t.Fatal(err, rep.Partitions[0].Err)
+		}
+		p := rep.Partitions[0]
+		del := policy != "compact"
+		deleted, firstKept, reason := model(sizes, ts, bases, leo, hw, logStart, at, policy != "delete", del, rms, rbytes)
+		for i, s := range p.Segments {
+			want := deleted[i]
+			switch {
+			case want == "" && i == firstKept:
+				want = reason
+			case want == "":
+				want = "not_reached"
+			}
+			got := s.DeletedBy
+			if got == "" {
+				got = s.KeptBecause
+			}
+			if got != want || s.Size != sizes[i] || s.LargestTimestamp != ts[i] {
+				t.Fatalf("seed %d segment %d: %s size %d ts %d; model %s size %d ts %d (hw %d start %d leo %d now %d %s ms %d bytes %d)",
+					seed, i, got, s.Size, s.LargestTimestamp, want, sizes[i], ts[i], hw, logStart, leo, at, policy, rms, rbytes)
+			}
 		}
 	}
 }
