@@ -91,6 +91,21 @@ func TestHangingVerdicts(t *testing.T) {
 		if tc.stopped == "" && len(rep.Notes) != 0 {
 			t.Errorf("%s: notes %v", tc.name, rep.Notes)
 		}
+		// With the default 50 __transaction_state partitions, of which one
+		// was read, a hanging verdict says what it assumed.
+		if tc.verdict == VerdictHanging {
+			def := analyze(t, tg, now)
+			for _, pt := range def.Partitions {
+				for _, o := range pt.Open {
+					if o.Verdict != VerdictHanging || !strings.Contains(o.Why, "assuming") {
+						t.Errorf("%s: with 49 partitions unread: %s %q", tc.name, o.Verdict, o.Why)
+					}
+				}
+			}
+			if len(def.Notes) == 0 || !strings.Contains(def.Notes[0], "49") {
+				t.Errorf("%s: notes %v", tc.name, def.Notes)
+			}
+		}
 		// At 14 minutes nothing is hanging.
 		if v := analyze(t, tg, t0+14*minute, "transaction.state.log.num.partitions=1").Hanging; v != 0 {
 			t.Errorf("%s: %d hanging at 14 minutes", tc.name, v)
