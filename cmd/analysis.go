@@ -37,10 +37,10 @@ func (o *analysisOptions) now() int64 {
 }
 
 // resolver builds the topic configuration resolver from the layers: the
-// server.properties file, the metadata image of the targets' data
-// directory (when one is there), the --config flags. A bad file or value
-// is a usage error naming it.
-func (o *analysisOptions) resolver(targets []*inspect.Target) (*topicconfig.Resolver, error) {
+// server.properties file and the --config flags (the metadata image's
+// layer, topicconfig.FromImage, is wired once kseg reads the image). A bad
+// file or value is a usage error naming it.
+func (o *analysisOptions) resolver(ios *IOStreams, targets []*inspect.Target) (*topicconfig.Resolver, error) {
 	in := topicconfig.Inputs{Flags: o.configs}
 	if o.serverProperties != "" {
 		p, err := topicconfig.ReadServerProperties(o.serverProperties)
@@ -49,22 +49,19 @@ func (o *analysisOptions) resolver(targets []*inspect.Target) (*topicconfig.Reso
 		}
 		in.ServerProperties, in.File = p, o.serverProperties
 	}
-	img, err := metadataImageConfigs(targets)
-	if err != nil {
-		return nil, err
+	for _, t := range targets {
+		for _, p := range t.Partitions {
+			if p.Topic == "__cluster_metadata" {
+				ios.Warnf("%s: the metadata image's broker and topic configs are not read by this build: each topic is taken with Kafka's defaults, --server-properties and --config only (config_source says which)", p.Dir)
+			}
+		}
 	}
-	in.Image = img
 	r, err := topicconfig.New(in)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	return r, nil
 }
-
-// metadataImageConfigs is the metadata image's broker-level and
-// topic-level configs when a target's data directory holds
-// __cluster_metadata-0; nil until the image is read (kseg metadata).
-func metadataImageConfigs([]*inspect.Target) (*topicconfig.Image, error) { return nil, nil }
 
 // configSourceText prints a config_source map for tables and CSV:
 // "key=source" pairs in key order.
@@ -89,7 +86,7 @@ func runAnalysis[R any](ios *IOStreams, opts analysisOptions, paths []string, na
 	if err != nil {
 		return zero, err
 	}
-	cfg, err := opts.resolver(targets)
+	cfg, err := opts.resolver(ios, targets)
 	if err != nil {
 		return zero, err
 	}

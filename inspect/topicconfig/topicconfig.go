@@ -507,3 +507,25 @@ func OrDefaults(r *Resolver) *Resolver {
 	}
 	return d
 }
+
+// ImageSource is what a KRaft metadata image offers the resolver: the
+// dynamic broker-level configs in effect on a broker (the cluster default
+// overridden by the broker's own, DynamicBrokerConfig), each topic's
+// topic-level configs, and the topics.
+type ImageSource interface {
+	BrokerConfig(id int32) map[string]string
+	TopicConfig(topic string) map[string]string
+	TopicNames() []string
+}
+
+// FromImage is the Image layer of a metadata image as seen by broker
+// nodeID (-1 when unknown: the cluster default alone).
+func FromImage(img ImageSource, nodeID int32) *Image {
+	out := &Image{Broker: img.BrokerConfig(nodeID), Topics: map[string]map[string]string{}}
+	for _, t := range img.TopicNames() {
+		if c := img.TopicConfig(t); len(c) > 0 {
+			out.Topics[t] = c
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package topicconfig
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,5 +159,53 @@ func TestRemoteStorage(t *testing.T) {
 	}
 	if c := resolve(t, in, "__consumer_offsets"); c.RemoteStorage {
 		t.Error("internal topic tiered")
+	}
+}
+
+// fakeImage stands for a metadata image: resource "" is the cluster
+// default, "1" broker 1's own.
+type fakeImage struct {
+	broker map[string]map[string]string
+	topics map[string]map[string]string
+}
+
+func (f fakeImage) BrokerConfig(id int32) map[string]string {
+	out := map[string]string{}
+	for k, v := range f.broker[""] {
+		out[k] = v
+	}
+	for k, v := range f.broker[fmt.Sprint(id)] {
+		out[k] = v
+	}
+	return out
+}
+func (f fakeImage) TopicConfig(t string) map[string]string { return f.topics[t] }
+func (f fakeImage) TopicNames() []string {
+	var out []string
+	for t := range f.topics {
+		out = append(out, t)
+	}
+	return out
+}
+
+// The image layer through FromImage: the broker's own config over the
+// cluster default, over the file; topic configs over both.
+func TestFromImage(t *testing.T) {
+	img := fakeImage{
+		broker: map[string]map[string]string{"": {"log.retention.ms": "1000", "log.cleanup.policy": "compact"}, "1": {"log.retention.ms": "2000"}},
+		topics: map[string]map[string]string{"orders": {"retention.ms": "3000"}},
+	}
+	p, path := props(t, "log.retention.ms=500\nlog.retention.bytes=99\n")
+	in := Inputs{ServerProperties: p, File: path, Image: FromImage(img, 1)}
+	c := resolve(t, in, "payments")
+	if c.RetentionMs != 2000 || c.Sources[RetentionMs] != SourceBroker || !c.Compact || c.RetentionBytes != 99 || c.Sources[RetentionBytes] != SourceFile {
+		t.Fatalf("payments: %+v", c)
+	}
+	if c := resolve(t, in, "orders"); c.RetentionMs != 3000 || c.Sources[RetentionMs] != SourceTopic {
+		t.Fatalf("orders: %+v", c)
+	}
+	in.Image = FromImage(img, -1)
+	if c := resolve(t, in, "payments"); c.RetentionMs != 1000 {
+		t.Fatalf("unknown node: %+v", c)
 	}
 }
