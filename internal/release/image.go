@@ -64,7 +64,8 @@ func (im Image) Build() (v1.Image, error) {
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestCompression))
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestCompression),
+		tarball.WithCompressedCaching) // compressed once, for the digest and the tarball both
 	if err != nil {
 		return nil, err
 	}
