@@ -8,9 +8,10 @@
 #   make lint     gofmt, go vet, staticcheck
 #   make bench    benchmarks on generated partitions, benchstat, targets
 #
-# Variables: GO, BIN, VERSION (default: git describe), DIST, IMAGE, RACE (make test RACE= for a quicker run without the
+# Variables: GO, BIN, RACE (make test RACE= for a quicker run without the
 # race detector), FUZZTIME, FUZZMINIMIZETIME, BENCH, BENCH_SEGMENT_BYTES,
 # BENCH_PARTITIONS, BENCH_COUNT, BENCH_OUT.
+# Release variables: VERSION (default: git describe), DIST, IMAGE.
 
 GO       ?= go
 BIN      ?= bin/kseg
@@ -28,7 +29,9 @@ DIST     ?= bin/dist
 IMAGE    ?= bin/kseg-image.tar
 # Every release build goes through tools/release (internal/release): cgo
 # off, -trimpath, no build id, symbols stripped, the version stamped in.
-RELEASE  := $(GO) run ./tools/release
+# The tool itself runs on this machine; GOOS and GOARCH from the
+# environment choose what make build builds (GOOS=linux GOARCH=arm64 make build).
+RELEASE  := GOOS= GOARCH= $(GO) run ./tools/release
 
 # honnef.co/go/tools v0.8.2 is the first release line built for go1.26
 # (its go.mod says go 1.26.0); run through go run, nothing to install.
@@ -41,7 +44,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 all: lint test build
 
 build:
-	$(RELEASE) build -go "$(GO)" -version "$(VERSION)" -o $(BIN)
+	$(RELEASE) build -go "$(GO)" -version "$(VERSION)" -os "$(GOOS)" -arch "$(GOARCH)" -o $(BIN)
 
 # The release directory: kseg-<os>-<arch> for every platform of
 # release.Platforms (a build that breaks on one fails the target: CI runs

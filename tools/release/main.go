@@ -1,6 +1,6 @@
 // Command release builds kseg's release artifacts (internal/release):
 //
-//	go run ./tools/release build [-version V] [-o bin/kseg]   this platform's binary
+//	go run ./tools/release build [-version V] [-os OS -arch ARCH] [-o bin/kseg]   one binary (default: this platform's)
 //	go run ./tools/release dist  [-version V] [-o bin/dist]   every platform, the images, SHA256SUMS
 //	go run ./tools/release image [-version V] [-arch A] [-binary B] -o FILE
 //
@@ -35,10 +35,12 @@ func run(args []string) error {
 	version := fs.String("version", "", "the version stamped in (default: git describe --tags --always --dirty)")
 	goCmd := fs.String("go", "go", "the go command")
 	dir := fs.String("C", ".", "the module root")
-	var out, binary, arch *string
+	var out, binary, arch, goos *string
 	switch args[0] {
 	case "build":
 		out = fs.String("o", "bin/kseg", "the binary written")
+		goos = fs.String("os", "", "the target's GOOS (default: this machine's)")
+		arch = fs.String("arch", "", "the target's GOARCH (default: this machine's)")
 	case "dist":
 		out = fs.String("o", "bin/dist", "the release directory written (absent or empty)")
 	case "image":
@@ -58,7 +60,17 @@ func run(args []string) error {
 	}
 	switch args[0] {
 	case "build":
-		return release.Build{Go: *goCmd, Dir: *dir, Version: *version, Out: *out}.Run(ctx)
+		var p release.Platform
+		if *goos != "" || *arch != "" {
+			p = release.Platform{OS: *goos, Arch: *arch}
+			if p.OS == "" {
+				p.OS = runtime.GOOS
+			}
+			if p.Arch == "" {
+				p.Arch = runtime.GOARCH
+			}
+		}
+		return release.Build{Go: *goCmd, Dir: *dir, Platform: p, Version: *version, Out: *out}.Run(ctx)
 	case "dist":
 		created, err := release.SourceTime(ctx, *dir)
 		if err != nil {
