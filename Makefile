@@ -23,15 +23,15 @@ BENCH_SEGMENT_BYTES ?= 268435456
 BENCH_PARTITIONS ?= 2000
 BENCH_COUNT ?= 6
 BENCH_OUT   ?= bin/bench.txt
-# Empty: tools/release asks git (describe --tags --always --dirty).
+# Empty: cmd/internal/releasetool asks git (describe --tags --always --dirty).
 VERSION  ?=
 DIST     ?= bin/dist
 IMAGE    ?= bin/kseg-image.tar
-# Every release build goes through tools/release (internal/release): cgo
+# Every release build goes through cmd/internal/releasetool (cmd/internal/release): cgo
 # off, -trimpath, no build id, symbols stripped, the version stamped in.
 # The tool itself runs on this machine; GOOS and GOARCH from the
 # environment choose what make build builds (GOOS=linux GOARCH=arm64 make build).
-RELEASE  := GOOS= GOARCH= $(GO) run ./tools/release
+RELEASE  := GOOS= GOARCH= $(GO) run ./cmd/internal/releasetool
 
 # honnef.co/go/tools v0.8.2 is the first release line built for go1.26
 # (its go.mod says go 1.26.0); run through go run, nothing to install.

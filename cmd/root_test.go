@@ -135,7 +135,7 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version: stdout %q (want %q), stderr %q, exit %d", stdout, want, stderr, code)
 	}
 	// The version line, then the build information as go version -m
-	// prints it (internal/release compares the two on a built binary).
+	// prints it (cmd/internal/release compares the two on a built binary).
 	first, rest, _ := strings.Cut(stdout, "\n")
 	if first != "kseg "+versionString() {
 		t.Errorf("--version: first line %q, want %q", first, "kseg "+versionString())

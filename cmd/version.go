@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// version is set at link time by release builds (internal/release):
+// version is set at link time by release builds (cmd/internal/release):
 //
 //	go build -ldflags "-X github.com/kseg/kseg/cmd.version=v1.2.3"
 //

@@ -1,8 +1,8 @@
-// Command release builds kseg's release artifacts (internal/release):
+// Command release builds kseg's release artifacts (cmd/internal/release):
 //
-//	go run ./tools/release build [-version V] [-os OS -arch ARCH] [-o bin/kseg]   one binary (default: this platform's)
-//	go run ./tools/release dist  [-version V] [-o bin/dist]   every platform, the images, SHA256SUMS
-//	go run ./tools/release image [-version V] [-arch A] [-binary B] -o FILE
+//	go run ./cmd/internal/releasetool build [-version V] [-os OS -arch ARCH] [-o bin/kseg]   one binary (default: this platform's)
+//	go run ./cmd/internal/releasetool dist  [-version V] [-o bin/dist]   every platform, the images, SHA256SUMS
+//	go run ./cmd/internal/releasetool image [-version V] [-arch A] [-binary B] -o FILE
 //
 // The version defaults to what git describes the tree as. make build,
 // make dist and make image run it.
@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/kseg/kseg/internal/release"
+	"github.com/kseg/kseg/cmd/internal/release"
 )
 
 func main() {

@@ -6,7 +6,7 @@
 #
 #   go build -o /tmp/kseg-plain .
 #   make dist
-#   tools/release/compare-fixtures.sh /tmp/kseg-plain bin/dist/kseg-linux-amd64 ../shared/fixtures/real
+#   cmd/internal/releasetool/compare-fixtures.sh /tmp/kseg-plain bin/dist/kseg-linux-amd64 ../shared/fixtures/real
 #
 # What a run measures is masked on both sides before comparing: verify's
 # "checked in 3ms (14.6 MiB/s)" and --recovery-plan's measured

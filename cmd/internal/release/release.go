@@ -1,7 +1,7 @@
 // Package release builds what kseg ships: the binary of each platform,
 // static and reproducible (Build), the release directory with its
 // SHA256SUMS (Dist), and the image tarball for Kubernetes (WriteImage).
-// tools/release runs them for make build, dist and image; the tests build
+// cmd/internal/releasetool runs them for make build, dist and image; the tests build
 // through the same functions, so what they check is what ships.
 package release
 

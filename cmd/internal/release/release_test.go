@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
