@@ -417,6 +417,9 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	defer bar.done()
 	bar.partition(p.Name())
 	opts.rng.Progress = bar.callback()
+	opts.rng.Misleading = func(m inspect.MisleadingEntry) {
+		warnMisleading(ios, &m, "the listing starts where the log's batches place the bound instead")
+	}
 	var decoder *recordValues
 	if opts.records {
 		if decoder, err = recordValuesFor(ios, opts.decoder, opts.schemas, p); err != nil {

@@ -263,6 +263,10 @@ func runFind(ios *IOStreams, opts findOptions) error {
 			reportFindDamage(ios, d, opts.salvage)
 			return nil
 		}
+		if m := e.Misleading; m != nil {
+			warnMisleading(ios, m, "the segment is searched from where its batches place the bound instead")
+			return nil
+		}
 		m := e.Match
 		p := m.Partition
 		line := &findLineJSON{Kind: "record", PartitionDir: p.Name(), Topic: p.Topic, Partition: p.Partition,

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/recovery"
 )
 
@@ -82,17 +83,19 @@ type lookupJSON struct {
 	ScannedBytes      int64           `json:"scanned_bytes"`
 	// The leader-epoch view (epoch_view.go): the batch's partition leader
 	// epoch (-1: none) and the leader-epoch-checkpoint entry of the offset.
-	LeaderEpoch int32           `json:"leader_epoch"`
-	EpochEntry  *epochEntryJSON `json:"epoch_entry"`
-	Trace       []traceStepJSON `json:"trace,omitempty"`
+	LeaderEpoch     int32                `json:"leader_epoch"`
+	EpochEntry      *epochEntryJSON      `json:"epoch_entry"`
+	MisleadingIndex *misleadingIndexJSON `json:"misleading_index,omitempty"`
+	Trace           []traceStepJSON      `json:"trace,omitempty"`
 }
 
 // offsetNotFoundJSON is the contract's line for an offset not in the log.
 type offsetNotFoundJSON struct {
-	TargetOffset int64           `json:"target_offset"`
-	Found        bool            `json:"found"`
-	Reason       string          `json:"reason"`
-	Trace        []traceStepJSON `json:"trace,omitempty"`
+	TargetOffset    int64                `json:"target_offset"`
+	Found           bool                 `json:"found"`
+	Reason          string               `json:"reason"`
+	MisleadingIndex *misleadingIndexJSON `json:"misleading_index,omitempty"`
+	Trace           []traceStepJSON      `json:"trace,omitempty"`
 }
 
 func runLookup(ios *IOStreams, opts lookupOptions) error {
@@ -104,8 +107,12 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 	if err != nil {
 		return err
 	}
+	misleading, err := offsetMisleadingJSON(ios, p, res)
+	if err != nil {
+		return err
+	}
 	if !res.Found {
-		out := offsetNotFoundJSON{res.TargetOffset, false, res.Reason, traceJSON(res.Trace)}
+		out := offsetNotFoundJSON{res.TargetOffset, false, res.Reason, misleading, traceJSON(res.Trace)}
 		story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, res.Trace, offsetTarget(opts.offset), "")
 		if err := printObjectLines(ios, out, offsetNotFoundColumns, story); err != nil {
 			return err
@@ -117,7 +124,7 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 		return err
 	}
 	out := lookupJSON{TargetOffset: res.TargetOffset, Found: true, Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset,
-		Batch: newBatchJSON(d), ScannedBatches: res.ScannedBatches, ScannedBytes: res.ScannedBytes, Trace: traceJSON(res.Trace)}
+		Batch: newBatchJSON(d), ScannedBatches: res.ScannedBatches, ScannedBytes: res.ScannedBytes, MisleadingIndex: misleading, Trace: traceJSON(res.Trace)}
 	if e := res.IndexEntry; e != nil {
 		out.IndexEntry = &indexEntryJSON{e.Slot, e.Offset, e.Position}
 	}
@@ -130,6 +137,24 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 		opts.offset, res.Segment, res.Batch.Position, d.FirstOffset, res.Batch.LastOffset, res.Batch.Size, count(res.ScannedBatches, "batch"), res.ScannedBytes)
 	story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, res.Trace, offsetTarget(opts.offset), conclusion)
 	return printObjectLines(ios, out, lookupColumns, story)
+}
+
+// offsetMisleadingJSON is lookup's misleading_index (nil when no entry
+// misled), said on stderr too.
+func offsetMisleadingJSON(ios *IOStreams, p *inspect.Partition, res *inspect.OffsetLookup) (*misleadingIndexJSON, error) {
+	by := res.ByScan
+	if by == nil {
+		return nil, nil
+	}
+	out := byScanJSON{Found: by.Found, Reason: by.Reason}
+	scan := "a scan of the log finds no batch either: " + by.Reason
+	var batch *record.Batch
+	if by.Found {
+		out.Segment, out.SegmentBaseOffset, batch = &by.Segment, &by.SegmentBaseOffset, &by.Batch
+		scan = fmt.Sprintf("a scan of the segment finds offset %d in the batch at position %d of %s (offsets up to %d)", res.TargetOffset, by.Batch.Position, by.Segment, by.Batch.LastOffset)
+	}
+	warnMisleadingLookup(ios, res.Misleading, scan)
+	return newMisleadingIndexJSON(p, res.Misleading, out, batch, by.SegmentBaseOffset)
 }
 
 var offsetNotFoundColumns = []column[offsetNotFoundJSON]{

@@ -87,16 +87,18 @@ type lookupTimeJSON struct {
 	// The leader-epoch view (epoch_view.go): the batch's partition leader
 	// epoch (-1: none, e.g. latest) and the leader-epoch-checkpoint entry
 	// of the offset.
-	LeaderEpoch int32           `json:"leader_epoch"`
-	EpochEntry  *epochEntryJSON `json:"epoch_entry"`
-	Trace       []traceStepJSON `json:"trace,omitempty"`
+	LeaderEpoch     int32                `json:"leader_epoch"`
+	EpochEntry      *epochEntryJSON      `json:"epoch_entry"`
+	MisleadingIndex *misleadingIndexJSON `json:"misleading_index,omitempty"`
+	Trace           []traceStepJSON      `json:"trace,omitempty"`
 }
 
 type timeNotFoundJSON struct {
-	TargetTimestamp int64           `json:"target_timestamp"`
-	Found           bool            `json:"found"`
-	Reason          string          `json:"reason"`
-	Trace           []traceStepJSON `json:"trace,omitempty"`
+	TargetTimestamp int64                `json:"target_timestamp"`
+	Found           bool                 `json:"found"`
+	Reason          string               `json:"reason"`
+	MisleadingIndex *misleadingIndexJSON `json:"misleading_index,omitempty"`
+	Trace           []traceStepJSON      `json:"trace,omitempty"`
 }
 
 func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
@@ -108,15 +110,19 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 	if err != nil {
 		return err
 	}
+	misleading, err := timeMisleadingJSON(ios, p, res)
+	if err != nil {
+		return err
+	}
 	if !res.Found {
-		out := timeNotFoundJSON{res.TargetTimestamp, false, res.Reason, traceJSON(res.Trace)}
+		out := timeNotFoundJSON{res.TargetTimestamp, false, res.Reason, misleading, traceJSON(res.Trace)}
 		if err := printObjectLines(ios, out, timeNotFoundColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, res.Trace, timeTarget(opts.timestamp), "")); err != nil {
 			return err
 		}
 		return errNegative(res.Reason)
 	}
 	out := lookupTimeJSON{TargetTimestamp: res.TargetTimestamp, Found: true, Offset: res.Offset, Timestamp: res.Timestamp,
-		Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset, Trace: traceJSON(res.Trace)}
+		Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset, MisleadingIndex: misleading, Trace: traceJSON(res.Trace)}
 	if e := res.TimeIndexEntry; e != nil {
 		out.TimeIndexEntry = &timeIndexEntryJSON{e.Slot, e.Timestamp, e.Offset}
 	}
@@ -137,6 +143,23 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 	out.EpochEntry = newEpochView(ios, p).entry(res.Offset)
 	conclusion := fmt.Sprintf("ListOffsets answers offset %d (timestamp %d) from %s", res.Offset, res.Timestamp, res.Segment)
 	return printObjectLines(ios, out, lookupTimeColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, res.Trace, timeTarget(opts.timestamp), conclusion))
+}
+
+// timeMisleadingJSON is lookup-time's misleading_index (nil when no entry
+// misled), said on stderr too.
+func timeMisleadingJSON(ios *IOStreams, p *inspect.Partition, res *inspect.TimeLookup) (*misleadingIndexJSON, error) {
+	by := res.ByScan
+	if by == nil {
+		return nil, nil
+	}
+	out := byScanJSON{Found: by.Found, Reason: by.Reason}
+	scan := "a scan of the log finds no record either: " + by.Reason
+	if by.Found {
+		out.Offset, out.Timestamp, out.Segment, out.SegmentBaseOffset = &by.Offset, &by.Timestamp, &by.Segment, &by.SegmentBaseOffset
+		scan = fmt.Sprintf("a scan of the segment answers offset %d (timestamp %d) in %s", by.Offset, by.Timestamp, by.Segment)
+	}
+	warnMisleadingLookup(ios, res.Misleading, scan)
+	return newMisleadingIndexJSON(p, res.Misleading, out, by.Batch, by.SegmentBaseOffset)
 }
 
 // timeTraceTitle heads the --trace story of a time lookup.

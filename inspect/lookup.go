@@ -109,6 +109,7 @@ const (
 	WhyNoTimeEntryBelow   TraceWhy = "no-time-entry-below"   // no time index entry <= Target: from Offset
 	WhyPadding            TraceWhy = "padding"               // Index File: Entries entries, Slots slots
 	WhyPaddingKept        TraceWhy = "padding-kept"          // the same, on a Kept segment
+	WhyEntryMisleads      TraceWhy = "entry-misleads"        // Detail: an entry followed contradicts its batch (MisleadingEntry)
 )
 
 // Why recovery rebuilds a segment's indexes before a lookup (TraceStep.Rebuild).
@@ -183,6 +184,13 @@ type OffsetLookup struct {
 	ScannedBatches    int
 	ScannedBytes      int64
 	Trace             []TraceStep
+	// Misleading lists the offset index entries the lookup followed that
+	// contradict the batch they lead to (checkOffsetEntry). The answer
+	// above is still the broker's, which follows them; ByScan is then the
+	// answer with every segment holding such an entry scanned from
+	// position 0 instead: what the log holds. Both nil on a healthy index.
+	Misleading []MisleadingEntry
+	ByScan     *OffsetLookup
 }
 
 // LookupOptions tune a lookup.
@@ -307,23 +315,44 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 	if tr != nil {
 		tr.add(TraceStep{Step: StepSegment, Why: WhyFloorSegment, Segment: p.Segments[i].Name(), Candidates: len(p.Segments), Target: target})
 	}
+	if err := p.lookupOffsetFrom(i, target, res, st, opts, tr, false); err != nil {
+		return nil, err
+	}
+	if len(res.Misleading) > 0 {
+		scan := &OffsetLookup{TargetOffset: target}
+		if err := p.lookupOffsetFrom(i, target, scan, st, opts, nil, true); err != nil {
+			return nil, err
+		}
+		scan.Misleading = nil
+		res.ByScan = scan
+	}
+	res.Trace = tr.result()
+	return res, nil
+}
+
+// lookupOffsetFrom is the broker's read of target from segment i on (the
+// floor segment), into res. byScan: a segment whose offset index entry
+// misleads is scanned from position 0 instead (OffsetLookup.ByScan).
+func (p *Partition) lookupOffsetFrom(i int, target int64, res *OffsetLookup, st *BrokerState, opts LookupOptions, tr *tracer, byScan bool) error {
 	logEnd := p.Segments[i].BaseOffset
 	for ; i < len(p.Segments); i++ {
 		seg, err := openForLookup(p.Segments[i], st, opts, tr)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		found, next, err := lookupInSegment(seg, target, res, tr)
+		found, next, stop, err := lookupInSegment(seg, target, res, tr, byScan)
 		seg.Close()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if found {
 			res.Found = true
 			res.Segment = p.Segments[i].Name()
 			res.SegmentBaseOffset = p.Segments[i].BaseOffset
-			res.Trace = tr.result()
-			return res, nil
+			return nil
+		}
+		if stop {
+			return nil
 		}
 		logEnd = max(next, logEnd)
 		if i+1 < len(p.Segments) {
@@ -335,29 +364,66 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 	}
 	res.Reason = fmt.Sprintf("offset %d is at or after the log end offset %d", target, logEnd)
 	tr.note(TraceStep{Why: WhyAnswer, Detail: res.Reason})
-	res.Trace = tr.result()
-	return res, nil
+	return nil
 }
 
-// lookupInSegment does steps 3-4 of the broker's read in one segment. It
-// returns whether a batch was found, and else the next offset after the
-// last batch it saw (the segment's log end offset when the scan reached it).
-func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer) (bool, int64, error) {
+// lookupInSegment does steps 3-4 of the broker's read in one segment and
+// judges the index entry it followed (checkOffsetEntry). It returns
+// whether a batch was found, and else the next offset after the last
+// batch it saw (the segment's log end offset when the scan reached it);
+// stop when the read ends here without an answer (res.Reason says why):
+// the broker's scan from a misleading entry fails on the bytes it points
+// at, or, byScan, the scan of the segment stops at damage.
+func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer, byScan bool) (found bool, next int64, stop bool, err error) {
 	var st scanStats
-	b, hit, found, err := seg.lookupOffset(seg.guarded(), target, tr, &st)
+	r := seg.guarded()
+	b, hit, found, err := seg.lookupOffset(r, target, tr, &st)
 	res.ScannedBatches += st.batches
 	res.ScannedBytes += st.bytes
 	res.IndexEntry = nil
 	if hit.Slot >= 0 {
 		res.IndexEntry = &hit
 	}
+	if err != nil && !isDamage(err) {
+		return false, st.next, false, err
+	}
+	m, cerr := seg.checkOffsetEntry(r, hit, target, true)
+	if cerr != nil {
+		return false, st.next, false, cerr
+	}
+	if m == nil {
+		if err != nil {
+			return false, st.next, false, err
+		}
+		if found {
+			res.Batch = b
+		}
+		return found, st.next, false, nil
+	}
+	res.Misleading = append(res.Misleading, *m)
+	if tr != nil {
+		tr.note(TraceStep{Why: WhyEntryMisleads, File: m.File, Detail: m.String()})
+	}
+	if byScan {
+		st = scanStats{next: seg.BaseOffset}
+		b, _, found, err = seg.scanToOffset(seg.batches(r.log, 0), target, nil, &st, hit)
+	}
 	if err != nil {
-		return false, st.next, err
+		if !isDamage(err) {
+			return false, st.next, false, err
+		}
+		// FileLogInputStream throws CorruptRecordException on the bytes
+		// there: the fetch fails.
+		res.Reason = fmt.Sprintf("a scan for offset %d in %s fails: %v", target, seg.LogName, err)
+		if !byScan {
+			res.Reason = fmt.Sprintf("a broker's fetch from offset %d fails: %v", target, err)
+		}
+		return false, st.next, true, nil
 	}
 	if found {
 		res.Batch = b
 	}
-	return found, st.next, nil
+	return found, st.next, false, nil
 }
 
 // scanStats is what a lookup in one segment scanned.

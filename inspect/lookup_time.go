@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect/fileio"
@@ -38,6 +39,16 @@ type TimeLookup struct {
 	TimeIndexEntry    *TimeHit
 	Batch             *record.Batch // nil for "latest"
 	Trace             []TraceStep
+	// Misleading lists the index entries the lookup followed that
+	// contradict the batch they lead to: a segment's last time index
+	// entry (its largest timestamp), the time index entry a search starts
+	// from, the offset index entry that places it (checkTimeEntry,
+	// checkOffsetEntry). The answer above is still the broker's, which
+	// follows them; ByScan is then the answer with each such segment read
+	// from its batches instead: what the log holds. Both nil on healthy
+	// indexes.
+	Misleading []MisleadingEntry
+	ByScan     *TimeLookup
 }
 
 // errStopRecords ends a record iteration early.
@@ -219,15 +230,53 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 // lookupTimestamp: the first segment whose largest timestamp is >= target
 // (LogSegment.largestTimestamp: maxTimestampSoFar, or the .log's mtime when
 // there is no timestamp), then findOffsetByTimestamp in that segment only.
-// Segments before it cost one time-index slot each.
+// Every index entry followed is judged (TimeLookup.Misleading); when one
+// misleads, the search is made again with those segments read from their
+// batches (TimeLookup.ByScan).
 func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions) (*TimeLookup, error) {
+	res, err := p.searchTimestamp(target, tr, opts, false)
+	if err != nil || len(res.Misleading) == 0 {
+		return res, err
+	}
+	scan, err := p.searchTimestamp(target, nil, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	scan.Misleading = nil
+	res.ByScan = scan
+	return res, nil
+}
+
+// searchTimestamp is the broker's timestamp search (lookupTimestamp);
+// byScan: a segment whose index entries mislead is read from its batches
+// instead, for its largest timestamp and for the search in it.
+func (p *Partition) searchTimestamp(target int64, tr *tracer, opts LookupOptions, byScan bool) (*TimeLookup, error) {
 	// fetchOffsetByTimestamp searches from the log start offset.
 	startingOffset, src := opts.Broker.logStartOrFirst(p.Segments)
 	tr.note(TraceStep{Why: WhyNoAnswerBelowStart, Offset: startingOffset, Source: src})
+	var misleading []MisleadingEntry
+	misled := func(m *MisleadingEntry) {
+		misleading = append(misleading, *m)
+		if tr != nil {
+			tr.note(TraceStep{Why: WhyEntryMisleads, File: m.File, Detail: m.String()})
+		}
+	}
 	for i, sf := range p.Segments {
-		largest, _, _, err := maxTimestampOf(sf, opts.Broker, tr)
+		largest, _, hit, err := maxTimestampOf(sf, opts.Broker, tr)
 		if err != nil {
 			return nil, err
+		}
+		if hit != nil {
+			m, scanned, err := checkLargestTimestamp(sf, *hit, byScan)
+			if err != nil {
+				return nil, err
+			}
+			if m != nil {
+				misled(m)
+				if byScan {
+					largest = scanned
+				}
+			}
 		}
 		modTime := false
 		if largest < 0 {
@@ -238,6 +287,18 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions
 				}
 			}
 			modTime = true
+			if largest < target && sf.Log != "" {
+				m, scanned, err := checkUntimedSegment(sf, largest, target)
+				if err != nil {
+					return nil, err
+				}
+				if m != nil {
+					misled(m)
+					if byScan {
+						largest, modTime = scanned, false
+					}
+				}
+			}
 		}
 		if largest < target {
 			if tr != nil { // sf.Name() formats a name: not for every segment passed untraced
@@ -253,27 +314,159 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions
 		if err != nil {
 			return nil, err
 		}
-		res, err := findOffsetByTimestamp(seg, target, startingOffset, tr)
+		res, m, err := findOffsetByTimestamp(seg, target, startingOffset, tr, byScan)
 		seg.Close()
 		if err != nil {
 			return nil, err
 		}
-		if !res.Found {
+		if m != nil {
+			misled(m)
+		}
+		if !res.Found && res.Reason == "" {
 			res.Reason = fmt.Sprintf("no record with timestamp >= %d in segment %s (a broker does not search later segments)", target, sf.Name())
 		}
+		res.Misleading = misleading
 		return res, nil
 	}
-	return &TimeLookup{Reason: fmt.Sprintf("no segment has a timestamp >= %d", target)}, nil
+	return &TimeLookup{Reason: fmt.Sprintf("no segment has a timestamp >= %d", target), Misleading: misleading}, nil
+}
+
+// checkLargestTimestamp judges the time index entry a segment's largest
+// timestamp was taken from (its last: TimeIndex.lastEntry), opening the
+// segment (with pread: a few reads). byScan, when it misleads: scanned is
+// the largest timestamp of the segment's batches, as recovery computes it.
+func checkLargestTimestamp(sf SegmentFiles, hit TimeHit, byScan bool) (m *MisleadingEntry, scanned int64, err error) {
+	seg, err := OpenSegment(sf, SegmentOptions{Unmapped: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer seg.Close()
+	if m, err = seg.checkLastTimeEntry(seg.guarded(), hit); err != nil || m == nil || !byScan {
+		return m, 0, err
+	}
+	seg.TimeIndex = nil // read the batches
+	scanned, _, _, err = segmentMaxTimestamp(seg, nil)
+	return m, scanned, err
+}
+
+// checkUntimedSegment judges a segment whose largest timestamp is its
+// .log's modification time mtime (LogSegment.largestTimestamp: its time
+// index holds no entry, or is missing on a segment the broker's next start
+// does not recover), which a timestamp search for target passes over: it
+// misleads when a batch of the log reaches target, as a time index with no
+// entry (or a missing one) says no batch has a timestamp, and recovery
+// rebuilds the time index of a log that has. scanned: the largest
+// timestamp of the batches.
+func checkUntimedSegment(sf SegmentFiles, mtime, target int64) (*MisleadingEntry, int64, error) {
+	seg, err := OpenSegment(sf, SegmentOptions{Unmapped: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer seg.Close()
+	seg.TimeIndex = nil // read the batches
+	scanned, offset, _, err := segmentMaxTimestamp(seg, nil)
+	if err != nil || scanned < target {
+		return nil, scanned, err
+	}
+	name := sf.TimeIndex
+	what := "holds no entry"
+	if name == "" {
+		name = strings.TrimSuffix(sf.Log, LogSuffix) + TimeIndexSuffix
+		what = "is missing"
+	}
+	return &MisleadingEntry{File: name, Index: "time", Slot: -1, Offset: offset, Position: -1, Timestamp: -1,
+		Problem: fmt.Sprintf("the time index %s, so a broker takes the .log's modification time %d as the segment's largest timestamp, but offset %d has timestamp %d: a timestamp search passes the segment over", what, mtime, offset, scanned)}, scanned, nil
+}
+
+// checkTimeHit judges the entries a timestamp search follows in the
+// segment: the time index entry hit (nil: none, or below the starting
+// offset), and the offset index entry that places the scan at key (the
+// larger of hit's offset and the starting offset). With hit, pos is the
+// position of the batch holding its offset.
+func (s *Segment) checkTimeHit(r readers, hit *TimeHit, key int64) (m *MisleadingEntry, pos int64, err error) {
+	ohit, before, err := s.offsetHit(r, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if m, err := s.checkOffsetEntry(r, ohit, key, true); m != nil || err != nil {
+		return m, 0, err
+	}
+	if hit == nil {
+		return nil, 0, nil
+	}
+	if ohit.Slot >= 0 {
+		pos = ohit.Position
+	}
+	return s.checkTimeEntry(r, *hit, pos, before)
+}
+
+// offsetHit is the offset index entry OffsetIndex.lookup(key) gives
+// (Slot -1: none), and the position of the entry before it (0 for the
+// first; -1 with none).
+func (s *Segment) offsetHit(r readers, key int64) (IndexHit, int64, error) {
+	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
+	if r.idx == nil {
+		return hit, -1, nil
+	}
+	n, _, err := s.entries(r)
+	if err != nil {
+		return hit, -1, err
+	}
+	e, slot, err := r.idx.LookupEntries(key, n, nil)
+	if err != nil {
+		return hit, -1, fmt.Errorf("%s: %w", s.IndexName, err)
+	}
+	if slot < 0 {
+		return hit, -1, nil
+	}
+	hit = IndexHit{Slot: slot, Offset: e.Offset, Position: int64(e.Position)}
+	before := int64(0)
+	if slot > 0 {
+		pe, err := r.idx.Entry(slot - 1)
+		if err != nil {
+			return hit, -1, fmt.Errorf("%s: %w", s.IndexName, err)
+		}
+		before = int64(pe.Position)
+	}
+	return hit, before, nil
 }
 
 // findOffsetByTimestamp is LogSegment.findOffsetByTimestamp +
-// FileRecords.searchForTimestamp.
-func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *tracer) (*TimeLookup, error) {
-	a, err := seg.lookupTimestamp(seg.guarded(), target, startingOffset, tr)
-	if err != nil {
-		return nil, err
+// FileRecords.searchForTimestamp, and the judgement of the entries it
+// followed (m: the first that misleads). byScan: when one misleads, the
+// answer is the segment's scanned from position 0 instead.
+func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *tracer, byScan bool) (*TimeLookup, *MisleadingEntry, error) {
+	r := seg.guarded()
+	a, err := seg.lookupTimestamp(r, target, startingOffset, tr)
+	if err != nil && !isDamage(err) {
+		return nil, nil, err
+	}
+	var hit *TimeHit
+	key := max(seg.BaseOffset, startingOffset)
+	if te := a.TimeIndexEntry; te.Slot >= 0 && te.Offset >= startingOffset {
+		hit, key = &te, te.Offset
+	}
+	m, _, cerr := seg.checkTimeHit(r, hit, key)
+	if cerr != nil {
+		return nil, nil, cerr
+	}
+	if m != nil && byScan {
+		a = TimeAnswer{TimeIndexEntry: a.TimeIndexEntry}
+		err = seg.searchTimestampFrom(r, 0, target, startingOffset, nil, &a)
 	}
 	res := &TimeLookup{Segment: SegmentName(seg.BaseOffset) + LogSuffix, SegmentBaseOffset: seg.BaseOffset}
+	if err != nil {
+		if m == nil {
+			return nil, nil, err
+		}
+		// Damage where the misleading entries led: the broker's search
+		// fails there (or, byScan, the scan stops at the damage).
+		res.Reason = fmt.Sprintf("a broker's search for timestamp %d fails: %v", target, err)
+		if byScan {
+			res.Reason = fmt.Sprintf("a scan of %s for timestamp %d stops at damage: %v", seg.LogName, target, err)
+		}
+		return res, m, nil
+	}
 	if a.TimeIndexEntry.Slot >= 0 {
 		h := a.TimeIndexEntry
 		res.TimeIndexEntry = &h
@@ -283,7 +476,7 @@ func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *trace
 		b := a.Batch
 		res.Batch = &b
 	}
-	return res, nil
+	return res, m, nil
 }
 
 // TimeAnswer is the answer of Segment.LookupTimestamp.
@@ -354,6 +547,15 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 	if err != nil {
 		return a, err
 	}
+	return a, s.searchTimestampFrom(r, pos, target, startingOffset, tr, &a)
+}
+
+// searchTimestampFrom is FileRecords.searchForTimestamp from position pos:
+// the first batch whose max timestamp is >= target is decoded, and its
+// first record with a timestamp >= target and an offset >= startingOffset
+// is the answer (into a); if that batch holds none, the scan goes on.
+func (s *Segment) searchTimestampFrom(r readers, pos, target, startingOffset int64, tr *tracer, a *TimeAnswer) error {
+	var err error
 	st := &s.tl
 	st.target, st.startingOffset = target, startingOffset
 	if st.fn == nil {
@@ -377,23 +579,23 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 		st.found = false
 		s.buf, err = s.dec.RecordsAt(s.LogName, r.log, b, s.buf, st.fn)
 		if err != nil && err != errStopRecords {
-			return a, err
+			return err
 		}
 		if st.found {
 			a.Found, a.Offset, a.Timestamp, a.Batch = true, st.offset, st.timestamp, *b
 			if tr != nil {
 				tr.batch(b, TraceStep{Why: WhyRecordReaches, Offset: a.Offset, Timestamp: a.Timestamp, Target: target})
 			}
-			return a, nil
+			return nil
 		}
 		if tr != nil {
 			tr.batch(b, TraceStep{Why: WhyNoRecordReaches, Target: target})
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		return a, err
+		return err
 	}
-	return a, nil
+	return nil
 }
 
 // offsetPosition is OffsetIndex.lookup(offset).position in r.idx, seg's

@@ -24,6 +24,12 @@ type LogRange struct {
 	// total when the walk completes (also when it stops early at ToOffset
 	// or MaxBatches, or at damage). Nil costs nothing.
 	Progress func(done, total int64)
+	// Misleading, when set, is told of each index entry the lookups for
+	// FromOffset and FromTime followed that contradicts the batch it leads
+	// to (MisleadingEntry). The walk then starts where the log's batches
+	// place the bound, not where the entry does, so that it misses no
+	// batch in range either way.
+	Misleading func(MisleadingEntry)
 }
 
 // Contains reports whether a record is inside the range's offsets and
@@ -44,6 +50,14 @@ func (r LogRange) Contains(rec *record.Record) bool {
 		return false
 	}
 	return true
+}
+
+func (r LogRange) misled(ms []MisleadingEntry) {
+	if r.Misleading != nil {
+		for _, m := range ms {
+			r.Misleading(m)
+		}
+	}
 }
 
 // WalkBatch is what Walk hands its callback: the batch, its complete
@@ -109,6 +123,10 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		if err != nil {
 			return err
 		}
+		if tl.ByScan != nil {
+			r.misled(tl.Misleading)
+			tl = tl.ByScan
+		}
 		if !tl.Found {
 			return nil
 		}
@@ -119,6 +137,10 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		ol, err := p.LookupOffset(*r.FromOffset, LookupOptions{})
 		if err != nil {
 			return err
+		}
+		if ol.ByScan != nil {
+			r.misled(ol.Misleading)
+			ol = ol.ByScan
 		}
 		if !ol.Found {
 			return nil

@@ -126,6 +126,11 @@ type Event struct {
 	// with it, the bytes [Position, End) skipped. Its Err names the file and
 	// byte position.
 	Damage *inspect.Damage
+	// Misleading is an index entry the bounds were resolved through that
+	// contradicts the batch it leads to: its segment is searched from
+	// where its batches place the bound instead (inspect.LogRange), so no
+	// match is missed; the event says so.
+	Misleading *inspect.MisleadingEntry
 }
 
 // Result sums up a search.
@@ -297,6 +302,12 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		if f.FromOffset != nil && *f.FromOffset > sf.BaseOffset && indexed {
 			rng.FromOffset = f.FromOffset
 		}
+		var sendErr error
+		rng.Misleading = func(m inspect.MisleadingEntry) {
+			if sendErr == nil {
+				sendErr = send(Event{Partition: p, Misleading: &m})
+			}
+		}
 		damaged := false
 		// damage reports batch b as damage (err): with Salvage the search
 		// goes on past it, else the rest of the segment is not searched.
@@ -358,6 +369,9 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 			})
 		} else {
 			err = one.Walk(rng, visit)
+		}
+		if sendErr != nil {
+			return sendErr
 		}
 		switch {
 		case err == nil, errors.Is(err, errSkipSegment):
