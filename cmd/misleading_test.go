@@ -44,8 +44,9 @@ func misledPartition(t *testing.T, damage string) (string, *kafkagen.Manifest) {
 // every record in range; lookup and lookup-time keep the broker's answer
 // and add misleading_index with the scan's answer; each names the entry
 // that misled it on stderr. Over the same partition with healthy indexes
-// none says a word and the JSON has no misleading_index. (find printed 68
-// of 70 records and nobody said anything before the rule.)
+// none says a word and the JSON has no misleading_index. timeline reads
+// the damaged segment from its batch headers and says so. (find printed
+// 68 of 70 records and nobody said anything before the rule.)
 func TestCommandsThroughMisleadingIndexes(t *testing.T) {
 	for _, damage := range []string{"", "index", "timeindex"} {
 		dir, m := misledPartition(t, damage)
@@ -63,6 +64,15 @@ func TestCommandsThroughMisleadingIndexes(t *testing.T) {
 				t.Errorf("%s on healthy indexes: stderr %q", what, stderr)
 			}
 		}
+
+		// timeline reads a segment whose entries mislead from its batch
+		// headers, and says so.
+		out, stderr, code := runKseg(t, nil, "-o", "json", "timeline", dir)
+		_, sum := timelineLines(t, out)
+		if want := map[bool]string{false: "timeindex", true: "batches"}[damaged]; code != 0 || sum.Source != want || sum.Records != m.LogEndOffset {
+			t.Errorf("damage %q: timeline: exit %d, summary %+v, want source %s and %d records", damage, code, sum, want, m.LogEndOffset)
+		}
+		quiet("timeline", stderr)
 
 		if damage != "timeindex" {
 			misledByOffset(t, dir, index, damaged, quiet)

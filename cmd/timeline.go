@@ -219,6 +219,10 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 		for _, s := range pt.segs {
 			if s.FromBatches {
 				source = "batches"
+				if s.Misleading != nil {
+					warnMisleading(ios, s.Misleading, "the segment is read from its batch headers instead")
+					continue
+				}
 				fromBatches = append(fromBatches, filepath.Join(pt.p.Dir, inspect.SegmentName(s.BaseOffset)+inspect.LogSuffix))
 			}
 		}

@@ -191,6 +191,11 @@ type OffsetLookup struct {
 	// position 0 instead: what the log holds. Both nil on a healthy index.
 	Misleading []MisleadingEntry
 	ByScan     *OffsetLookup
+	// Stopped: not found because the read stopped at damage where a
+	// misleading entry led it, or (ByScan) where the scan met it, in
+	// Segment (Reason says what); without a misleading entry, damage is
+	// an error.
+	Stopped bool
 }
 
 // LookupOptions tune a lookup.
@@ -209,6 +214,14 @@ type LookupOptions struct {
 	// creates an empty time index). Nil: such a segment is searched without
 	// the missing index, from position 0.
 	RecoveredIndexes func(SegmentFiles) (index, timeIndex []byte, err error)
+	// CheckPassedOver makes a timestamp lookup also judge what each
+	// segment it passes over took its largest timestamp from (the time
+	// index's last entry, or the .log's modification time when there is
+	// none): a segment opened and a few headers read each, where the
+	// broker's choice reads one slot. A search sets it, so that it never
+	// passes over a segment holding what it looks for; a lookup judges
+	// only the entries of the segment it searches.
+	CheckPassedOver bool
 }
 
 // brokerState is opts.Broker, or the state read from p's data directory.
@@ -352,6 +365,7 @@ func (p *Partition) lookupOffsetFrom(i int, target int64, res *OffsetLookup, st 
 			return nil
 		}
 		if stop {
+			res.Stopped, res.Segment, res.SegmentBaseOffset = true, p.Segments[i].Name(), p.Segments[i].BaseOffset
 			return nil
 		}
 		logEnd = max(next, logEnd)
@@ -431,6 +445,9 @@ type scanStats struct {
 	batches int
 	bytes   int64
 	next    int64 // the offset after the last batch seen; the base offset when none
+	// first is the first batch seen (batches >= 1), prev the last one
+	// whose last offset is below the target (batches >= 2 when found).
+	first, prev record.Batch
 }
 
 // LookupOffset is the broker's read of offset target in this segment
@@ -523,12 +540,16 @@ func (s *Segment) scanToOffset(sc *LogIterator, target int64, tr *tracer, st *sc
 		st.batches++
 		st.bytes += b.Size
 		st.next = b.LastOffset + 1
+		if st.batches == 1 {
+			st.first = *b
+		}
 		if b.LastOffset >= target {
 			if tr != nil {
 				tr.batch(b, TraceStep{Why: WhyLastOffsetReaches, Target: target})
 			}
 			return *b, hit, true, nil
 		}
+		st.prev = *b
 		if tr != nil {
 			tr.batch(b, TraceStep{Why: WhyLastOffsetBelow, Target: target})
 		}
@@ -561,6 +582,15 @@ type offsetCursor struct {
 	s          *Segment
 	chain      *offsetChain
 	chainTried bool
+	// What the last lookup saw besides its answer: the batch just before
+	// the answer, when it read it (hasPrev), and the offset index entry it
+	// started from when the batch read there contradicts it
+	// (offsetBatchProblem, from the header alone: a timeline reads no
+	// record data). Where no batch can be read the log is taken as
+	// damaged there, which the timeline reads around.
+	prev       record.Batch
+	hasPrev    bool
+	misleading *MisleadingEntry
 }
 
 // chainAfterBatches is how long a fetch's scan may be before the cursor
@@ -577,13 +607,22 @@ func newOffsetCursor(s *Segment) *offsetCursor { return &offsetCursor{s: s} }
 func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 	s := c.s
 	r := s.guarded()
+	c.hasPrev, c.misleading = false, nil
 	start, hit, err := s.offsetStart(r, target, nil)
-	if err != nil || start < 0 {
+	if err != nil {
 		return record.Batch{}, false, err
 	}
+	if start < 0 {
+		return record.Batch{}, false, nil
+	}
 	if c.chain != nil {
-		if b, found, err, ok := c.chain.fetch(start, target); ok {
+		b, found, err, ok := c.chain.fetch(start, target)
+		if ok {
+			c.prev, c.hasPrev = c.chain.prev, c.chain.hasPrev
 			return b, found, err
+		}
+		if c.chain.has && start > c.chain.cur.Position && hit.Slot >= 0 {
+			c.misleading = s.offsetMisleads(hit, fmt.Sprintf("the batch at position %d, before it, holds offset %d: a scan from there skips it", c.chain.cur.Position, target))
 		}
 	}
 	var st scanStats
@@ -591,6 +630,12 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 	if st.batches > chainAfterBatches && !c.chainTried {
 		c.chainTried = true
 		c.chain = newOffsetChain(s, r)
+	}
+	c.prev, c.hasPrev = st.prev, found && st.batches >= 2
+	if hit.Slot >= 0 && c.misleading == nil && st.batches > 0 {
+		if problem := s.offsetBatchProblem(&st.first, st.first.BaseOffset, target); problem != "" {
+			c.misleading = s.offsetMisleads(hit, problem)
+		}
 	}
 	return b, found, err
 }
@@ -603,12 +648,14 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 // chain, advanced target by target, answers them all. Memory: the offset
 // index's positions, 8 bytes each.
 type offsetChain struct {
-	bounds []int64      // position 0 and the offset index's positions that are boundaries of the chain, sorted
-	it     *LogIterator // walks the chain, target by target
-	cur    record.Batch // the first batch of the chain whose last offset reaches the last target
-	has    bool         // cur holds a batch
-	ended  bool         // the chain ended before any batch reached it
-	err    error        // how it ended: damage (nil at its end or a torn tail)
+	bounds  []int64      // position 0 and the offset index's positions that are boundaries of the chain, sorted
+	it      *LogIterator // walks the chain, target by target
+	cur     record.Batch // the first batch of the chain whose last offset reaches the last target
+	has     bool         // cur holds a batch
+	prev    record.Batch // the batch of the chain before cur
+	hasPrev bool
+	ended   bool  // the chain ended before any batch reached it
+	err     error // how it ended: damage (nil at its end or a torn tail)
 }
 
 // newOffsetChain walks the chain once to find which index positions are
@@ -661,6 +708,7 @@ func (c *offsetChain) fetch(start, target int64) (b record.Batch, found bool, er
 	}
 	for !c.ended && (!c.has || c.cur.LastOffset < target) {
 		if c.it.Next() {
+			c.prev, c.hasPrev = c.cur, c.has
 			c.cur, c.has = *c.it.Batch(), true
 			continue
 		}

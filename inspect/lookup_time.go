@@ -49,6 +49,11 @@ type TimeLookup struct {
 	// indexes.
 	Misleading []MisleadingEntry
 	ByScan     *TimeLookup
+	// Stopped: not found because the search stopped at damage where a
+	// misleading entry led it, or (ByScan) where the scan met it, in
+	// Segment (Reason says what); without a misleading entry, damage is
+	// an error.
+	Stopped bool
 }
 
 // errStopRecords ends a record iteration early.
@@ -154,6 +159,14 @@ func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeH
 	} else {
 		tr.note(TraceStep{Why: WhyNoTimeIndex, File: seg.LogName})
 	}
+	ts, offset, err = batchesMaxTimestamp(seg)
+	return ts, offset, nil, err
+}
+
+// batchesMaxTimestamp is a segment's largest timestamp from its batch
+// headers, as LogSegment.recover computes it: the first batch reaching
+// the maximum, by strict '>' (-1 and the base offset when none has one).
+func batchesMaxTimestamp(seg *Segment) (ts, offset int64, err error) {
 	ts, offset = -1, seg.BaseOffset
 	sc := seg.Batches(0)
 	for sc.Next() {
@@ -162,9 +175,9 @@ func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeH
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		return 0, 0, nil, err
+		return 0, 0, err
 	}
-	return ts, offset, nil, nil
+	return ts, offset, nil
 }
 
 // lastTimeEntry reads a time index's last entry, and whether the file is
@@ -266,18 +279,6 @@ func (p *Partition) searchTimestamp(target int64, tr *tracer, opts LookupOptions
 		if err != nil {
 			return nil, err
 		}
-		if hit != nil {
-			m, scanned, err := checkLargestTimestamp(sf, *hit, byScan)
-			if err != nil {
-				return nil, err
-			}
-			if m != nil {
-				misled(m)
-				if byScan {
-					largest = scanned
-				}
-			}
-		}
 		modTime := false
 		if largest < 0 {
 			largest = 0
@@ -287,16 +288,25 @@ func (p *Partition) searchTimestamp(target int64, tr *tracer, opts LookupOptions
 				}
 			}
 			modTime = true
-			if largest < target && sf.Log != "" {
-				m, scanned, err := checkUntimedSegment(sf, largest, target)
-				if err != nil {
-					return nil, err
-				}
-				if m != nil {
-					misled(m)
-					if byScan {
-						largest, modTime = scanned, false
-					}
+		}
+		checked := false
+		if largest < target && opts.CheckPassedOver && sf.Log != "" {
+			// Passed over: judge what its largest timestamp came from.
+			var m *MisleadingEntry
+			var scanned int64
+			if hit != nil {
+				m, scanned, err = checkLargestTimestamp(sf, *hit, byScan)
+			} else if modTime {
+				m, scanned, err = checkUntimedSegment(sf, largest, target)
+			}
+			if err != nil {
+				return nil, err
+			}
+			checked = true
+			if m != nil {
+				misled(m)
+				if byScan {
+					largest, modTime = scanned, false
 				}
 			}
 		}
@@ -313,6 +323,23 @@ func (p *Partition) searchTimestamp(target int64, tr *tracer, opts LookupOptions
 		seg, err := openForLookup(sf, opts.Broker, opts, tr)
 		if err != nil {
 			return nil, err
+		}
+		if hit != nil && !checked {
+			// Chosen: the entry its largest timestamp came from.
+			m, err := seg.checkLastTimeEntry(seg.guarded(), *hit)
+			if err == nil && m != nil {
+				misled(m)
+				if byScan {
+					largest, _, err = batchesMaxTimestamp(seg)
+				}
+			}
+			if err != nil || largest < target {
+				seg.Close()
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
 		}
 		res, m, err := findOffsetByTimestamp(seg, target, startingOffset, tr, byScan)
 		seg.Close()
@@ -336,16 +363,18 @@ func (p *Partition) searchTimestamp(target int64, tr *tracer, opts LookupOptions
 // segment (with pread: a few reads). byScan, when it misleads: scanned is
 // the largest timestamp of the segment's batches, as recovery computes it.
 func checkLargestTimestamp(sf SegmentFiles, hit TimeHit, byScan bool) (m *MisleadingEntry, scanned int64, err error) {
+	timeIndex := sf.TimeIndex
+	sf.TimeIndex = "" // hit is its entry: the check reads the log and the offset index
 	seg, err := OpenSegment(sf, SegmentOptions{Unmapped: true})
 	if err != nil {
 		return nil, 0, err
 	}
 	defer seg.Close()
+	seg.TimeIndexName = timeIndex
 	if m, err = seg.checkLastTimeEntry(seg.guarded(), hit); err != nil || m == nil || !byScan {
 		return m, 0, err
 	}
-	seg.TimeIndex = nil // read the batches
-	scanned, _, _, err = segmentMaxTimestamp(seg, nil)
+	scanned, _, err = batchesMaxTimestamp(seg)
 	return m, scanned, err
 }
 
@@ -363,8 +392,7 @@ func checkUntimedSegment(sf SegmentFiles, mtime, target int64) (*MisleadingEntry
 		return nil, 0, err
 	}
 	defer seg.Close()
-	seg.TimeIndex = nil // read the batches
-	scanned, offset, _, err := segmentMaxTimestamp(seg, nil)
+	scanned, offset, err := batchesMaxTimestamp(seg)
 	if err != nil || scanned < target {
 		return nil, scanned, err
 	}
@@ -461,6 +489,7 @@ func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *trace
 		}
 		// Damage where the misleading entries led: the broker's search
 		// fails there (or, byScan, the scan stops at the damage).
+		res.Stopped = true
 		res.Reason = fmt.Sprintf("a broker's search for timestamp %d fails: %v", target, err)
 		if byScan {
 			res.Reason = fmt.Sprintf("a scan of %s for timestamp %d stops at damage: %v", seg.LogName, target, err)
@@ -628,40 +657,123 @@ func offsetPosition(seg *Segment, r readers, offset int64, tr *tracer) (int64, e
 // (UnifiedLog.fetchOffsetByTimestamp, RecordBatch.offsetOfMaxTimestamp):
 // the first segment with the greatest max timestamp, the first batch from
 // its (max timestamp, offset) index position whose max timestamp equals it,
-// and in that batch the first record carrying it.
+// and in that batch the first record carrying it. The chosen segment's
+// entries are judged (TimeLookup.Misleading); when one misleads, ByScan
+// is the answer with that segment's largest timestamp and the batch
+// carrying it read from its batches.
 func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLookup, error) {
-	best := -1
-	var bestTS, bestOffset int64 = -1, -1
-	var bestHit *TimeHit
+	res, err := p.searchMaxTimestamp(tr, opts, false)
+	if err != nil || len(res.Misleading) == 0 {
+		return res, err
+	}
+	scan, err := p.searchMaxTimestamp(nil, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	scan.Misleading = nil
+	res.ByScan = scan
+	return res, nil
+}
+
+// maxCandidate is a segment's largest timestamp as the MAX_TIMESTAMP
+// search takes it: from its time index (hit), or scanned from its batches.
+type maxCandidate struct {
+	ts, offset int64
+	hit        *TimeHit
+	scanned    bool
+}
+
+func (p *Partition) searchMaxTimestamp(tr *tracer, opts LookupOptions, byScan bool) (*TimeLookup, error) {
+	cands := make([]maxCandidate, len(p.Segments))
 	for i, sf := range p.Segments {
 		ts, off, hit, err := maxTimestampOf(sf, opts.Broker, tr)
 		if err != nil {
 			return nil, err
 		}
-		if best < 0 || ts > bestTS {
-			best, bestTS, bestOffset, bestHit = i, ts, off, hit
+		cands[i] = maxCandidate{ts: ts, offset: off, hit: hit}
+	}
+	var misleading []MisleadingEntry
+	for {
+		best := 0
+		for i, c := range cands {
+			if c.ts > cands[best].ts {
+				best = i
+			}
+		}
+		c := cands[best]
+		sf := p.Segments[best]
+		if tr != nil {
+			tr.add(TraceStep{Step: StepSegment, Why: WhyGreatestMaxTS, Segment: sf.Name(), Candidates: len(p.Segments), Timestamp: c.ts, Offset: c.offset})
+		}
+		seg, err := openForLookup(sf, opts.Broker, opts, tr)
+		if err != nil {
+			return nil, err
+		}
+		res, m, again, err := seg.maxTimestampIn(c, tr, byScan)
+		if err == nil && again {
+			cands[best].ts, cands[best].offset, err = batchesMaxTimestamp(seg)
+			cands[best].hit, cands[best].scanned = nil, true
+		}
+		seg.Close()
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			misleading = append(misleading, *m)
+			if tr != nil {
+				tr.note(TraceStep{Why: WhyEntryMisleads, File: m.File, Detail: m.String()})
+			}
+		}
+		if again {
+			continue
+		}
+		res.Segment, res.SegmentBaseOffset = sf.Name(), sf.BaseOffset
+		res.Misleading = misleading
+		return res, nil
+	}
+}
+
+// maxTimestampIn finds the record carrying the segment's largest
+// timestamp c: the first batch from the offset index's position for c's
+// offset whose max timestamp equals it, and in it the first record
+// carrying it. It judges the entries followed (m: the first that
+// misleads); byScan, when the time index entry misleads, again asks for
+// the segment's largest timestamp to be read from its batches and the
+// choice made again, and when the offset index entry does, the batch is
+// looked for from position 0.
+func (seg *Segment) maxTimestampIn(c maxCandidate, tr *tracer, byScan bool) (res *TimeLookup, m *MisleadingEntry, again bool, err error) {
+	res = &TimeLookup{TimeIndexEntry: c.hit}
+	r := seg.guarded()
+	if c.hit != nil {
+		if m, err = seg.checkLastTimeEntry(r, *c.hit); err != nil {
+			return nil, nil, false, err
+		}
+		if m != nil && byScan {
+			return nil, m, true, nil
 		}
 	}
-	sf := p.Segments[best]
-	if tr != nil {
-		tr.add(TraceStep{Step: StepSegment, Why: WhyGreatestMaxTS, Segment: sf.Name(), Candidates: len(p.Segments), Timestamp: bestTS, Offset: bestOffset})
-	}
-	seg, err := openForLookup(sf, opts.Broker, opts, tr)
+	pos, err := offsetPosition(seg, r, c.offset, tr)
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
-	defer seg.Close()
-	res := &TimeLookup{Segment: sf.Name(), SegmentBaseOffset: sf.BaseOffset, TimeIndexEntry: bestHit}
-	pos, err := offsetPosition(seg, seg.guarded(), bestOffset, tr)
-	if err != nil {
-		return nil, err
+	if m == nil {
+		ohit, _, err := seg.offsetHit(r, c.offset)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if m, err = seg.checkOffsetEntry(r, ohit, c.offset, true); err != nil {
+			return nil, nil, false, err
+		}
+		if m != nil && byScan {
+			pos = 0
+		}
 	}
 	var dec record.RecordDecoder
 	sc := seg.Batches(pos)
 	for sc.Next() {
 		b := sc.Batch()
-		if b.MaxTimestamp != bestTS {
-			tr.batch(b, TraceStep{Why: WhyMaxTSOther, Target: bestTS})
+		if b.MaxTimestamp != c.ts {
+			tr.batch(b, TraceStep{Why: WhyMaxTSOther, Target: c.ts})
 			continue
 		}
 		if b.Magic == 0 {
@@ -670,7 +782,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 		}
 		entry, err := seg.ReadEntry(b, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, false, err
 		}
 		err = dec.Records(seg.LogName, entry, b, func(r *record.Record) error {
 			if r.Timestamp == b.MaxTimestamp {
@@ -680,19 +792,19 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 			return nil
 		})
 		if err != nil && err != errStopRecords {
-			return nil, err
+			return nil, nil, false, err
 		}
 		if res.Found {
 			tr.batch(b, TraceStep{Why: WhyFirstMaxRecord, Offset: res.Offset})
 			bc := *b
 			res.Batch = &bc
-			return res, nil
+			return res, m, false, nil
 		}
 		break
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		return nil, err
+		return nil, nil, false, err
 	}
-	res.Reason = fmt.Sprintf("no batch with the max timestamp %d holds a record carrying it", bestTS)
-	return res, nil
+	res.Reason = fmt.Sprintf("no batch with the max timestamp %d holds a record carrying it", c.ts)
+	return res, m, false, nil
 }

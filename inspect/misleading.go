@@ -58,12 +58,11 @@ func (s *Segment) timeMisleads(hit TimeHit, problem string) *MisleadingEntry {
 // (the condition verify's index.position and index.mismatch check over
 // the whole index). The batch's first offset may be below O (entries of
 // 2.0-4.0 brokers name the last offset of a multi-batch append at the
-// position of its first batch, kafka-on-disk.md 5.8), and a legacy
-// compressed wrapper's first offset is not in its header, so only its
-// last offset is judged. With crc the batch's checksum is computed too,
-// which is what tells a batch boundary from bytes inside a batch that
-// happen to parse as a header; without it only the header is read. nil:
-// the entry leads right (or hit is no entry).
+// position of its first batch, kafka-on-disk.md 5.8); a legacy
+// compressed wrapper's first offset is read from its first inner message.
+// With crc the batch's checksum is computed too, which is what tells a
+// batch boundary from bytes inside a batch that happen to parse as a
+// header. nil: the entry leads right (or hit is no entry).
 func (s *Segment) checkOffsetEntry(r readers, hit IndexHit, key int64, crc bool) (*MisleadingEntry, error) {
 	if hit.Slot < 0 {
 		return nil, nil
@@ -75,38 +74,80 @@ func (s *Segment) checkOffsetEntry(r readers, hit IndexHit, key int64, crc bool)
 	case p == s.LogSize:
 		return s.offsetMisleads(hit, fmt.Sprintf("position %d is the end of the log, where no batch starts", p)), nil
 	}
+	// unreadable: no batch can be read at p. That is the entry's fault
+	// unless p is a boundary of the chain of batches from position 0: then
+	// the log is damaged there, which its readers report.
+	unreadable := func(problem string) (*MisleadingEntry, error) {
+		boundary, err := s.chainBoundary(r, p)
+		if boundary || err != nil {
+			return nil, err
+		}
+		return s.offsetMisleads(hit, problem), nil
+	}
 	it := s.batches(r.log, p)
 	if !it.Next() {
 		err := it.Err()
 		if err != nil && !isDamage(err) {
 			return nil, err
 		}
-		return s.offsetMisleads(hit, fmt.Sprintf("no batch starts at position %d (%s)", p, damageWords(err))), nil
+		return unreadable(fmt.Sprintf("no batch starts at position %d (%s)", p, damageWords(err)))
 	}
 	b := it.Batch()
 	if why := record.HeaderProblem(b); why != "" {
-		return s.offsetMisleads(hit, fmt.Sprintf("no batch starts at position %d: %s", p, why)), nil
+		return unreadable(s.offsetBatchProblem(b, -1, key))
 	}
 	if crc {
-		computed, ok, err := it.CheckCRC()
-		if err != nil && !isDamage(err) {
+		entry, err := s.ReadEntry(b, s.buf)
+		if err != nil {
 			return nil, err
 		}
-		if err != nil || !ok {
-			return s.offsetMisleads(hit, fmt.Sprintf("no batch starts at position %d: the bytes there read as a batch header whose CRC does not match (stored %d, computed %d)", p, b.CRC, computed)), nil
+		s.buf = entry[:0]
+		if computed := record.ComputeCRC(b.Magic, entry); computed != b.CRC {
+			return unreadable(fmt.Sprintf("no batch starts at position %d: the bytes there read as a batch header whose CRC does not match (stored %d, computed %d)", p, b.CRC, computed))
 		}
 	}
 	first, err := s.firstOffset(r, b)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case b.LastOffset < s.BaseOffset || (first >= 0 && first < s.BaseOffset):
-		return s.offsetMisleads(hit, fmt.Sprintf("the batch at position %d holds offsets below the segment's base offset %d (last offset %d): the position is not that of a batch of this segment", p, s.BaseOffset, b.LastOffset)), nil
-	case first > key:
-		return s.offsetMisleads(hit, fmt.Sprintf("the batch at position %d starts at offset %d, after offset %d: a scan from there skips the batches before it, which hold offsets up to %d", p, first, key, first-1)), nil
+	if problem := s.offsetBatchProblem(b, first, key); problem != "" {
+		return s.offsetMisleads(hit, problem), nil
 	}
 	return nil, nil
+}
+
+// offsetBatchProblem is checkOffsetEntry's judgement of the batch b found
+// at the entry's position, whose first offset is first (-1: unknown), for
+// a lookup of key: "" when it leads right.
+func (s *Segment) offsetBatchProblem(b *record.Batch, first, key int64) string {
+	switch {
+	case record.HeaderProblem(b) != "":
+		return fmt.Sprintf("no batch starts at position %d: %s", b.Position, record.HeaderProblem(b))
+	case b.LastOffset < s.BaseOffset || (first >= 0 && first < s.BaseOffset):
+		return fmt.Sprintf("the batch at position %d holds offsets below the segment's base offset %d (last offset %d): the position is not that of a batch of this segment", b.Position, s.BaseOffset, b.LastOffset)
+	case first > key:
+		return fmt.Sprintf("the batch at position %d starts at offset %d, after offset %d: a scan from there skips the batches before it, which hold offsets up to %d", b.Position, first, key, first-1)
+	}
+	return ""
+}
+
+// chainBoundary reports whether a batch of the chain from position 0 (the
+// batches a scan from the start of the log yields) starts at p. It reads
+// headers up to p, so it is asked only when no batch can be read there.
+func (s *Segment) chainBoundary(r readers, p int64) (bool, error) {
+	if p == 0 {
+		return true, nil
+	}
+	it := s.batches(r.log, 0)
+	for it.Next() {
+		if e := it.Batch().End(); e >= p {
+			return e == p, nil
+		}
+	}
+	if err := it.Err(); err != nil && !isDamage(err) {
+		return false, err
+	}
+	return false, nil
 }
 
 // maxPredecessorBatches bounds the headers checkTimeEntry reads before the
@@ -169,11 +210,8 @@ func (s *Segment) checkTimeEntry(r readers, hit TimeHit, pos, before int64) (*Mi
 		if err != nil {
 			return nil, 0, err
 		}
-		switch {
-		case first > o:
-			return s.timeMisleads(hit, fmt.Sprintf("no batch holds offset %d: the batch at position %d starts at offset %d", o, b.Position, first)), 0, nil
-		case b.MaxTimestamp != t:
-			return s.timeMisleads(hit, fmt.Sprintf("the batch at position %d, which holds offset %d, has max timestamp %d, not %d", b.Position, o, b.MaxTimestamp, t)), 0, nil
+		if problem := timeBatchProblem(hit, b, first); problem != "" {
+			return s.timeMisleads(hit, problem), 0, nil
 		}
 		return nil, b.Position, nil
 	}
@@ -185,6 +223,20 @@ func (s *Segment) checkTimeEntry(r readers, hit TimeHit, pos, before int64) (*Mi
 		return s.timeMisleads(hit, fmt.Sprintf("a scan from position %d for the batch holding offset %d stops at damage (%s)", pos, o, damageWords(err))), 0, nil
 	}
 	return s.timeMisleads(hit, fmt.Sprintf("offset %d is past the segment's last batch", o)), 0, nil
+}
+
+// timeBatchProblem is checkTimeEntry's judgement of b, the first batch
+// whose last offset reaches the entry's offset, whose first offset is
+// first (-1: unknown): "" when it holds the offset and carries the entry's
+// timestamp as its max.
+func timeBatchProblem(hit TimeHit, b *record.Batch, first int64) string {
+	switch {
+	case first > hit.Offset:
+		return fmt.Sprintf("no batch holds offset %d: the batch at position %d starts at offset %d", hit.Offset, b.Position, first)
+	case b.MaxTimestamp != hit.Timestamp:
+		return fmt.Sprintf("the batch at position %d, which holds offset %d, has max timestamp %d, not %d", b.Position, hit.Offset, b.MaxTimestamp, hit.Timestamp)
+	}
+	return ""
 }
 
 // checkLastTimeEntry judges the time index entry a segment's largest

@@ -58,7 +58,7 @@ func noMisleading(t *testing.T, p *inspect.Partition) int {
 			continue
 		}
 		for _, ts := range []int64{b.MaxTimestamp, b.MaxTimestamp - 1} {
-			tl, err := p.LookupTime(ts, inspect.LookupOptions{})
+			tl, err := p.LookupTime(ts, inspect.LookupOptions{CheckPassedOver: true})
 			if err != nil {
 				t.Fatalf("timestamp %d: %v", ts, err)
 			}
@@ -133,7 +133,9 @@ func bruteTimeLookup(m *kafkagen.Manifest, target, start int64) (offset, ts int6
 // still the one that follows the entries (checked against the lookup
 // without the rule by TestLookupOffsetRealFixturesMatchBruteForce and the
 // command's broker tests). Both brute forces scan the log: allBatches for
-// offsets, the generator's manifest for timestamps.
+// offsets, the generator's manifest for timestamps; the timestamp lookups
+// judge the segments they pass over too (CheckPassedOver, as a search
+// does).
 func TestLookupsThroughDamagedIndexes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 2))
 	root := t.TempDir()
@@ -180,7 +182,7 @@ func TestLookupsThroughDamagedIndexes(t *testing.T) {
 				continue
 			}
 			ts := b.MaxTimestamp - int64(rng.IntN(3))
-			tl, err := p.LookupTime(ts, inspect.LookupOptions{})
+			tl, err := p.LookupTime(ts, inspect.LookupOptions{CheckPassedOver: true})
 			if err != nil {
 				t.Fatalf("trial %d (%s) timestamp %d: %v", trial, did, ts, err)
 			}
@@ -197,5 +199,64 @@ func TestLookupsThroughDamagedIndexes(t *testing.T) {
 	}
 	if misled == 0 {
 		t.Fatal("no lookup was misled: the test exercises nothing")
+	}
+}
+
+// TestLookupMaxThroughAMisleadingLastEntry: ListOffsets MAX_TIMESTAMP
+// picks the segment with the greatest last time index entry. When that
+// entry is too high (a timestamp no batch carries), the broker's answer
+// finds no record; the lookup names the entry and ByScan is the record
+// carrying the partition's largest timestamp, as a scan finds it.
+func TestLookupMaxThroughAMisleadingLastEntry(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 5, Segments: 3, Batches: 30, Timestamps: "random"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The brute force: the first segment with the largest max timestamp,
+	// its first batch carrying it, that batch's first record carrying it.
+	var want kafkagen.RecordManifest
+	best := -1
+	for si, seg := range m.Segments {
+		if best < 0 || seg.MaxTimestamp > m.Segments[best].MaxTimestamp {
+			best = si
+		}
+	}
+	for _, b := range m.Segments[best].Batches {
+		if b.MaxTimestamp == m.Segments[best].MaxTimestamp {
+			for _, r := range b.Records {
+				if r.Timestamp == b.MaxTimestamp {
+					want = r
+					break
+				}
+			}
+			break
+		}
+	}
+	p, err := inspect.ReadPartition(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthy, err := p.LookupTime(inspect.TimestampMax, inspect.LookupOptions{})
+	if err != nil || !healthy.Found || healthy.Offset != want.Offset || healthy.ByScan != nil {
+		t.Fatalf("healthy: %+v, %v; want offset %d", healthy, err, want.Offset)
+	}
+	// The first segment's last entry raised above everything.
+	seg := &m.Segments[0]
+	last := seg.TimeIndexEntries - 1
+	gentest.EditTimeIndex(t, m.TimeIndexPath(seg), func(slot int, ts *int64, _ *int32) {
+		if slot == last {
+			*ts = m.Segments[best].MaxTimestamp + 1000
+		}
+	})
+	got, err := p.LookupTime(inspect.TimestampMax, inspect.LookupOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Found || got.SegmentBaseOffset != seg.BaseOffset || len(got.Misleading) != 1 || got.ByScan == nil {
+		t.Fatalf("the broker's answer %+v, misleading %v", got, got.Misleading)
+	}
+	if by := got.ByScan; !by.Found || by.Offset != want.Offset || by.Timestamp != want.Timestamp {
+		t.Fatalf("by scan: %+v, want offset %d timestamp %d", by, want.Offset, want.Timestamp)
 	}
 }

@@ -52,6 +52,21 @@ func (r LogRange) Contains(rec *record.Record) bool {
 	return true
 }
 
+// walkStart is where a walk from a lookup's answer starts: the batch
+// found, or, when the lookup stopped at damage (Stopped, which only a
+// lookup that followed a misleading entry reports instead of an error),
+// the start of that segment, so that the walk meets the damage and
+// reports it; ok false when there is nothing to walk.
+func walkStart(p *Partition, found, stopped bool, segBase int64, b *record.Batch) (seg int, pos int64, ok bool) {
+	switch {
+	case found:
+		return floorSegment(p.Segments, segBase), b.Position, true
+	case stopped:
+		return floorSegment(p.Segments, segBase), 0, true
+	}
+	return 0, 0, false
+}
+
 func (r LogRange) misled(ms []MisleadingEntry) {
 	if r.Misleading != nil {
 		for _, m := range ms {
@@ -119,7 +134,7 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 	var minTS int64 = -1 << 63
 	if r.FromTime != nil {
 		minTS = *r.FromTime
-		tl, err := p.LookupTime(*r.FromTime, LookupOptions{})
+		tl, err := p.LookupTime(*r.FromTime, LookupOptions{CheckPassedOver: true})
 		if err != nil {
 			return err
 		}
@@ -127,11 +142,11 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 			r.misled(tl.Misleading)
 			tl = tl.ByScan
 		}
-		if !tl.Found {
+		seg, pos, ok := walkStart(p, tl.Found, tl.Stopped, tl.SegmentBaseOffset, tl.Batch)
+		if !ok {
 			return nil
 		}
-		startSeg = floorSegment(p.Segments, tl.SegmentBaseOffset)
-		startPos = tl.Batch.Position
+		startSeg, startPos = seg, pos
 	}
 	if r.FromOffset != nil {
 		ol, err := p.LookupOffset(*r.FromOffset, LookupOptions{})
@@ -142,12 +157,12 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 			r.misled(ol.Misleading)
 			ol = ol.ByScan
 		}
-		if !ol.Found {
+		i, pos, ok := walkStart(p, ol.Found, ol.Stopped, ol.SegmentBaseOffset, &ol.Batch)
+		if !ok {
 			return nil
 		}
-		i := floorSegment(p.Segments, ol.SegmentBaseOffset)
-		if i > startSeg || (i == startSeg && ol.Batch.Position > startPos) {
-			startSeg, startPos = i, ol.Batch.Position
+		if i > startSeg || (i == startSeg && pos > startPos) {
+			startSeg, startPos = i, pos
 		}
 	}
 	seen := 0

@@ -3,6 +3,7 @@ package find_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -187,5 +188,40 @@ func TestFindWithDamagedIndexesMatchesBruteForce(t *testing.T) {
 	}
 	if trials < 30 || misledTotal == 0 {
 		t.Fatalf("%d damaged partitions, %d misleading entries reported: the test exercises too little", trials, misledTotal)
+	}
+}
+
+// TestFindThroughDamageWhereAnEntryPoints: when the batch an index entry
+// points at is damaged (its length field), the entry is right and the log
+// is wrong: the search reports the damage at that position, as before,
+// and calls no entry misleading.
+func TestFindThroughDamageWhereAnEntryPoints(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	p, m, _ := onePartition(t, dir, kafkagen.Options{Seed: 4, Batches: 40, RecordsPerBatch: 3, IndexIntervalBytes: kafkagen.IndexEveryBatch})
+	seg := &m.Segments[0]
+	bad := seg.Batches[20]
+	f, err := os.OpenFile(m.LogPath(seg), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0, 0, 0, 1}, bad.Position+8); err != nil { // a length of 1: no batch
+		t.Fatal(err)
+	}
+	f.Close()
+	var damage, misled []string
+	_, err = find.Search([]*inspect.Partition{p}, find.Options{Filter: find.Filter{FromOffset: p64(bad.LastOffset)}}, func(e find.Event) error {
+		switch {
+		case e.Damage != nil:
+			damage = append(damage, fmt.Sprintf("%d", e.Damage.Position))
+		case e.Misleading != nil:
+			misled = append(misled, e.Misleading.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(misled) != 0 || len(damage) != 1 || damage[0] != fmt.Sprint(bad.Position) {
+		t.Fatalf("damage at %v (want %d), misleading entries %q (want none)", damage, bad.Position, misled)
 	}
 }
