@@ -94,7 +94,8 @@ Ranges are resolved through the indexes, so only the bytes in range are
 read: --from-offset/--to-offset (inclusive; batches overlapping the range),
 --from-time/--to-time (ms, RFC 3339, a date, or relative to now such as -1h;
 records outside are left out, batches without any are skipped),
---max-batches.
+--max-batches. An index entry that contradicts the batch it leads to is
+named on stderr, and the listing starts where the batches place the bound.
 
 A damaged .log stops the listing of its segment: what comes before the
 damage is listed, the error names the file and byte position, and the exit

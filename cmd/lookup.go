@@ -43,7 +43,10 @@ record_count, compression) scanned_batches scanned_bytes leader_epoch (the
 batch's partition leader epoch, -1 for none) epoch_entry (epoch,
 start_offset: the leader-epoch-checkpoint entry with the largest start
 offset <= OFFSET, i.e. the epoch that wrote it; null without a checkpoint),
-and with --trace the steps taken.
+misleading_index (only when the index entry the broker followed contradicts
+the batch it leads to: the entries, and by_scan, the answer a scan of the
+segment gives, which is what the log holds; also said on stderr), and with
+--trace the steps taken. The answer is always the broker's.
 
 Exit codes: 0 found; 1 not in the log (below the first segment's base
 offset, or at/after the log end offset: {"found":false,"reason":...});

@@ -45,7 +45,11 @@ timestamp segment segment_base_offset timeindex_entry (slot, timestamp,
 offset; null when none was used) batch (as in lookup; null for latest)
 leader_epoch (the batch's partition leader epoch; -1 for none or latest)
 epoch_entry (epoch, start_offset: the leader-epoch-checkpoint entry covering
-the answer's offset; null without a checkpoint), and with --trace the steps.
+the answer's offset; null without a checkpoint), misleading_index (only when
+an index entry of the segment searched contradicts the batch it leads to:
+the entries, and by_scan, the answer a scan of the segment gives, which is
+what the log holds; also said on stderr), and with --trace the steps. The
+answer is always the broker's.
 
 Exit codes: 0 found; 1 no record with a timestamp >= TIMESTAMP
 ({"found":false,"reason":...}); 2 could not look.`,
