@@ -30,18 +30,27 @@ func Valid(b []byte) []byte {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(b[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			out = append(out, `\ufffd`...)
-		case r == '\u2028':
-			out = append(out, `\u2028`...)
-		case r == '\u2029':
-			out = append(out, `\u2029`...)
-		default:
-			out = append(out, b[i:i+size]...)
-		}
-		i += size
+		var n int
+		out, n = AppendChar(out, b[i:])
+		i += n
 	}
 	return out
+}
+
+// AppendChar appends the character that starts s, which is not ASCII, as
+// kseg's JSON strings hold it: a byte that is not UTF-8 as \ufffd, U+2028
+// and U+2029 escaped, any other character as it is. It returns how many
+// bytes of s it took. String encoders that handle ASCII themselves (the
+// Avro decoder's) use it for the rest.
+func AppendChar(dst, s []byte) ([]byte, int) {
+	r, size := utf8.DecodeRune(s)
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return append(dst, `\ufffd`...), 1
+	case r == '\u2028':
+		return append(dst, `\u2028`...), size
+	case r == '\u2029':
+		return append(dst, `\u2029`...), size
+	}
+	return append(dst, s[:size]...), size
 }

@@ -19,34 +19,36 @@ import (
 // each entry's slot, relative offset and position, and may change them.
 func EditOffsetIndex(t testing.TB, path string, edit func(slot int, rel, pos *int32)) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+8 <= len(b); i += 8 {
-		rel, pos := int32(binary.BigEndian.Uint32(b[i:])), int32(binary.BigEndian.Uint32(b[i+4:]))
-		edit(i/8, &rel, &pos)
-		binary.BigEndian.PutUint32(b[i:], uint32(rel))
-		binary.BigEndian.PutUint32(b[i+4:], uint32(pos))
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editSlots(t, path, 8, func(slot int, b []byte) {
+		rel, pos := int32(binary.BigEndian.Uint32(b)), int32(binary.BigEndian.Uint32(b[4:]))
+		edit(slot, &rel, &pos)
+		binary.BigEndian.PutUint32(b, uint32(rel))
+		binary.BigEndian.PutUint32(b[4:], uint32(pos))
+	})
 }
 
 // EditTimeIndex rewrites the entries of a .timeindex in place: edit gets
 // each entry's slot, timestamp and relative offset, and may change them.
 func EditTimeIndex(t testing.TB, path string, edit func(slot int, ts *int64, rel *int32)) {
 	t.Helper()
+	editSlots(t, path, 12, func(slot int, b []byte) {
+		ts, rel := int64(binary.BigEndian.Uint64(b)), int32(binary.BigEndian.Uint32(b[8:]))
+		edit(slot, &ts, &rel)
+		binary.BigEndian.PutUint64(b, uint64(ts))
+		binary.BigEndian.PutUint32(b[8:], uint32(rel))
+	})
+}
+
+// editSlots hands edit each whole slot of size bytes of the file at path
+// to change in place, and writes the file back.
+func editSlots(t testing.TB, path string, size int, edit func(slot int, b []byte)) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i+12 <= len(b); i += 12 {
-		ts, rel := int64(binary.BigEndian.Uint64(b[i:])), int32(binary.BigEndian.Uint32(b[i+8:]))
-		edit(i/12, &ts, &rel)
-		binary.BigEndian.PutUint64(b[i:], uint64(ts))
-		binary.BigEndian.PutUint32(b[i+8:], uint32(rel))
+	for i := 0; i+size <= len(b); i += size {
+		edit(i/size, b[i:i+size])
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
