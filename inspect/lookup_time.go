@@ -410,13 +410,17 @@ func checkUntimedSegment(sf SegmentFiles, mtime, target int64) (*MisleadingEntry
 // segment: the time index entry hit (nil: none, or below the starting
 // offset), and the offset index entry that places the scan at key (the
 // larger of hit's offset and the starting offset). With hit, pos is the
-// position of the batch holding its offset.
+// position of the batch holding its offset. The offset index entry's
+// batch is read for its CRC only without hit: with it, the time entry's
+// check reads on from there to the batch holding its offset, which must
+// carry its timestamp, and bytes inside a batch that read as a header do
+// not lead there.
 func (s *Segment) checkTimeHit(r readers, hit *TimeHit, key int64) (m *MisleadingEntry, pos int64, err error) {
 	ohit, before, err := s.offsetHit(r, key)
 	if err != nil {
 		return nil, 0, err
 	}
-	if m, err := s.checkOffsetEntry(r, ohit, key, true); m != nil || err != nil {
+	if m, err := s.checkOffsetEntry(r, ohit, key, hit == nil); m != nil || err != nil {
 		return m, 0, err
 	}
 	if hit == nil {
