@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -107,10 +108,17 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 		return err
 	}
 	res, err := p.LookupOffset(opts.offset, brokerLookupOptions(opts.trace))
+	var me *inspect.MisledError
+	if errors.As(err, &me) {
+		// The broker's fetch fails on the damage the entries led it to.
+		if _, jerr := offsetMisleadingJSON(ios, p, opts.offset, me.Misleading, me.ByScanOffset, true); jerr != nil {
+			return jerr
+		}
+	}
 	if err != nil {
 		return err
 	}
-	misleading, err := offsetMisleadingJSON(ios, p, res)
+	misleading, err := offsetMisleadingJSON(ios, p, opts.offset, res.Misleading, res.ByScan, false)
 	if err != nil {
 		return err
 	}
@@ -142,10 +150,11 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 	return printObjectLines(ios, out, lookupColumns, story)
 }
 
-// offsetMisleadingJSON is lookup's misleading_index (nil when no entry
-// misled), said on stderr too.
-func offsetMisleadingJSON(ios *IOStreams, p *inspect.Partition, res *inspect.OffsetLookup) (*misleadingIndexJSON, error) {
-	by := res.ByScan
+// offsetMisleadingJSON is lookup's misleading_index for the entries ms
+// that misled a lookup of target and by, the answer by scanning (nil when
+// no entry misled), said on stderr too (failed: the broker's fetch failed
+// where they led).
+func offsetMisleadingJSON(ios *IOStreams, p *inspect.Partition, target int64, ms []inspect.MisleadingEntry, by *inspect.OffsetLookup, failed bool) (*misleadingIndexJSON, error) {
 	if by == nil {
 		return nil, nil
 	}
@@ -154,10 +163,10 @@ func offsetMisleadingJSON(ios *IOStreams, p *inspect.Partition, res *inspect.Off
 	var batch *record.Batch
 	if by.Found {
 		out.Segment, out.SegmentBaseOffset, batch = &by.Segment, &by.SegmentBaseOffset, &by.Batch
-		scan = fmt.Sprintf("a scan of the segment finds offset %d in the batch at position %d of %s (offsets up to %d)", res.TargetOffset, by.Batch.Position, by.Segment, by.Batch.LastOffset)
+		scan = fmt.Sprintf("a scan of the segment finds offset %d in the batch at position %d of %s (offsets up to %d)", target, by.Batch.Position, by.Segment, by.Batch.LastOffset)
 	}
-	warnMisleadingLookup(ios, res.Misleading, scan)
-	return newMisleadingIndexJSON(p, res.Misleading, out, batch, by.SegmentBaseOffset)
+	warnMisleadingLookup(ios, ms, scan, failed)
+	return newMisleadingIndexJSON(p, ms, out, batch, by.SegmentBaseOffset)
 }
 
 var offsetNotFoundColumns = []column[offsetNotFoundJSON]{

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -111,10 +112,17 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 		return err
 	}
 	res, err := p.LookupTime(opts.timestamp, brokerLookupOptions(opts.trace))
+	var me *inspect.MisledError
+	if errors.As(err, &me) {
+		// The broker's search fails on the damage the entries led it to.
+		if _, jerr := timeMisleadingJSON(ios, p, me.Misleading, me.ByScanTime, true); jerr != nil {
+			return jerr
+		}
+	}
 	if err != nil {
 		return err
 	}
-	misleading, err := timeMisleadingJSON(ios, p, res)
+	misleading, err := timeMisleadingJSON(ios, p, res.Misleading, res.ByScan, false)
 	if err != nil {
 		return err
 	}
@@ -149,10 +157,11 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 	return printObjectLines(ios, out, lookupTimeColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, res.Trace, timeTarget(opts.timestamp), conclusion))
 }
 
-// timeMisleadingJSON is lookup-time's misleading_index (nil when no entry
-// misled), said on stderr too.
-func timeMisleadingJSON(ios *IOStreams, p *inspect.Partition, res *inspect.TimeLookup) (*misleadingIndexJSON, error) {
-	by := res.ByScan
+// timeMisleadingJSON is lookup-time's misleading_index for the entries ms
+// that misled it and by, the answer by scanning (nil when no entry
+// misled), said on stderr too (failed: the broker's search failed where
+// they led).
+func timeMisleadingJSON(ios *IOStreams, p *inspect.Partition, ms []inspect.MisleadingEntry, by *inspect.TimeLookup, failed bool) (*misleadingIndexJSON, error) {
 	if by == nil {
 		return nil, nil
 	}
@@ -162,8 +171,8 @@ func timeMisleadingJSON(ios *IOStreams, p *inspect.Partition, res *inspect.TimeL
 		out.Offset, out.Timestamp, out.Segment, out.SegmentBaseOffset = &by.Offset, &by.Timestamp, &by.Segment, &by.SegmentBaseOffset
 		scan = fmt.Sprintf("a scan of the segment answers offset %d (timestamp %d) in %s", by.Offset, by.Timestamp, by.Segment)
 	}
-	warnMisleadingLookup(ios, res.Misleading, scan)
-	return newMisleadingIndexJSON(p, res.Misleading, out, by.Batch, by.SegmentBaseOffset)
+	warnMisleadingLookup(ios, ms, scan, failed)
+	return newMisleadingIndexJSON(p, ms, out, by.Batch, by.SegmentBaseOffset)
 }
 
 // timeTraceTitle heads the --trace story of a time lookup.

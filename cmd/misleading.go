@@ -72,9 +72,14 @@ func newMisleadingIndexJSON(p *inspect.Partition, ms []inspect.MisleadingEntry, 
 }
 
 // warnMisleadingLookup says on stderr, for each entry that misled a
-// lookup, that the broker follows it and what a scan finds instead.
-func warnMisleadingLookup(ios *IOStreams, ms []inspect.MisleadingEntry, scan string) {
+// lookup, that the broker follows it and what a scan finds instead; failed:
+// the broker's read fails where they led (no answer is shown).
+func warnMisleadingLookup(ios *IOStreams, ms []inspect.MisleadingEntry, scan string, failed bool) {
+	broker, where := "a broker follows it all the same (the answer shown); ", " (misleading_index.by_scan)"
+	if failed {
+		broker, where = "a broker follows it all the same, and its read fails there; ", ""
+	}
 	for i := range ms {
-		warnMisleading(ios, &ms[i], "a broker follows it all the same (the answer shown); "+scan+" (misleading_index.by_scan)")
+		warnMisleading(ios, &ms[i], broker+scan+where)
 	}
 }

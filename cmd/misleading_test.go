@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -173,5 +176,56 @@ func misledByTime(t *testing.T, dir string, m *kafkagen.Manifest, index string, 
 	}
 	if answer["offset"].(float64) != float64(first) {
 		t.Errorf("damaged=%v: lookup-time %d answers offset %v, the log's first record at or after it is %d", damaged, target, answer["offset"], first)
+	}
+}
+
+// TestLookupWhereAMisleadingEntryLeadsToBytesThatFail: every .index entry
+// points inside a record whose value reads as an entry of length 1, which
+// the broker's file iterator refuses (CorruptRecordException). lookup
+// fails as the broker's fetch does (exit 2, as before the rule) and names
+// the entry and what a scan finds; find and dump-log, which start from the
+// scan, print every record in range and report no damage: the log is
+// whole.
+func TestLookupWhereAMisleadingEntryLeadsToBytesThatFail(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	trap := []byte("\x00\x00\x00\x00\x00\x00\x00\x07\x00\x00\x00\x01trap")
+	var kvs []kafkagen.KeyValue
+	for i := range 40 {
+		v := []byte(fmt.Sprintf("value-%02d", i))
+		if i == 5 {
+			v = trap
+		}
+		kvs = append(kvs, kafkagen.KeyValue{Key: []byte(fmt.Sprintf("k%02d", i)), Value: v})
+	}
+	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 2, RecordsPerBatch: 2, Records: kvs, IndexIntervalBytes: kafkagen.IndexEveryBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := &m.Segments[0]
+	log, err := os.ReadFile(m.LogPath(seg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(log, trap)
+	gentest.EditOffsetIndex(t, m.IndexPath(seg), func(_ int, _, pos *int32) { *pos = int32(at) })
+
+	out, stderr, code := runKseg(t, nil, "-o", "json", "lookup", dir, "30")
+	if code != 2 || out != "" || !strings.Contains(stderr, "misleading index entry: "+m.IndexPath(seg)) ||
+		!strings.Contains(stderr, "its read fails there; a scan of the segment finds offset 30") {
+		t.Errorf("lookup: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	out, stderr, code = runKseg(t, nil, "-o", "json", "find", dir, "--from-offset", "20")
+	if n := len(jsonLines(t, out)); code != 0 || n != 20 || strings.Contains(stderr, "damage") || !strings.Contains(stderr, "misleading index entry") {
+		t.Errorf("find --from-offset 20: exit %d, %d records, stderr %q", code, n, stderr)
+	}
+	out, stderr, code = runKseg(t, nil, "-o", "json", "dump-log", "--records", dir, "--from-offset", "20")
+	records := 0
+	for _, l := range jsonLines(t, out) {
+		if l["kind"] == "record" {
+			records++
+		}
+	}
+	if code != 0 || records != 20 || !strings.Contains(stderr, "misleading index entry") {
+		t.Errorf("dump-log --from-offset 20: exit %d, %d records, stderr %q", code, records, stderr)
 	}
 }

@@ -191,10 +191,8 @@ type OffsetLookup struct {
 	// position 0 instead: what the log holds. Both nil on a healthy index.
 	Misleading []MisleadingEntry
 	ByScan     *OffsetLookup
-	// Stopped: not found because the read stopped at damage where a
-	// misleading entry led it, or (ByScan) where the scan met it, in
-	// Segment (Reason says what); without a misleading entry, damage is
-	// an error.
+	// Stopped (ByScan only): not found because the scan of a segment
+	// whose entry misled met damage, in Segment (Reason says what).
 	Stopped bool
 }
 
@@ -328,7 +326,8 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 	if tr != nil {
 		tr.add(TraceStep{Step: StepSegment, Why: WhyFloorSegment, Segment: p.Segments[i].Name(), Candidates: len(p.Segments), Target: target})
 	}
-	if err := p.lookupOffsetFrom(i, target, res, st, opts, tr, false); err != nil {
+	err = p.lookupOffsetFrom(i, target, res, st, opts, tr, false)
+	if err != nil && (len(res.Misleading) == 0 || !isDamage(err)) {
 		return nil, err
 	}
 	if len(res.Misleading) > 0 {
@@ -338,6 +337,9 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 		}
 		scan.Misleading = nil
 		res.ByScan = scan
+	}
+	if err != nil {
+		return nil, &MisledError{Err: err, Misleading: res.Misleading, ByScanOffset: res.ByScan}
 	}
 	res.Trace = tr.result()
 	return res, nil
@@ -385,9 +387,9 @@ func (p *Partition) lookupOffsetFrom(i int, target int64, res *OffsetLookup, st 
 // judges the index entry it followed (checkOffsetEntry). It returns
 // whether a batch was found, and else the next offset after the last
 // batch it saw (the segment's log end offset when the scan reached it);
-// stop when the read ends here without an answer (res.Reason says why):
-// the broker's scan from a misleading entry fails on the bytes it points
-// at, or, byScan, the scan of the segment stops at damage.
+// stop when, byScan, the scan of a segment whose entry misled stops at
+// damage (res.Reason says where). The broker's read fails on damage with
+// an error, misled or not.
 func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer, byScan bool) (found bool, next int64, stop bool, err error) {
 	var st scanStats
 	r := seg.guarded()
@@ -423,15 +425,10 @@ func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer, 
 		b, _, found, err = seg.scanToOffset(seg.batches(r.log, 0), target, nil, &st, hit)
 	}
 	if err != nil {
-		if !isDamage(err) {
+		if !byScan || !isDamage(err) {
 			return false, st.next, false, err
 		}
-		// FileLogInputStream throws CorruptRecordException on the bytes
-		// there: the fetch fails.
-		res.Reason = fmt.Sprintf("a scan for offset %d in %s fails: %v", target, seg.LogName, err)
-		if !byScan {
-			res.Reason = fmt.Sprintf("a broker's fetch from offset %d fails: %v", target, err)
-		}
+		res.Reason = fmt.Sprintf("a scan of %s for offset %d stops at damage: %v", seg.LogName, target, err)
 		return false, st.next, true, nil
 	}
 	if found {

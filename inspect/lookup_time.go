@@ -49,10 +49,8 @@ type TimeLookup struct {
 	// indexes.
 	Misleading []MisleadingEntry
 	ByScan     *TimeLookup
-	// Stopped: not found because the search stopped at damage where a
-	// misleading entry led it, or (ByScan) where the scan met it, in
-	// Segment (Reason says what); without a misleading entry, damage is
-	// an error.
+	// Stopped (ByScan only): not found because the scan of a segment
+	// whose entry misled met damage, in Segment (Reason says what).
 	Stopped bool
 }
 
@@ -248,14 +246,20 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 // batches (TimeLookup.ByScan).
 func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions) (*TimeLookup, error) {
 	res, err := p.searchTimestamp(target, tr, opts, false)
-	if err != nil || len(res.Misleading) == 0 {
-		return res, err
+	if res == nil || len(res.Misleading) == 0 || (err != nil && !isDamage(err)) {
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
-	scan, err := p.searchTimestamp(target, nil, opts, true)
-	if err != nil {
-		return nil, err
+	scan, serr := p.searchTimestamp(target, nil, opts, true)
+	if serr != nil {
+		return nil, serr
 	}
 	scan.Misleading = nil
+	if err != nil {
+		return nil, &MisledError{Err: err, Misleading: res.Misleading, ByScanTime: scan}
+	}
 	res.ByScan = scan
 	return res, nil
 }
@@ -343,11 +347,12 @@ func (p *Partition) searchTimestamp(target int64, tr *tracer, opts LookupOptions
 		}
 		res, m, err := findOffsetByTimestamp(seg, target, startingOffset, tr, byScan)
 		seg.Close()
-		if err != nil {
-			return nil, err
-		}
 		if m != nil {
 			misled(m)
+		}
+		if err != nil {
+			// The entries that misled on the way, for a MisledError.
+			return &TimeLookup{Misleading: misleading}, err
 		}
 		if !res.Found && res.Reason == "" {
 			res.Reason = fmt.Sprintf("no record with timestamp >= %d in segment %s (a broker does not search later segments)", target, sf.Name())
@@ -488,16 +493,12 @@ func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *trace
 	}
 	res := &TimeLookup{Segment: SegmentName(seg.BaseOffset) + LogSuffix, SegmentBaseOffset: seg.BaseOffset}
 	if err != nil {
-		if m == nil {
-			return nil, nil, err
+		if m == nil || !byScan {
+			// The broker's search fails on the damage, misled or not.
+			return nil, m, err
 		}
-		// Damage where the misleading entries led: the broker's search
-		// fails there (or, byScan, the scan stops at the damage).
 		res.Stopped = true
-		res.Reason = fmt.Sprintf("a broker's search for timestamp %d fails: %v", target, err)
-		if byScan {
-			res.Reason = fmt.Sprintf("a scan of %s for timestamp %d stops at damage: %v", seg.LogName, target, err)
-		}
+		res.Reason = fmt.Sprintf("a scan of %s for timestamp %d stops at damage: %v", seg.LogName, target, err)
 		return res, m, nil
 	}
 	if a.TimeIndexEntry.Slot >= 0 {

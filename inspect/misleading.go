@@ -43,6 +43,23 @@ func (m *MisleadingEntry) String() string {
 	return fmt.Sprintf("%s: slot %d (offset %d, position %d): %s", m.File, m.Slot, m.Offset, m.Position, m.Problem)
 }
 
+// MisledError is a lookup that failed on damage after misleading index
+// entries led it there: the broker's read fails on those bytes as well
+// (FileLogInputStream: CorruptRecordException), and the lookup returns
+// that failure, Err, as it does without an index to blame. Misleading
+// are the entries, and ByScanOffset (an offset lookup) or ByScanTime (a
+// timestamp lookup) the answer with their segments read from their
+// batches instead.
+type MisledError struct {
+	Err          error
+	Misleading   []MisleadingEntry
+	ByScanOffset *OffsetLookup
+	ByScanTime   *TimeLookup
+}
+
+func (e *MisledError) Error() string { return e.Err.Error() }
+func (e *MisledError) Unwrap() error { return e.Err }
+
 func (s *Segment) offsetMisleads(hit IndexHit, problem string) *MisleadingEntry {
 	return &MisleadingEntry{File: s.IndexName, Index: "offset", Slot: hit.Slot, Offset: hit.Offset, Position: hit.Position, Timestamp: -1, Problem: problem}
 }

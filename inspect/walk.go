@@ -53,10 +53,9 @@ func (r LogRange) Contains(rec *record.Record) bool {
 }
 
 // walkStart is where a walk from a lookup's answer starts: the batch
-// found, or, when the lookup stopped at damage (Stopped, which only a
-// lookup that followed a misleading entry reports instead of an error),
-// the start of that segment, so that the walk meets the damage and
-// reports it; ok false when there is nothing to walk.
+// found, or, when a scan instead of a misleading entry stopped at damage
+// (Stopped), the start of that segment, so that the walk meets the damage
+// and reports it; ok false when there is nothing to walk.
 func walkStart(p *Partition, found, stopped bool, segBase int64, b *record.Batch) (seg int, pos int64, ok bool) {
 	switch {
 	case found:
@@ -135,10 +134,14 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 	if r.FromTime != nil {
 		minTS = *r.FromTime
 		tl, err := p.LookupTime(*r.FromTime, LookupOptions{CheckPassedOver: true})
-		if err != nil {
+		var me *MisledError
+		switch {
+		case errors.As(err, &me):
+			r.misled(me.Misleading)
+			tl = me.ByScanTime
+		case err != nil:
 			return err
-		}
-		if tl.ByScan != nil {
+		case tl.ByScan != nil:
 			r.misled(tl.Misleading)
 			tl = tl.ByScan
 		}
@@ -150,10 +153,14 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 	}
 	if r.FromOffset != nil {
 		ol, err := p.LookupOffset(*r.FromOffset, LookupOptions{})
-		if err != nil {
+		var me *MisledError
+		switch {
+		case errors.As(err, &me):
+			r.misled(me.Misleading)
+			ol = me.ByScanOffset
+		case err != nil:
 			return err
-		}
-		if ol.ByScan != nil {
+		case ol.ByScan != nil:
 			r.misled(ol.Misleading)
 			ol = ol.ByScan
 		}
