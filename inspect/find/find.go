@@ -9,7 +9,10 @@
 // outside the range is not opened, and inside a segment the walk starts
 // where the offset index (for FromOffset) or the time index (for FromTime,
 // the broker's timestamp search) lands, so only the bytes in range are
-// read. Partitions are searched in parallel; events come out partition by
+// read; where an index entry contradicts the batch it leads to, the walk
+// starts where the batches place the bound instead, and the search says so
+// (Event.Misleading), so that it never finds fewer records than the log
+// holds. Partitions are searched in parallel; events come out partition by
 // partition in the order given, in offset order within a partition.
 package find
 
