@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -118,9 +117,9 @@ type retentionLine struct {
 
 func (l retentionLine) MarshalJSON() ([]byte, error) {
 	if l.seg != nil {
-		return json.Marshal(l.seg)
+		return marshalJSON(l.seg)
 	}
-	return json.Marshal(l.part)
+	return marshalJSON(l.part)
 }
 
 func segCell(f func(*retentionSegmentJSON) string) func(retentionLine) string {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -133,9 +132,9 @@ type txnsLine struct {
 
 func (l txnsLine) MarshalJSON() ([]byte, error) {
 	if l.open != nil {
-		return json.Marshal(l.open)
+		return marshalJSON(l.open)
 	}
-	return json.Marshal(l.part)
+	return marshalJSON(l.part)
 }
 
 func (l txnsLine) dir() string {
