@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/internaltopics"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -190,9 +191,60 @@ type headerJSON struct {
 	ValueEncoding string  `json:"value_encoding,omitempty"`
 }
 
+// controlJSON is a control record's "control" object: its type, the
+// coordinator epoch of an end transaction marker, the fields of a KRaft
+// control message under Kafka's names (as DumpLogSegments prints them),
+// the id of a type the broker does not know, and why it does not decode.
 type controlJSON struct {
-	Type             string `json:"type"`
-	CoordinatorEpoch *int32 `json:"coordinator_epoch,omitempty"`
+	Type             string
+	CoordinatorEpoch *int32
+	Fields           internaltopics.Fields
+	TypeID           *int16 // unknown types only
+	Error            string
+}
+
+func newControlJSON(key, value []byte) *controlJSON {
+	d := internaltopics.DecodeControl(key, value)
+	c := &controlJSON{Type: d.Type, CoordinatorEpoch: d.CoordinatorEpoch, Fields: d.Fields, Error: d.Error}
+	if d.Type == "unknown" && d.TypeID >= 0 {
+		c.TypeID = &d.TypeID
+	}
+	return c
+}
+
+// MarshalJSON writes the object with the message's fields after type.
+func (c *controlJSON) MarshalJSON() ([]byte, error) {
+	fs := append(internaltopics.Fields{{Name: "type", Value: c.Type}}, c.Fields...)
+	if c.CoordinatorEpoch != nil {
+		fs = append(fs, internaltopics.Field{Name: "coordinator_epoch", Value: int64(*c.CoordinatorEpoch)})
+	}
+	if c.TypeID != nil {
+		fs = append(fs, internaltopics.Field{Name: "type_id", Value: int64(*c.TypeID)})
+	}
+	if c.Error != "" {
+		fs = append(fs, internaltopics.Field{Name: "error", Value: c.Error})
+	}
+	return fs.MarshalJSON()
+}
+
+// text is the control record as the tables show it: its type, then its
+// coordinator epoch or message fields.
+func (c *controlJSON) text() string {
+	t := c.Type
+	switch {
+	case c.TypeID != nil:
+		t = fmt.Sprintf("unknown (%d)", *c.TypeID)
+	case c.CoordinatorEpoch != nil:
+		t = fmt.Sprintf("%s (coordinator_epoch %d)", t, *c.CoordinatorEpoch)
+	case c.Fields != nil:
+		if b, err := c.Fields.MarshalJSON(); err == nil {
+			t += " " + string(b)
+		}
+	}
+	if c.Error != "" {
+		t += " (" + c.Error + ")"
+	}
+	return t
 }
 
 // recordLineJSON is the contract's dump-log record line.
@@ -293,7 +345,7 @@ var logColumns = []column[logLine]{
 			return ""
 		}
 		if l.record.Control != nil {
-			return "control: " + l.record.Control.Type
+			return "control: " + l.record.Control.text()
 		}
 		return optText(l.record.Key) + " = " + optText(l.record.Value)
 	}), fitBelow))),
@@ -381,7 +433,7 @@ var logColumns = []column[logLine]{
 	wideOnly(textColumn("key", logRecordText(func(r *recordLineJSON) string { return optText(r.Key) }))),
 	wideOnly(textColumn("value", logRecordText(func(r *recordLineJSON) string {
 		if r.Control != nil {
-			return "control: " + r.Control.Type
+			return "control: " + r.Control.text()
 		}
 		return optText(r.Value)
 	}))),
@@ -393,10 +445,7 @@ var logColumns = []column[logLine]{
 		if r.Control == nil {
 			return ""
 		}
-		if r.Control.CoordinatorEpoch == nil {
-			return r.Control.Type
-		}
-		return fmt.Sprintf("%s (coordinator_epoch %d)", r.Control.Type, *r.Control.CoordinatorEpoch)
+		return r.Control.text()
 	})))),
 }
 
@@ -522,16 +571,7 @@ func recordLine(r *record.Record, b *record.Batch, encoding string, headers bool
 		})
 	}
 	if b.IsControl() {
-		c := &controlJSON{Type: "unknown"}
-		if _, typ, err := record.ParseControlKey(r.Key); err == nil {
-			c.Type = typ.String()
-			if typ == record.ControlAbort || typ == record.ControlCommit {
-				if _, epoch, err := record.ParseEndTxnMarker(r.Value); err == nil {
-					c.CoordinatorEpoch = &epoch
-				}
-			}
-		}
-		out.Control = c
+		out.Control = newControlJSON(r.Key, r.Value)
 	}
 	return out
 }

@@ -101,7 +101,7 @@ func TestDumpLogDecodersRealFixtures(t *testing.T) {
 	}
 	sideRun(t, 0, []string{"-o", "json", "dump-log", "--records", filepath.Join(real, "kraft-metadata-tiny", "__cluster_metadata-0")},
 		`"offset":2,.*"decoded":\{"decoder":"cluster_metadata","type":"FeatureLevelRecord","frame_version":1,"api_key":12,"value_version":0,"value":\{"name":"metadata.version","featureLevel":20\}\}\}$`,
-		`"offset":0,.*"control":\{"type":"leader_change"\}\}$`)
+		`"offset":0,.*"control":\{"type":"leader_change","version":0,"leaderId":1,"voters":\[\{"voterId":1\}\],"grantingVoters":\[\{"voterId":1\}\]\}\}$`)
 }
 
 func TestLookupLeaderEpochView(t *testing.T) {

@@ -45,7 +45,7 @@ const (
 	kString
 	kBytes
 	kUUID
-	kStruct // only as an array element: the field's fields
+	kStruct // the field's fields: a struct, or an array of them
 )
 
 // versions is an inclusive range of message versions; hi < lo is empty.
@@ -91,6 +91,13 @@ func arr(name string, k kind, v versions) field {
 func structs(name string, v versions, fields ...field) field {
 	x := f(name, kStruct, v)
 	x.array = true
+	x.fields = fields
+	return x
+}
+
+// structField is a field holding one struct (not an array of them).
+func structField(name string, v versions, fields ...field) field {
+	x := f(name, kStruct, v)
 	x.fields = fields
 	return x
 }
@@ -371,6 +378,9 @@ func (r *reader) value(fd field, v int16, flexible bool) any {
 			return nil
 		}
 		return items
+	}
+	if fd.kind == kStruct {
+		return r.decodeStruct(fd.fields, v, flexible)
 	}
 	return r.scalar(fd, fd.kind, v, flexible)
 }
