@@ -183,6 +183,24 @@ type batchLineJSON struct {
 	PartitionLeaderEpoch int32  `json:"partition_leader_epoch"`
 	IsTransactional      bool   `json:"is_transactional"`
 	IsControl            bool   `json:"is_control"`
+	// Snapshot is the snapshot id of a KRaft metadata snapshot's name,
+	// on the batches of one.
+	Snapshot *snapshotIDJSON `json:"snapshot,omitempty"`
+}
+
+// snapshotIDJSON is a metadata snapshot's id (its name's end offset and
+// epoch; 0 and 0 for bootstrap.checkpoint, which says bootstrap).
+type snapshotIDJSON struct {
+	EndOffset int64 `json:"end_offset"`
+	Epoch     int32 `json:"epoch"`
+	Bootstrap bool  `json:"bootstrap,omitempty"`
+}
+
+func snapshotID(s *inspect.MetadataSnapshot) *snapshotIDJSON {
+	if s == nil {
+		return nil
+	}
+	return &snapshotIDJSON{EndOffset: s.EndOffset, Epoch: s.Epoch, Bootstrap: s.Bootstrap}
 }
 
 type headerJSON struct {
@@ -487,7 +505,8 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 			BaseOffset: b.BaseOffset, LastOffset: b.LastOffset, RecordCount: int64(b.RecordCount), CRC: b.CRC, CRCValid: w.CRCValid,
 			Compression: b.Compression().String(), TimestampType: b.TimestampType(), BaseTimestamp: b.BaseTimestamp,
 			MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence,
-			PartitionLeaderEpoch: b.PartitionLeaderEpoch, IsTransactional: b.IsTransactional(), IsControl: b.IsControl()}
+			PartitionLeaderEpoch: b.PartitionLeaderEpoch, IsTransactional: b.IsTransactional(), IsControl: b.IsControl(),
+			Snapshot: snapshotID(w.Segment.Snapshot)}
 		var recs []recordLineJSON
 		var recErr error // records that do not decode, when salvaging
 		if b.Magic < 2 {
