@@ -76,7 +76,11 @@ func newDumpLogCommand(ios *IOStreams) *cobra.Command {
 		Short: "List the batches (and with --records the records) of .log files",
 		Long: `List batches in file order: one line per v2 record batch, or per shallow
 legacy message (a compressed magic 0/1 wrapper is one batch). PATH is a .log,
-a partition directory, or a data directory holding one partition.
+a partition directory, a data directory holding one partition, or a KRaft
+metadata snapshot (<offset>-<epoch>.checkpoint in __cluster_metadata-0, or a
+data directory's bootstrap.checkpoint), whose batches are read as a .log's
+(their offsets start at 0) and whose batch lines carry snapshot (end_offset
+and epoch from the name; bootstrap true for bootstrap.checkpoint).
 
 Batch fields: kind ("batch") segment position size magic base_offset
 last_offset record_count crc crc_valid compression timestamp_type
@@ -88,7 +92,12 @@ verify's job).
 With --records each batch line is followed by its records: kind ("record")
 offset timestamp (effective: the batch's for LogAppendTime) key value
 key_encoding value_encoding headers (key, value, value_encoding) and, in
-control batches only, control (type, coordinator_epoch). Keys and values are
+control batches only, control: type (abort, commit, leader_change,
+snapshot_header, snapshot_footer, kraft_version, kraft_voters, unknown),
+coordinator_epoch (abort, commit), the KRaft control message's fields under
+Kafka's names (version, leaderId, voters, lastContainedLogTimestamp, ...,
+as kafka-dump-log prints them), type_id (unknown types, whose bytes are the
+record's key and value) and error (a key or value that does not decode). Keys and values are
 shown per --encoding: auto (UTF-8 when valid and printable, else base64),
 utf8, hex or base64; null keys and values are JSON null.
 

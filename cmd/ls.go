@@ -73,12 +73,17 @@ first_timestamp last_timestamp log_bytes index_entries timeindex_entries
 status, and in JSON only, from the files beside the segments:
 log_start_offset recovery_point high_watermark (from the data directory's
 checkpoints; null when not listed) leader_epoch (the latest in
-leader-epoch-checkpoint) producer_snapshots.
+leader-epoch-checkpoint) producer_snapshots, and metadata_snapshots (the
+KRaft snapshots of __cluster_metadata-0, only when it has some).
 
 Segment fields (--segments): dir segment base_offset last_offset
 next_offset batches records first_timestamp last_timestamp log_bytes
 index_entries index_bytes index_fill timeindex_entries timeindex_bytes
-timeindex_fill txnindex_entries status. *_fill is trimmed (entries fill the
+timeindex_fill txnindex_entries status, and snapshot (end_offset, epoch,
+bootstrap) on the rows of KRaft metadata snapshots: each
+<offset>-<epoch>.checkpoint after its partition's segments, a data
+directory's bootstrap.checkpoint after its partitions (read whole: they
+have no index). *_fill is trimmed (entries fill the
 file), preallocated (zero-filled slots follow the entries) or
 trailing-bytes (a partial entry at the end). A field is null (an empty cell)
 when it does not apply: no batch, no timestamp (magic 0), an absent file,
