@@ -118,13 +118,17 @@ that the records a broker's recovery would throw away (everything after
 the first damage in a segment) can be recovered.
 
 Records of Kafka's internal topics are decoded, as DumpLogSegments'
---offsets-decoder, --transaction-log-decoder and --cluster-metadata-decoder
-do: a record line gets a "decoded" object (decoder, type, key_version, key,
-value_version, value, tombstone, note, error; cluster metadata also
-frame_version and api_key). The decoder follows the topic of the partition
-directory (__consumer_offsets, __transaction_state, __cluster_metadata);
---decoder picks one (consumer_offsets, transaction_state, cluster_metadata)
-or none, and the DumpLogSegments flag names are accepted too. Choosing a
+--offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
+--share-group-state-decoder and --remote-log-metadata-decoder do: a record
+line gets a "decoded" object (decoder, type, key_version, key,
+value_version, value, tombstone, note, error; cluster and remote log
+metadata also frame_version and api_key), with Kafka's field names. The
+decoder follows the topic of the partition directory (__consumer_offsets,
+__transaction_state, __cluster_metadata, __share_group_state,
+__remote_log_metadata); --decoder picks one (consumer_offsets,
+transaction_state, cluster_metadata, share_group_state,
+remote_log_metadata) or none, and the DumpLogSegments flag names are
+accepted too. Choosing a
 decoder implies --records. A record that does not decode gets an "error"
 in its decoded object; the listing goes on.
 

@@ -1,9 +1,12 @@
 package cmd
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // TestDumpLogKRaftSnapshots: dump-log reads a KRaft snapshot (the issue's
@@ -57,4 +60,30 @@ func TestDumpCheckpointQuorumState(t *testing.T) {
 	t.Chdir(t.TempDir())
 	sideWrite(t, "quorum-state", `{"leaderId":1,"data_version":0}`)
 	sideRun(t, 2, []string{"dump-checkpoint", "quorum-state"}, `stderr:unable to locate field 'leaderEpoch', which is mandatory in version 0`)
+}
+
+// TestDumpLogShareAndRemoteDecoders: the partitions of __share_group_state
+// and __remote_log_metadata are decoded by auto from their topic, and the
+// DumpLogSegments flags pick the decoders too.
+func TestDumpLogShareAndRemoteDecoders(t *testing.T) {
+	t.Chdir(t.TempDir())
+	// ShareSnapshotKey v0 {grp, topic id 0x01.., partition 3}; a
+	// ShareSnapshotValue v0 with no batch; then a tombstone.
+	key := []byte{0, 0, 0, 3, 'g', 'r', 'p', 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 3}
+	value := []byte{0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 42, 1, 0}
+	sideGen(t, "__share_group_state-0", kafkagen.Options{Topic: "__share_group_state", Records: []kafkagen.KeyValue{{Key: key, Value: value}, {Key: key}}, Batches: 1})
+	sideRun(t, 0, []string{"-o", "json", "dump-log", "--records", "__share_group_state-0"},
+		`"offset":0,.*"decoded":\{"decoder":"share_group_state","type":"share_snapshot","key_version":0,"key":\{"groupId":"grp","topicId":"AQAAAAAAAAAAAAAAAAAAAQ","partition":3\},"value_version":0,"value":\{"snapshotEpoch":1,"stateEpoch":2,"leaderEpoch":9,"startOffset":42,"stateBatches":\[\]\}\}\}$`,
+		`"offset":1,.*"tombstone":true\}\}$`)
+	// RemotePartitionDeleteMetadataRecord: frame 1, api key 2, version 0.
+	rec := []byte{1, 2, 0, 7, 'o', 'r', 'd', 'e', 'r', 's', 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 99, 0, 0}
+	sideGen(t, "__remote_log_metadata-0", kafkagen.Options{Topic: "__remote_log_metadata", Records: []kafkagen.KeyValue{{Value: rec}}, Batches: 1})
+	want := `"decoded":\{"decoder":"remote_log_metadata","type":"RemotePartitionDeleteMetadataRecord","frame_version":1,"api_key":2,"value_version":0,"value":\{"topicIdPartition":\{"name":"orders","id":"AgAAAAAAAAAAAAAAAAAAAg","partition":5\},"brokerId":1,"eventTimestampMs":99,"remotePartitionDeleteState":0\}\}\}$`
+	sideRun(t, 0, []string{"-o", "json", "dump-log", "--records", "__remote_log_metadata-0"}, want)
+	if err := os.Rename("__remote_log_metadata-0", "tiered-0"); err != nil {
+		t.Fatal(err)
+	}
+	sideRun(t, 0, []string{"-o", "json", "dump-log", "tiered-0"}, `!"decoded"`)
+	sideRun(t, 0, []string{"-o", "json", "dump-log", "--remote-log-metadata-decoder", "tiered-0"}, want)
+	sideRun(t, 0, []string{"-o", "json", "dump-log", "--decoder", "share_group_state", "tiered-0"}, `"decoded":\{"decoder":"share_group_state","value":null,"error":"null key: a share group state record always has one"\}`)
 }

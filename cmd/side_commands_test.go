@@ -83,7 +83,7 @@ func TestDumpLogDecoderChoice(t *testing.T) {
 	sideRun(t, 0, []string{"dump-log", "--records", "__consumer_offsets-7"}, `^position +offsets .* +decoded$`)
 	sideRun(t, 0, []string{"-o", "csv", "dump-log", "--offsets-decoder", "orders-0"}, `^kind,position,.*,decoded$`)
 	sideRun(t, 2, []string{"dump-log", "--decoder", "offsets", "orders-0"},
-		`stderr:decoder must be one of auto, none, schema-registry, consumer_offsets, transaction_state, cluster_metadata, not "offsets"`)
+		`stderr:decoder must be one of auto, none, schema-registry, consumer_offsets, transaction_state, cluster_metadata, share_group_state, remote_log_metadata, not "offsets"`)
 	sideRun(t, 2, []string{"dump-log", "--offsets-decoder", "--cluster-metadata-decoder", "orders-0"}, `stderr:give one decoder`)
 	sideRun(t, 2, []string{"dump-log", "--decoder", "none", "--offsets-decoder", "orders-0"}, `stderr:give one decoder`)
 }
