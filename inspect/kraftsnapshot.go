@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // KRaft metadata snapshots: files of record batches like a .log, whose
@@ -138,4 +139,79 @@ func resolveSnapshotFile(path string) (*Target, error) {
 	s.Path = path
 	p := s.Partition()
 	return &Target{Path: path, Kind: "segment", DataDir: p.DataDir, File: path, Partitions: []*Partition{p}}, nil
+}
+
+// SnapshotFraming follows a metadata snapshot's batches, in file order,
+// and says whether they are framed as a snapshot must be: the first batch
+// a control batch whose first record is a SnapshotHeader (else
+// RecordsSnapshotReader.nextBatch refuses the snapshot), the last batch
+// ending with a SnapshotFooter (the writers append it last:
+// RecordsSnapshotWriter, BatchFileWriter.close; readers do not check it).
+type SnapshotFraming struct {
+	batches int
+	header  string // what the first batch holds instead of a header; "" when it holds one
+	lastPos int64
+	last    string // what the last batch ends with; "" when a footer
+}
+
+// Add takes the next batch and the types of its control records (none
+// for a data batch).
+func (f *SnapshotFraming) Add(b *record.Batch, control []record.ControlType) {
+	what := "a data batch"
+	if b.IsControl() {
+		what = "a control batch of no record"
+	}
+	if f.batches == 0 {
+		switch {
+		case b.IsControl() && len(control) > 0 && control[0] == record.ControlSnapshotHeader:
+		case b.IsControl() && len(control) > 0:
+			f.header = "a control batch starting with a " + control[0].String() + " record"
+		default:
+			f.header = what
+		}
+	}
+	f.batches++
+	f.lastPos, f.last = b.Position, what
+	if n := len(control); b.IsControl() && n > 0 {
+		f.last = ""
+		if control[n-1] != record.ControlSnapshotFooter {
+			f.last = "a control batch ending with a " + control[n-1].String() + " record"
+		}
+	}
+}
+
+// HeaderProblem says how the snapshot's start differs from a
+// SnapshotHeader ("" when it has one).
+func (f *SnapshotFraming) HeaderProblem() string {
+	if f.batches == 0 {
+		return "no batch"
+	}
+	if f.header == "" {
+		return ""
+	}
+	return "the first batch is " + f.header + ", not a control batch whose first record is a SnapshotHeader"
+}
+
+// FooterProblem says how the snapshot's end differs from a SnapshotFooter
+// ("" when it has one, or holds no batch) and the last batch's position.
+func (f *SnapshotFraming) FooterProblem() (string, int64) {
+	if f.batches == 0 || f.last == "" {
+		return "", f.lastPos
+	}
+	return "the last batch is " + f.last + ", not one ending with a SnapshotFooter record", f.lastPos
+}
+
+// ControlTypes appends to dst the types of the control records of a
+// control batch (its entry bytes), as ControlRecordType.parse reads their
+// keys; a key that does not parse ends the list with its error.
+func ControlTypes(dst []record.ControlType, dec *record.RecordDecoder, file string, entry []byte, b *record.Batch) ([]record.ControlType, error) {
+	err := dec.Records(file, entry, b, func(r *record.Record) error {
+		_, t, err := record.ParseControlKey(r.Key)
+		if err != nil {
+			return err
+		}
+		dst = append(dst, t)
+		return nil
+	})
+	return dst, err
 }

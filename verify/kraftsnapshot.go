@@ -6,7 +6,6 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
-	"github.com/kseg/kseg/inspect/internaltopics"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -38,73 +37,46 @@ func init() {
 func SnapshotChecks() []string { return []string{SnapshotHeader, SnapshotFooter} }
 
 // snapshotFraming checks that a metadata snapshot starts with a snapshot
-// header and ends with a footer, reading its batches up to the first
-// damage (which its log.* finding reports; nothing is said about the
-// framing beyond it).
+// header and ends with a footer (inspect.SnapshotFraming), reading its
+// batches up to the first damage (which its log.* finding reports;
+// nothing is said about the framing beyond it).
 func snapshotFraming(s *inspect.MetadataSnapshot) ([]Finding, error) {
 	var (
-		dec       record.RecordDecoder
-		first     = true
-		header    string // what the first batch holds instead of a header, "" when it holds one
-		lastPos   int64  = -1
-		lastFoot  bool
-		lastWhat  string
-		sawBatch  bool
-		decodeErr error
+		dec     record.RecordDecoder
+		framing inspect.SnapshotFraming
+		types   []record.ControlType
 	)
-	p := s.Partition()
-	err := p.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
-		b := w.Batch
-		sawBatch = true
-		lastPos, lastFoot, lastWhat = b.Position, false, "a data batch"
-		var types []string
-		if b.IsControl() {
-			decodeErr = dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
-				types = append(types, internaltopics.DecodeControl(r.Key, r.Value).String())
-				return nil
-			})
-			if decodeErr != nil {
-				return decodeErr // log.records reports it
-			}
-			lastWhat = "a control batch of no record"
-			if n := len(types); n > 0 {
-				lastFoot = types[n-1] == record.ControlSnapshotFooter.String()
-				lastWhat = "a control batch ending with a " + types[n-1] + " record"
+	err := s.Partition().Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
+		types = types[:0]
+		if w.Batch.IsControl() {
+			var err error
+			if types, err = inspect.ControlTypes(types, &dec, w.Segment.Log, w.Entry, w.Batch); err != nil {
+				return errStopFraming // log.records reports it
 			}
 		}
-		if first {
-			first = false
-			switch {
-			case !b.IsControl():
-				header = "a data batch"
-			case len(types) == 0:
-				header = "a control batch of no record"
-			case types[0] != record.ControlSnapshotHeader.String():
-				header = "a control batch starting with a " + types[0] + " record"
-			}
-		}
+		framing.Add(w.Batch, types)
 		return nil
 	})
 	var ce *fileio.CorruptError
-	if err != nil && !errors.As(err, &ce) {
+	switch {
+	case errors.Is(err, errStopFraming), errors.As(err, &ce):
+		return nil, nil
+	case err != nil:
 		return nil, err
 	}
 	var out []Finding
-	name := s.Path
-	switch {
-	case !sawBatch && err == nil:
-		out = append(out, sideFinding(SnapshotHeader, name, nil, ptr(int64(0)), nil,
-			"no batch: a metadata snapshot starts with a control batch holding a SnapshotHeader record; a broker refuses to load it (RecordsSnapshotReader.nextBatch)"))
-	case header != "":
-		out = append(out, sideFinding(SnapshotHeader, name, nil, ptr(int64(0)), nil,
-			"the first batch is %s, not a control batch whose first record is a SnapshotHeader: a broker refuses to load this snapshot (RecordsSnapshotReader.nextBatch)", header))
+	if p := framing.HeaderProblem(); p != "" {
+		out = append(out, sideFinding(SnapshotHeader, s.Path, nil, ptr(0), nil,
+			"%s: a broker refuses to load this snapshot (RecordsSnapshotReader.nextBatch)", p))
 	}
-	if sawBatch && err == nil && !lastFoot {
-		out = append(out, sideFinding(SnapshotFooter, name, nil, ptr(lastPos), nil,
-			"the last batch is %s, not one ending with a SnapshotFooter record, which the writer appends last (RecordsSnapshotWriter): the snapshot is incomplete, and a broker, which does not check the footer, loads an image without what followed", lastWhat))
+	if p, pos := framing.FooterProblem(); p != "" {
+		out = append(out, sideFinding(SnapshotFooter, s.Path, nil, ptr(pos), nil,
+			"%s, which the writer appends last (RecordsSnapshotWriter): the snapshot is incomplete, and a broker, which does not check the footer, loads an image without what followed", p))
 	}
 	return out, nil
 }
+
+var errStopFraming = errors.New("stop")
 
 // snapshotJob reports whether j checks a metadata snapshot.
 func (j *segmentJob) snapshot() bool { return j.files.Snapshot != nil }

@@ -93,6 +93,15 @@ type Decoded struct {
 	// Error says why the record does not decode: its bytes do not match the
 	// schema it claims.
 	Error string `json:"error,omitempty"`
+
+	unknownVersion bool
+}
+
+// OK reports whether the record's value was read: not an error, not
+// a type or version this decoder does not know. (A record type whose
+// fields are kept opaque, such as credentials, counts as decoded.)
+func (d *Decoded) OK() bool {
+	return d.Error == "" && d.Type != "unknown" && !d.unknownVersion
 }
 
 // Decode decodes one record's key and value (nil means null) with the
@@ -152,6 +161,7 @@ func setValueError(d *Decoded, err error) {
 	d.Value = nil
 	if errors.Is(err, errUnknownVersion) {
 		d.Note = "value " + err.Error()
+		d.unknownVersion = true
 		return
 	}
 	d.Error = "value: " + err.Error()
