@@ -111,8 +111,8 @@ func handRecord(value []byte) mrec {
 }
 
 type mpart struct {
-	replicas, isr      []int32
-	leader             int32
+	replicas, isr       []int32
+	leader              int32
 	leaderEpoch, pEpoch int32
 }
 
