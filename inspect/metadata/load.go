@@ -227,6 +227,10 @@ func (im *Image) loadSnapshot(s *inspect.MetadataSnapshot) error {
 	)
 	err := s.Partition().Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
 		b := w.Batch
+		if !w.CRCValid {
+			// RecordsIterator checks every batch's CRC.
+			return fileio.Corruptf(w.Segment.Log, b.Position, fileio.ErrCRC, "batch %d..%d: its CRC does not match its bytes", b.BaseOffset, b.LastOffset)
+		}
 		types = types[:0]
 		if b.IsControl() {
 			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
@@ -306,6 +310,11 @@ func (l *loader) replayLog(progress func(done, total int64)) error {
 	to := im.Target
 	err := l.p.Walk(inspect.LogRange{FromOffset: &from, ToOffset: &to, Progress: progress}, func(w inspect.WalkBatch) error {
 		b := w.Batch
+		if !w.CRCValid {
+			// Recovery truncates the log at a batch whose CRC fails
+			// (LogSegment.recover, ensureValid): no broker reads past it.
+			return fileio.Corruptf(w.Segment.Log, b.Position, fileio.ErrCRC, "batch %d..%d: its CRC does not match its bytes", b.BaseOffset, b.LastOffset)
+		}
 		if b.IsControl() {
 			im.AppliedTo = max(im.AppliedTo, min(b.LastOffset, to))
 			return nil
