@@ -37,7 +37,9 @@ func TestMetadataSnapshotChecks(t *testing.T) {
 				return []string{"error snapshot.header @0", fmt.Sprintf("error snapshot.footer @%d", lastDataBatch(t, s)-s.HeaderEnd)}
 			}},
 		{"bad CRC", func(b []byte, s *kafkagen.MetadataSnapshotManifest) []byte { b[s.HeaderEnd+90] ^= 0x40; return b },
-			func(s *kafkagen.MetadataSnapshotManifest) []string { return []string{fmt.Sprintf("error log.crc @%d", s.HeaderEnd)} }},
+			func(s *kafkagen.MetadataSnapshotManifest) []string {
+				return []string{fmt.Sprintf("error log.crc @%d", s.HeaderEnd)}
+			}},
 		{"empty", func([]byte, *kafkagen.MetadataSnapshotManifest) []byte { return nil },
 			func(*kafkagen.MetadataSnapshotManifest) []string { return []string{"error snapshot.header @0"} }},
 	} {
