@@ -285,7 +285,12 @@ func (r *reader) size(fd field, v int16, flexible, wide bool) (n int, ok bool) {
 // decodeStruct reads the fields of a struct at version v.
 func (r *reader) decodeStruct(fields []field, v int16, flexible bool) Fields {
 	out := make(Fields, 0, len(fields))
-	slot := make([]int, len(fields)) // index into out, -1: absent
+	var slotBuf [16]int
+	slot := slotBuf[:0] // index into out, -1: absent
+	if len(fields) > len(slotBuf) {
+		slot = make([]int, 0, len(fields))
+	}
+	slot = slot[:len(fields)]
 	for i, fd := range fields {
 		slot[i] = -1
 		if !fd.versions.has(v) || (fd.tag >= 0 && fd.tagged.has(v)) {

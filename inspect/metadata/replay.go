@@ -297,6 +297,9 @@ func defaultToMigrating(dirs []string, replicas int) []string {
 			return dirs
 		}
 	}
+	if len(dirs) == replicas {
+		return dirs // already MIGRATING for each replica (the image's own, never changed in place)
+	}
 	out := make([]string, replicas)
 	for i := range out {
 		out[i] = migratingDirectory
