@@ -21,25 +21,26 @@ var remoteLogSegmentID = structField("remoteLogSegmentId", from(0),
 	f("id", kUUID, from(0)),
 )
 
-var segmentLeaderEpochs = structs("segmentLeaderEpochs", from(0),
-	f("leaderEpoch", kInt32, from(0)),
-	f("offset", kInt64, from(0)),
-)
+// segmentFields are the fields a segment's metadata record and its
+// snapshot record share, after the segment's id.
+var segmentFields = []field{
+	f("startOffset", kInt64, from(0)),
+	f("endOffset", kInt64, from(0)),
+	f("brokerId", kInt32, from(0)),
+	f("maxTimestampMs", kInt64, from(0)),
+	f("eventTimestampMs", kInt64, from(0)),
+	structs("segmentLeaderEpochs", from(0),
+		f("leaderEpoch", kInt32, from(0)),
+		f("offset", kInt64, from(0)),
+	),
+	f("segmentSizeInBytes", kInt32, from(0)),
+	f("customMetadata", kBytes, from(0)).null(from(0)),
+	f("remoteLogSegmentState", kInt8, from(0)),
+}
 
 // remoteLogTypes by api key.
 var remoteLogTypes = map[int16]metadataType{
-	0: meta("RemoteLogSegmentMetadataRecord", only(0, 0),
-		remoteLogSegmentID,
-		f("startOffset", kInt64, from(0)),
-		f("endOffset", kInt64, from(0)),
-		f("brokerId", kInt32, from(0)),
-		f("maxTimestampMs", kInt64, from(0)),
-		f("eventTimestampMs", kInt64, from(0)),
-		segmentLeaderEpochs,
-		f("segmentSizeInBytes", kInt32, from(0)),
-		f("customMetadata", kBytes, from(0)).null(from(0)),
-		f("remoteLogSegmentState", kInt8, from(0)),
-	),
+	0: meta("RemoteLogSegmentMetadataRecord", only(0, 0), append([]field{remoteLogSegmentID}, segmentFields...)...),
 	1: meta("RemoteLogSegmentMetadataUpdateRecord", only(0, 0),
 		remoteLogSegmentID,
 		f("brokerId", kInt32, from(0)),
@@ -53,18 +54,7 @@ var remoteLogTypes = map[int16]metadataType{
 		f("eventTimestampMs", kInt64, from(0)),
 		f("remotePartitionDeleteState", kInt8, from(0)),
 	),
-	3: meta("RemoteLogSegmentMetadataSnapshotRecord", only(0, 0),
-		f("segmentId", kUUID, from(0)),
-		f("startOffset", kInt64, from(0)),
-		f("endOffset", kInt64, from(0)),
-		f("brokerId", kInt32, from(0)),
-		f("maxTimestampMs", kInt64, from(0)),
-		f("eventTimestampMs", kInt64, from(0)),
-		segmentLeaderEpochs,
-		f("segmentSizeInBytes", kInt32, from(0)),
-		f("customMetadata", kBytes, from(0)).null(from(0)),
-		f("remoteLogSegmentState", kInt8, from(0)),
-	),
+	3: meta("RemoteLogSegmentMetadataSnapshotRecord", only(0, 0), append([]field{f("segmentId", kUUID, from(0))}, segmentFields...)...),
 }
 
 func decodeRemoteLogMetadata(value []byte) Decoded {

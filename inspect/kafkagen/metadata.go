@@ -1,6 +1,7 @@
 package kafkagen
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -624,9 +625,9 @@ func (m *metaGen) writeSnapshot() error {
 	}
 	keys := slices.SortedFunc(maps.Keys(s.configs), func(a, b [2]string) int {
 		if a[0] != b[0] {
-			return cmpStr(a[0], b[0])
+			return cmp.Compare(a[0], b[0])
 		}
-		return cmpStr(a[1], b[1])
+		return cmp.Compare(a[1], b[1])
 	})
 	for _, k := range keys {
 		typ, _ := strconv.Atoi(k[0])
@@ -697,14 +698,4 @@ func (m *metaGen) finish() error {
 	}
 	m.man.LogStartOffset = g.man.Segments[0].BaseOffset
 	return nil
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

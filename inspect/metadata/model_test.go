@@ -71,18 +71,6 @@ func (h *hand) ints() []int32 {
 	return out
 }
 
-func (h *hand) uuids() []string {
-	n := int(h.uv())
-	if n == 0 {
-		return nil
-	}
-	out := make([]string, n-1)
-	for i := range out {
-		out[i] = h.uuid()
-	}
-	return out
-}
-
 // tags reads a tagged-field section, handing each field's bytes to fn.
 func (h *hand) tags(fn func(tag uint64, f *hand)) {
 	n := h.uv()

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -435,7 +436,7 @@ func (r fields) endpoints(name string) []Endpoint {
 	for _, e := range byName {
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b Endpoint) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b Endpoint) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -452,18 +453,8 @@ func (r fields) featureRanges(name string) []FeatureRange {
 	for _, f := range byName {
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b FeatureRange) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b FeatureRange) int { return cmp.Compare(a.Name, b.Name) })
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // sortedCopy sorts directory ids as BrokerRegistration does
@@ -476,15 +467,10 @@ func sortedCopy(s []string) []string {
 	}
 	slices.SortStableFunc(out, func(a, b string) int {
 		x, y := uuidBits(a), uuidBits(b)
-		for i := range x {
-			if x[i] != y[i] {
-				if x[i] < y[i] {
-					return -1
-				}
-				return 1
-			}
+		if c := cmp.Compare(x[0], y[0]); c != 0 {
+			return c
 		}
-		return 0
+		return cmp.Compare(x[1], y[1])
 	})
 	return out
 }
