@@ -317,10 +317,44 @@ func orNullInt(v, none int64) *int64 {
 }
 
 // metadataLines turns the image into its lines, in the order listed in
-// the help: topics with their partitions, brokers, controllers, configs
-// of other resources, features, strays, unapplied records, the summary.
-// topic, when not "", keeps that topic's lines and the summary.
+// the help: topics with their partitions, brokers, controllers, configs,
+// features, strays, unapplied records, the summary. topic, when not "",
+// keeps that topic's lines and the summary.
 func metadataLines(im *metadata.Image, topic string) []metadataLine {
+	out := topicLines(im, topic)
+	if topic == "" {
+		out = append(out, clusterLines(im)...)
+	}
+	for _, r := range im.Resources() {
+		if topic != "" && (r.Type != metadata.ResourceTopic || r.Name != topic) {
+			continue
+		}
+		cfg := im.Config(r)
+		for _, name := range slices.Sorted(maps.Keys(cfg)) {
+			out = append(out, metadataLine{&metaConfigJSON{Kind: "config", ResourceType: r.Type.String(), ResourceName: r.Name, Name: name, Value: cfg[name]}})
+		}
+	}
+	if topic == "" {
+		for _, name := range slices.Sorted(maps.Keys(im.Features)) {
+			out = append(out, metadataLine{&metaFeatureJSON{Kind: "feature", Name: name, Level: im.Features[name]}})
+		}
+	}
+	for _, s := range im.Strays {
+		if topic == "" || s.Topic == topic {
+			out = append(out, metadataLine{&metaStrayJSON{Kind: "stray", PartitionDir: s.Dir, Topic: s.Topic, Partition: s.Partition, TopicID: s.TopicID, Reason: s.Reason}})
+		}
+	}
+	if topic == "" {
+		for _, u := range im.Unapplied {
+			out = append(out, metadataLine{&metaUnappliedJSON{Kind: "unapplied", File: u.File, Position: u.Position, Offset: u.Offset, Type: u.Type, Reason: u.Reason}})
+		}
+	}
+	return append(out, metadataLine{metadataSummary(im)})
+}
+
+// topicLines are each topic's line and its partitions' (one topic's when
+// topic is not "").
+func topicLines(im *metadata.Image, topic string) []metadataLine {
 	var out []metadataLine
 	for _, name := range im.TopicNames() {
 		if topic != "" && name != topic {
@@ -349,43 +383,27 @@ func metadataLines(im *metadata.Image, topic string) []metadataLine {
 				AddingReplicas: p.AddingReplicas, LeaderRecoveryState: lrs}})
 		}
 	}
-	if topic == "" {
-		for _, id := range im.BrokerIDs() {
-			b := im.Brokers[id]
-			out = append(out, metadataLine{&metaBrokerJSON{Kind: "broker", ID: id, Epoch: b.Epoch, IncarnationID: b.IncarnationID,
-				Fenced: b.Fenced, InControlledShutdown: b.InControlledShutdown, IsMigratingZkBroker: b.IsMigratingZkBroker,
-				Listeners: endpointsJSON(b.Listeners), Rack: b.Rack, LogDirs: b.LogDirs, Features: featureRangesJSON(b.Features)}})
-		}
-		for _, id := range im.ControllerIDs() {
-			c := im.Controllers[id]
-			out = append(out, metadataLine{&metaControllerJSON{Kind: "controller", ID: id, IncarnationID: c.IncarnationID,
-				ZkMigrationReady: c.ZkMigrationReady, Listeners: endpointsJSON(c.Listeners), Features: featureRangesJSON(c.Features)}})
-		}
+	return out
+}
+
+// clusterLines are the brokers' and controllers' lines.
+func clusterLines(im *metadata.Image) []metadataLine {
+	var out []metadataLine
+	for _, id := range im.BrokerIDs() {
+		b := im.Brokers[id]
+		out = append(out, metadataLine{&metaBrokerJSON{Kind: "broker", ID: id, Epoch: b.Epoch, IncarnationID: b.IncarnationID,
+			Fenced: b.Fenced, InControlledShutdown: b.InControlledShutdown, IsMigratingZkBroker: b.IsMigratingZkBroker,
+			Listeners: endpointsJSON(b.Listeners), Rack: b.Rack, LogDirs: b.LogDirs, Features: featureRangesJSON(b.Features)}})
 	}
-	for _, r := range im.Resources() {
-		if topic != "" && (r.Type != metadata.ResourceTopic || r.Name != topic) {
-			continue
-		}
-		cfg := im.Config(r)
-		for _, name := range slices.Sorted(maps.Keys(cfg)) {
-			out = append(out, metadataLine{&metaConfigJSON{Kind: "config", ResourceType: r.Type.String(), ResourceName: r.Name, Name: name, Value: cfg[name]}})
-		}
+	for _, id := range im.ControllerIDs() {
+		c := im.Controllers[id]
+		out = append(out, metadataLine{&metaControllerJSON{Kind: "controller", ID: id, IncarnationID: c.IncarnationID,
+			ZkMigrationReady: c.ZkMigrationReady, Listeners: endpointsJSON(c.Listeners), Features: featureRangesJSON(c.Features)}})
 	}
-	if topic == "" {
-		for _, name := range slices.Sorted(maps.Keys(im.Features)) {
-			out = append(out, metadataLine{&metaFeatureJSON{Kind: "feature", Name: name, Level: im.Features[name]}})
-		}
-	}
-	for _, s := range im.Strays {
-		if topic == "" || s.Topic == topic {
-			out = append(out, metadataLine{&metaStrayJSON{Kind: "stray", PartitionDir: s.Dir, Topic: s.Topic, Partition: s.Partition, TopicID: s.TopicID, Reason: s.Reason}})
-		}
-	}
-	if topic == "" {
-		for _, u := range im.Unapplied {
-			out = append(out, metadataLine{&metaUnappliedJSON{Kind: "unapplied", File: u.File, Position: u.Position, Offset: u.Offset, Type: u.Type, Reason: u.Reason}})
-		}
-	}
+	return out
+}
+
+func metadataSummary(im *metadata.Image) *metaSummaryJSON {
 	sum := &metaSummaryJSON{Kind: "summary", Topics: len(im.Topics), Partitions: im.PartitionCount(), Brokers: len(im.Brokers),
 		TargetOffset: im.Target, LogStartOffset: im.LogStartOffset, LogEndOffset: im.LogEndOffset, Records: im.Records,
 		SnapshotRecords: im.SnapshotRecords, LastTimestamp: orNullInt(im.LastTimestamp, -1), OpenTransaction: orNullInt(im.OpenTransaction, -1),
@@ -399,7 +417,7 @@ func metadataLines(im *metadata.Image, topic string) []metadataLine {
 	if im.Incomplete != "" {
 		sum.Incomplete = ptr(im.Incomplete)
 	}
-	return append(out, metadataLine{sum})
+	return sum
 }
 
 // renderMetadata writes the lines: JSON Lines as they come, CSV the
