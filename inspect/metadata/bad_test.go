@@ -231,3 +231,35 @@ func TestLoadNoMetadataLog(t *testing.T) {
 		t.Error("an offset and a time: no error")
 	}
 }
+
+// TestImageIgnoresSnapshotsBelowLogStart: a snapshot ending below the log
+// start offset is one the broker deletes at load
+// (KafkaMetadataLog.recoverSnapshots): the image does not start from it,
+// and says it is incomplete.
+func TestImageIgnoresSnapshotsBelowLogStart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
+	m, err := kafkagen.GenerateMetadata(dir, kafkagen.MetadataOptions{Seed: 8, SnapshotAt: 30, SegmentBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Delete the segments up to one starting after the snapshot's end.
+	var start int64
+	for _, s := range m.Log.Segments {
+		if s.BaseOffset > m.Snapshot.EndOffset {
+			start = s.BaseOffset
+			break
+		}
+		for _, sfx := range []string{".log", ".index", ".timeindex"} {
+			if err := os.Remove(filepath.Join(dir, kafkagen.SegmentName(s.BaseOffset)+sfx)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	im, err := metadata.Load(dir, metadata.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.Snapshot != nil || im.LogStartOffset != start || !strings.Contains(im.Incomplete, "no snapshot") {
+		t.Errorf("snapshot %v, log start %d (want %d), incomplete %q", im.Snapshot, im.LogStartOffset, start, im.Incomplete)
+	}
+}

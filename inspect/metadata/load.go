@@ -98,7 +98,15 @@ func LoadTarget(t *inspect.Target, opts Options) (*Image, error) {
 		return nil, err
 	}
 	if im.Target >= 0 {
-		if s := inspect.LatestMetadataSnapshot(p.MetadataSnapshots, im.Target); s != nil {
+		// A snapshot ending below the log start offset is deleted at load
+		// (KafkaMetadataLog.recoverSnapshots).
+		var snaps []inspect.MetadataSnapshot
+		for _, s := range p.MetadataSnapshots {
+			if s.EndOffset >= im.LogStartOffset {
+				snaps = append(snaps, s)
+			}
+		}
+		if s := inspect.LatestMetadataSnapshot(snaps, im.Target); s != nil {
 			if err := im.loadSnapshot(s); err != nil {
 				return nil, err
 			}
