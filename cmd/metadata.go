@@ -58,7 +58,8 @@ func newMetadataCommand(ios *IOStreams) *cobra.Command {
 		Long: `Rebuild the cluster's metadata image as a broker does when it starts
 (MetadataLoader): the latest snapshot in __cluster_metadata-0 that the
 target covers (<end offset>-<epoch>.checkpoint serves a target N when its
-end offset is <= N+1), then the metadata log's records after it, up to and
+end offset is <= N+1, and not below the log start offset), then the
+metadata log's records after it, up to and
 including the target, each replayed by the rules of Kafka 4.x's image
 deltas (TopicsDelta, TopicDelta with PartitionRegistration.merge,
 ClusterDelta, ConfigurationsDelta, FeaturesDelta). Records inside a
