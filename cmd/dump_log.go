@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -105,7 +104,8 @@ Ranges are resolved through the indexes, so only the bytes in range are
 read: --from-offset/--to-offset (inclusive; batches overlapping the range),
 --from-time/--to-time (ms, RFC 3339, a date, or relative to now such as -1h;
 records outside are left out, batches without any are skipped),
---max-batches.
+--max-batches. An index entry that contradicts the batch it leads to is
+named on stderr, and the listing starts where the batches place the bound.
 
 A damaged .log stops the listing of its segment: what comes before the
 damage is listed, the error names the file and byte position, and the exit
@@ -304,9 +304,9 @@ type logLine struct {
 
 func (l logLine) MarshalJSON() ([]byte, error) {
 	if l.batch != nil {
-		return json.Marshal(l.batch)
+		return marshalJSON(l.batch)
 	}
-	return json.Marshal(l.record)
+	return marshalJSON(l.record)
 }
 
 func logBatchInt(f func(*batchLineJSON) int64) func(logLine) string {
@@ -497,6 +497,9 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	defer bar.done()
 	bar.partition(p.Name())
 	opts.rng.Progress = bar.callback()
+	opts.rng.Misleading = func(m inspect.MisleadingEntry) {
+		warnMisleading(ios, &m, "the listing starts where the log's batches place the bound instead")
+	}
 	var decoder *recordValues
 	if opts.records {
 		if decoder, err = recordValuesFor(ios, opts.decoder, opts.schemas, p); err != nil {
@@ -616,18 +619,16 @@ func headerLine(h record.Header, encoding string) headerJSON {
 // recordWriter writes JSON record lines with their headers streamed: the
 // line is written up to "headers", then one header at a time, then the
 // rest, so a record of millions of headers costs one header's memory, not
-// a list of them (the bytes are those encoding/json would write for the
-// whole line, HTML escaping off, as the lister writes it).
+// a list of them (the bytes are those the one encoder writes for the
+// whole line, as the lister writes it: jsonout.go).
 type recordWriter struct {
 	w   *bufio.Writer
-	buf bytes.Buffer
-	enc *json.Encoder
+	enc *jsonEncoder
 }
 
 func newRecordWriter(out io.Writer) *recordWriter {
 	rw := &recordWriter{w: bufio.NewWriterSize(out, 64<<10)}
-	rw.enc = json.NewEncoder(&rw.buf)
-	rw.enc.SetEscapeHTML(false)
+	rw.enc = newJSONEncoderTo(rw.w)
 	return rw
 }
 
@@ -638,26 +639,25 @@ var headersPlaceholder = []byte(`"headers":null`)
 
 func (rw *recordWriter) write(line recordLineJSON, r *record.Record, encoding string) error {
 	line.Headers = nil
-	rw.buf.Reset()
-	if err := rw.enc.Encode(line); err != nil {
+	b, err := rw.enc.marshal(line)
+	if err != nil {
 		return err
 	}
-	b := bytes.TrimSuffix(rw.buf.Bytes(), []byte("\n"))
 	i := bytes.Index(b, headersPlaceholder)
 	rw.w.Write(b[:i])
 	rest := append([]byte(nil), b[i+len(headersPlaceholder):]...)
 	rw.w.WriteString(`"headers":[`)
 	n := 0
-	err := r.EachHeader(func(h record.Header) error {
-		rw.buf.Reset()
-		if err := rw.enc.Encode(headerLine(h, encoding)); err != nil {
+	err = r.EachHeader(func(h record.Header) error {
+		b, err := rw.enc.marshal(headerLine(h, encoding))
+		if err != nil {
 			return err
 		}
 		if n > 0 {
 			rw.w.WriteByte(',')
 		}
 		n++
-		_, err := rw.w.Write(bytes.TrimSuffix(rw.buf.Bytes(), []byte("\n")))
+		_, err = rw.w.Write(b)
 		return err
 	})
 	if err != nil {

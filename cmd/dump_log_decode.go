@@ -257,7 +257,7 @@ func internalDecodedText(d *internaltopics.Decoded) string {
 	var b strings.Builder
 	b.WriteString(d.Type)
 	if d.Key != nil {
-		k, _ := json.Marshal(d.Key)
+		k, _ := marshalJSON(d.Key)
 		b.WriteString(" key=")
 		b.Write(k)
 	}
@@ -265,7 +265,7 @@ func internalDecodedText(d *internaltopics.Decoded) string {
 	case d.Tombstone:
 		b.WriteString(" value=null (tombstone)")
 	case d.Value != nil:
-		v, _ := json.Marshal(d.Value)
+		v, _ := marshalJSON(d.Value)
 		b.WriteString(" value=")
 		b.Write(v)
 	}

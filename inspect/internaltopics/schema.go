@@ -147,7 +147,7 @@ func (fs Fields) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(x.Name)
+		k, _ := marshalNoHTML(x.Name)
 		b.Write(k)
 		b.WriteByte(':')
 		v, err := marshalValue(x.Value)
@@ -165,16 +165,8 @@ func marshalValue(v any) ([]byte, error) {
 	case float64:
 		// JSON has no NaN or infinities: print them as strings.
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return json.Marshal(strconv.FormatFloat(x, 'g', -1, 64))
+			return marshalNoHTML(strconv.FormatFloat(x, 'g', -1, 64))
 		}
-	case string:
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(x); err != nil {
-			return nil, err
-		}
-		return bytes.TrimRight(b.Bytes(), "\n"), nil
 	case []any:
 		var b bytes.Buffer
 		b.WriteByte('[')
@@ -191,7 +183,19 @@ func marshalValue(v any) ([]byte, error) {
 		b.WriteByte(']')
 		return b.Bytes(), nil
 	}
-	return json.Marshal(v)
+	return marshalNoHTML(v)
+}
+
+// marshalNoHTML is json.Marshal with HTML escaping off: <, > and & as they
+// are, as every JSON line kseg prints has them.
+func marshalNoHTML(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // errSchema is the kind of every decoding error.
