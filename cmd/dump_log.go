@@ -268,7 +268,7 @@ func (c *controlJSON) text() string {
 	case c.CoordinatorEpoch != nil:
 		t = fmt.Sprintf("%s (coordinator_epoch %d)", t, *c.CoordinatorEpoch)
 	case c.Fields != nil:
-		if b, err := c.Fields.MarshalJSON(); err == nil {
+		if b, err := marshalJSON(c.Fields); err == nil {
 			t += " " + string(b)
 		}
 	}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -169,7 +168,7 @@ func runMetadata(ios *IOStreams, opts metadataOptions) error {
 // metadataLine is one line of kseg metadata: a *meta*JSON of its kind.
 type metadataLine struct{ v any }
 
-func (l metadataLine) MarshalJSON() ([]byte, error) { return json.Marshal(l.v) }
+func (l metadataLine) MarshalJSON() ([]byte, error) { return marshalJSON(l.v) }
 
 type metaTopicJSON struct {
 	Kind              string            `json:"kind"`
