@@ -140,6 +140,17 @@ func (w *metaWriter) uuids(v []string) {
 	}
 }
 
+// endpoint writes a listener list of one (BrokerEndpoint,
+// ControllerEndpoint: name, host, port, security protocol 0 PLAINTEXT).
+func (w *metaWriter) endpoint(name, host string, port uint16) {
+	w.uv(2)
+	w.str(name)
+	w.str(host)
+	w.u16(port)
+	w.i16(0)
+	w.tags()
+}
+
 // tagged is one tagged field: its tag and its bytes.
 type tagged struct {
 	tag  uint64
@@ -181,12 +192,7 @@ func AppendMetadataRecord(dst []byte, e MetadataEvent) ([]byte, error) {
 		w.boolean(false) // isMigratingZkBroker
 		w.uuid(incarnation(e.Broker, e.BrokerEpoch))
 		w.i64(e.BrokerEpoch)
-		w.uv(2) // one endpoint
-		w.str("PLAINTEXT")
-		w.str(e.Host)
-		w.u16(e.Port)
-		w.i16(0)
-		w.tags()
+		w.endpoint("PLAINTEXT", e.Host, e.Port)
 		w.uv(2) // one feature
 		w.str("metadata.version")
 		w.i16(1)
@@ -199,13 +205,8 @@ func AppendMetadataRecord(dst []byte, e MetadataEvent) ([]byte, error) {
 	case RegisterControllerRecord:
 		w.i32(e.Broker)
 		w.uuid(incarnation(e.Broker, 0))
-		w.boolean(false)
-		w.uv(2)
-		w.str("CONTROLLER")
-		w.str(e.Host)
-		w.u16(e.Port)
-		w.i16(0)
-		w.tags()
+		w.boolean(false) // zkMigrationReady
+		w.endpoint("CONTROLLER", e.Host, e.Port)
 		w.uv(1) // no feature
 		w.tags()
 	case UnregisterBrokerRecord:
