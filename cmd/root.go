@@ -142,6 +142,7 @@ Exit codes:
 		newGroupsCommand(ios),
 		newDiffCommand(ios),
 		newTimelineCommand(ios),
+		newMetadataCommand(ios),
 		newTxnsCommand(ios),
 		newRetentionCommand(ios),
 		newCleanerCommand(ios),

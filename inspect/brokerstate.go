@@ -97,6 +97,11 @@ const (
 // offset.
 func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 	all := p.Segments
+	if p.snapshotFile() {
+		// A metadata snapshot is no segment of the log: no checkpoint
+		// speaks of it, and nothing recovers it.
+		return &BrokerState{all: all, LogStartSource: LogStartFromFirstSegment, Recovery: StartOfRecovery(all, "", -1, nil)}, nil
+	}
 	if p.Only {
 		full, err := ReadPartition(p.Dir)
 		if err != nil {

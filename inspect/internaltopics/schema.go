@@ -45,7 +45,7 @@ const (
 	kString
 	kBytes
 	kUUID
-	kStruct // only as an array element: the field's fields
+	kStruct // the field's fields: a struct, or an array of them
 )
 
 // versions is an inclusive range of message versions; hi < lo is empty.
@@ -91,6 +91,13 @@ func arr(name string, k kind, v versions) field {
 func structs(name string, v versions, fields ...field) field {
 	x := f(name, kStruct, v)
 	x.array = true
+	x.fields = fields
+	return x
+}
+
+// structField is a field holding one struct (not an array of them).
+func structField(name string, v versions, fields ...field) field {
+	x := f(name, kStruct, v)
 	x.fields = fields
 	return x
 }
@@ -282,7 +289,12 @@ func (r *reader) size(fd field, v int16, flexible, wide bool) (n int, ok bool) {
 // decodeStruct reads the fields of a struct at version v.
 func (r *reader) decodeStruct(fields []field, v int16, flexible bool) Fields {
 	out := make(Fields, 0, len(fields))
-	slot := make([]int, len(fields)) // index into out, -1: absent
+	var slotBuf [16]int
+	slot := slotBuf[:0] // index into out, -1: absent
+	if len(fields) > len(slotBuf) {
+		slot = make([]int, 0, len(fields))
+	}
+	slot = slot[:len(fields)]
 	for i, fd := range fields {
 		slot[i] = -1
 		if !fd.versions.has(v) || (fd.tag >= 0 && fd.tagged.has(v)) {
@@ -375,6 +387,9 @@ func (r *reader) value(fd field, v int16, flexible bool) any {
 			return nil
 		}
 		return items
+	}
+	if fd.kind == kStruct {
+		return r.decodeStruct(fd.fields, v, flexible)
 	}
 	return r.scalar(fd, fd.kind, v, flexible)
 }
