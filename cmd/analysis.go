@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/metadata"
 	"github.com/kseg/kseg/inspect/topicconfig"
 )
 
@@ -37,9 +38,9 @@ func (o *analysisOptions) now() int64 {
 }
 
 // resolver builds the topic configuration resolver from the layers: the
-// server.properties file and the --config flags (the metadata image's
-// layer, topicconfig.FromImage, is wired once kseg reads the image). A bad
-// file or value is a usage error naming it.
+// server.properties file, the metadata image of a __cluster_metadata-0
+// among the targets (as of --at), and the --config flags. A bad file or
+// value is a usage error naming it.
 func (o *analysisOptions) resolver(ios *IOStreams, targets []*inspect.Target) (*topicconfig.Resolver, error) {
 	in := topicconfig.Inputs{Flags: o.configs}
 	if o.serverProperties != "" {
@@ -49,13 +50,11 @@ func (o *analysisOptions) resolver(ios *IOStreams, targets []*inspect.Target) (*
 		}
 		in.ServerProperties, in.File = p, o.serverProperties
 	}
-	for _, t := range targets {
-		for _, p := range t.Partitions {
-			if p.Topic == "__cluster_metadata" {
-				ios.Warnf("%s: the metadata image's broker and topic configs are not read by this build: each topic is taken with Kafka's defaults, --server-properties and --config only (config_source says which)", p.Dir)
-			}
-		}
+	layer, err := metadata.ConfigLayer(targets, o.at.Value)
+	if err != nil {
+		ios.Warnf("%v: each topic is taken with Kafka's defaults, --server-properties and --config only (config_source says which)", err)
 	}
+	in.Image = layer
 	r, err := topicconfig.New(in)
 	if err != nil {
 		return nil, usageErrorf("%v", err)

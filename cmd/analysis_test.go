@@ -93,3 +93,34 @@ func TestAnalysisCommands(t *testing.T) {
 	// Flags take effect: retention by bytes.
 	sideRun(t, 0, []string{"-o", "json", "retention", at, "--config", "retention.bytes=0", "--config", "retention.ms=-1", "data/events-1"}, `"deleted_by":"retention_bytes"`, `"retention.bytes":"flag"`)
 }
+
+// TestAnalysesReadTheMetadataImage: a data directory holding
+// __cluster_metadata-0 gives the analyses the image's topic configs
+// (config_source "topic"), the values kseg metadata shows for that topic,
+// and --config still wins over them.
+func TestAnalysesReadTheMetadataImage(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if _, err := kafkagen.GenerateMetadata(filepath.Join("data", "__cluster_metadata-0"), kafkagen.MetadataOptions{Seed: 3, Changes: 20, SnapshotAt: -1}); err != nil {
+		t.Fatal(err)
+	}
+	sideGen(t, filepath.Join("data", "orders-0"), kafkagen.Options{Topic: "orders", Segments: 2, Batches: 10, DataDirCheckpoints: true})
+	var want string
+	for _, line := range strings.Split(strings.TrimSpace(sideRun(t, 0, []string{"-o", "json", "metadata", "--topic", "orders", "data"})), "\n") {
+		var o struct {
+			Kind    string            `json:"kind"`
+			Configs map[string]string `json:"configs"`
+		}
+		if err := json.Unmarshal([]byte(line), &o); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if o.Kind == "topic" {
+			want = o.Configs["retention.ms"]
+		}
+	}
+	if want == "" {
+		t.Fatal("the generated image sets no retention.ms on orders")
+	}
+	at := "--at=2023-11-15T00:00:00Z"
+	sideRun(t, 0, []string{"-o", "json", "retention", at, "data"}, `"retention.ms":"`+want+`"`, `"retention.ms":"topic"`)
+	sideRun(t, 0, []string{"-o", "json", "retention", at, "--config", "retention.ms=1000", "data"}, `"retention.ms":"1000"`, `"retention.ms":"flag"`, `!"retention.ms":"topic"`)
+}
