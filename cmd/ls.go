@@ -64,7 +64,10 @@ Run kseg verify PATH for every finding, with its byte position.
 
 The default table shows partition (the directory's name), segments,
 offsets (base..last), size, last_timestamp and status, fitted to the
-terminal; -o wide shows every field below (counts not read as -).
+terminal; with --segments, partition, segment (its base offset; a KRaft
+snapshot as "snapshot END-EPOCH", a bootstrap.checkpoint as "bootstrap"),
+offsets, size, last_timestamp and status. -o wide shows every field below
+(counts not read as -), the segment's file name among them.
 
 Partition fields: dir topic partition segments base_offset (the first
 segment's) last_offset next_offset (the log end offset) batches records
@@ -439,12 +442,8 @@ var lsPartitionColumns = slices.Concat([]column[lsPartitionJSON]{
 })
 
 var lsSegmentColumns = slices.Concat([]column[lsSegmentJSON]{
-	withFit(tableOnly(textColumn("partition", func(l lsSegmentJSON) string {
-		if l.Snapshot != nil {
-			return partitionName(l.Dir) + "/" + l.Segment // a metadata snapshot, by its name
-		}
-		return partitionName(l.Dir)
-	})), fitElide),
+	withFit(tableOnly(textColumn("partition", func(l lsSegmentJSON) string { return partitionName(l.Dir) })), fitElide),
+	tableOnly(textColumn("segment", segmentKey)),
 	wideOnly(textColumn("dir", func(l lsSegmentJSON) string { return l.Dir })),
 	wideOnly(textColumn("segment", func(l lsSegmentJSON) string { return l.Segment })),
 }, lsRangeColumns[lsSegmentJSON](), []column[lsSegmentJSON]{
@@ -469,6 +468,22 @@ var lsSegmentColumns = slices.Concat([]column[lsSegmentJSON]{
 		return strconv.Itoa(int(l.Snapshot.Epoch))
 	}))),
 })
+
+// segmentKey names a row of ls --segments in the default table, which
+// keeps it whole at any width: a segment by its base offset (the number
+// of its file's name, as the broker names a LogSegment), a KRaft snapshot
+// by the end offset and epoch of its name, a data directory's
+// bootstrap.checkpoint as "bootstrap". -o wide shows the file's name.
+func segmentKey(l lsSegmentJSON) string {
+	switch {
+	case l.Snapshot == nil:
+		return strconv.FormatInt(l.BaseOffset, 10)
+	case l.Snapshot.Bootstrap:
+		return "bootstrap"
+	default:
+		return fmt.Sprintf("snapshot %d-%d", l.Snapshot.EndOffset, l.Snapshot.Epoch)
+	}
+}
 
 func optSizeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
 	return func(t T, _ *IOStreams) string {

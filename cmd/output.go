@@ -769,7 +769,9 @@ func omitEmptyColumns(header []string, layout []tableColumn, rows [][]tableCellT
 
 // fitFloors are the narrowest widths the columns that give way are made:
 // minFitWidth, the header's width, and for a wrapped column its longest
-// word (up to maxWordFloor), so that "missing-index," is not broken.
+// word with its comma (up to maxWordFloor), so that "missing-index," is
+// not broken: words are split at blanks and commas only, a status word's
+// hyphen being inside it.
 func fitFloors(header []string, layout []tableColumn, rows [][]tableCellText) []int {
 	floors := make([]int, len(layout))
 	for i, l := range layout {
@@ -781,7 +783,7 @@ func fitFloors(header []string, layout []tableColumn, rows [][]tableCellText) []
 			continue
 		}
 		for _, r := range rows {
-			for _, word := range strings.FieldsFunc(r[i].text, wrapBreak) {
+			for _, word := range strings.FieldsFunc(r[i].text, func(r rune) bool { return r == ' ' || r == ',' }) {
 				floors[i] = max(floors[i], min(maxWordFloor, displayWidth(word)+1))
 			}
 		}
