@@ -40,7 +40,7 @@ func (s *salvageReport) add(d inspect.Damage) error {
 	if errors.As(d.Err, &ce) {
 		detail = ce.Err.Error() // the file and position are said apart
 	}
-	s.ios.Warnf("%s: bytes %d..%d (%d bytes) skipped: %s", d.Segment.Log, d.Position, d.End-1, d.End-d.Position, detail)
+	s.ios.Warnf("%s: bytes %d..%d (%s) skipped: %s", d.Segment.Log, d.Position, d.End-1, count(d.End-d.Position, "byte"), detail)
 	if s.ios.Format() != FormatJSON {
 		return nil
 	}
@@ -70,9 +70,5 @@ func (s *salvageReport) result() error {
 
 // footer is the table's line about the damage skipped.
 func (s *salvageReport) footer() string {
-	what := "ranges"
-	if s.ranges == 1 {
-		what = "range"
-	}
-	return fmt.Sprintf("%d damaged %s (%d bytes) skipped", s.ranges, what, s.bytes)
+	return fmt.Sprintf("%s (%s) skipped", count(s.ranges, "damaged range"), count(s.bytes, "byte"))
 }

@@ -174,7 +174,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	}
 	parts := groups.Partitions(t)
 	if len(parts) == 0 {
-		return withHint(fmt.Errorf("%s: %w (found %d other partitions)", opts.path, groups.ErrNoPartitions, len(t.Partitions)),
+		return withHint(fmt.Errorf("%s: %w (found %s)", opts.path, groups.ErrNoPartitions, count(len(t.Partitions), "other partition")),
 			"name the data directory of a broker that led __consumer_offsets partitions, or one __consumer_offsets-N directory; kseg coordinator --group ID says which N holds a group")
 	}
 	sortPartitions(parts)
@@ -191,7 +191,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 		}
 	}
 	if st.Undecodable > 0 {
-		ios.Warnf("%d offset commit records did not decode and were skipped (kseg dump-log --decoder consumer_offsets shows them)", st.Undecodable)
+		ios.Warnf("%s did not decode and were skipped (kseg dump-log --decoder consumer_offsets shows them)", count(st.Undecodable, "offset commit record"))
 	}
 	keep := func(k groups.Key) bool {
 		return (opts.group == "" || k.Group == opts.group) && (opts.topic == "" || k.Topic == opts.topic)
@@ -235,7 +235,8 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	if ios.Format() == FormatJSON {
 		l.Add(groupsLine{summary: sum})
 	}
-	l.Footer("%d groups, %d committed offsets from %d %s partitions; %d transactional offset commits pending", sum.Groups, sum.Offsets, sum.PartitionsRead, groups.Topic, sum.PendingTransactional)
+	l.Footer("%s, %s from %s; %s pending", count(sum.Groups, "group"), count(sum.Offsets, "committed offset"),
+		count(sum.PartitionsRead, groups.Topic+" partition"), count(sum.PendingTransactional, "transactional offset commit"))
 	if err := l.Close(); err != nil {
 		return err
 	}

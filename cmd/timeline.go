@@ -439,8 +439,8 @@ func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum ti
 		w := float64(chartW) / float64(len(s.buckets))
 		for i, bk := range s.buckets {
 			h := float64(chartH) * float64(bk.Records) / float64(maxRecords)
-			fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b7dd8"><title>%s: %d records, %d bytes</title></rect>`+"\n",
-				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, humanTime(bk.Start), bk.Records, bk.Bytes)
+			fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b7dd8"><title>%s: %s, %s</title></rect>`+"\n",
+				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, humanTime(bk.Start), count(bk.Records, "record"), count(bk.Bytes, "byte"))
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", margin, top+chartH+16, humanTime(s.buckets[0].Start))
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, humanTime(s.buckets[len(s.buckets)-1].End))
