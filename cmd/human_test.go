@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +116,14 @@ func TestLocalTimes(t *testing.T) {
 	lookup, _, _ := runIn(t, dir, "--local", "lookup", "orders-0", "5")
 	if !strings.Contains(lookup, "(2023-11-15T00:13:20.") || !strings.Contains(lookup, "+02:00)") {
 		t.Errorf("lookup --local:\n%s", lookup)
+	}
+	// timeline --svg writes its times as the tables do (it wrote UTC).
+	svg := filepath.Join(t.TempDir(), "t.svg")
+	if _, stderr, code := runIn(t, dir, "--local", "timeline", "--svg", svg, "orders-0"); code != 0 {
+		t.Fatalf("timeline --svg --local: %s", stderr)
+	}
+	if b, _ := os.ReadFile(svg); !strings.Contains(string(b), "+02:00</text>") || strings.Contains(string(b), "Z</text>") || strings.Contains(string(b), "Z: ") {
+		t.Errorf("timeline --svg --local:\n%s", b)
 	}
 	utc, _, _ := runIn(t, dir, "-o", "json", "--local", "ls", ".")
 	plain, _, _ := runIn(t, dir, "-o", "json", "ls", ".")

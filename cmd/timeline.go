@@ -272,7 +272,7 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 	}
 
 	if opts.svg != "" {
-		if err := writeTimelineSVG(opts.svg, series, bucket, sum); err != nil {
+		if err := writeTimelineSVG(opts.svg, series, bucket, sum, ios.timeText); err != nil {
 			return err
 		}
 	}
@@ -410,9 +410,10 @@ func drawTimeline(ios *IOStreams, series []timelineSeries, bucket int64, sum tim
 }
 
 // writeTimelineSVG writes the chart as an SVG image: per series, a bar of
-// records per bucket, with the first and last times under it. The file is
-// written to a temporary name beside it, then renamed.
-func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum timelineSummaryJSON) error {
+// records per bucket, with the first and last times under it, written by
+// timeText (UTC, or the local zone with --local, as in the tables). The
+// file is written to a temporary name beside it, then renamed.
+func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum timelineSummaryJSON, timeText func(int64) string) error {
 	const (
 		chartW, chartH = 800, 160
 		margin         = 40
@@ -440,10 +441,10 @@ func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum ti
 		for i, bk := range s.buckets {
 			h := float64(chartH) * float64(bk.Records) / float64(maxRecords)
 			fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b7dd8"><title>%s: %s, %s</title></rect>`+"\n",
-				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, humanTime(bk.Start), count(bk.Records, "record"), count(bk.Bytes, "byte"))
+				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, timeText(bk.Start), count(bk.Records, "record"), count(bk.Bytes, "byte"))
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", margin, top+chartH+16, humanTime(s.buckets[0].Start))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, humanTime(s.buckets[len(s.buckets)-1].End))
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", margin, top+chartH+16, timeText(s.buckets[0].Start))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, timeText(s.buckets[len(s.buckets)-1].End))
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", margin-4, top+10, maxRecords)
 	}
 	b.WriteString("</svg>\n")
