@@ -54,7 +54,8 @@ One line per committed offset, sorted by group, topic, partition: kind
 commit has none) metadata commit_timestamp source (the __consumer_offsets
 partition) source_offset (the record that set it) log_end_offset and lag
 (of the consumed partition when its directory is in the same data
-directory, else null). A last line: kind ("summary") groups offsets
+directory, else null; a topic name Kafka would refuse, such as ../x, is
+never looked up). A last line: kind ("summary") groups offsets
 partitions_read pending_transactional.
 
 Exit 0 (also when no offsets were found), 2 when PATH holds no

@@ -226,3 +226,37 @@ func TestGroupsCommand(t *testing.T) {
 	}
 	assertTreeUnchanged(t, root, before)
 }
+
+// TestGroupsLooksUpOnlyLegalTopics: a commit for topic "../other/t" next
+// to one for "t": the partition directory "../other/t-0" beside the data
+// directory holds segments, but a name Kafka refuses (Topic.validate) is
+// no partition of the data directory, so its lag is null; t-0's is known.
+func TestGroupsLooksUpOnlyLegalTopics(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	for _, dir := range []string{filepath.Join(root, "other", "t-0"), filepath.Join(data, "t-0")} {
+		if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 1, Batches: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, Records: []kafkagen.Record{
+		{OffsetDelta: 0, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("g", "../other/t", 0), Value: kafkagen.OffsetCommitValue(3, 1, 0, "", 1000, 0)},
+		{OffsetDelta: 1, Timestamp: 1001, Key: kafkagen.OffsetCommitKey("g", "t", 0), Value: kafkagen.OffsetCommitValue(3, 1, 0, "", 1001, 0)},
+	}})
+	co := filepath.Join(data, "__consumer_offsets-0")
+	if err := os.MkdirAll(co, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(co, inspect.SegmentName(0)+".log"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runKseg(t, nil, "-o", "json", "groups", data)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"topic":"../other/t"`) || !strings.HasSuffix(lines[0], `"log_end_offset":null,"lag":null}`) ||
+		!strings.Contains(lines[1], `"topic":"t"`) || strings.Contains(lines[1], `"lag":null`) {
+		t.Errorf("got\n%s", out)
+	}
+}

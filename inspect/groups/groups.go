@@ -252,8 +252,14 @@ func Partitions(t *inspect.Target) []*inspect.Partition {
 // LogEndOffset returns the log end offset of the partition directory
 // <topic>-<partition> under dataDir (the broker's answer to ListOffsets
 // "latest", inspect.TimestampLatest); ok is false when the directory is not
-// there or holds no segment.
+// there or holds no segment, and when topic is not a legal topic name
+// (inspect.ValidTopicName) or partition is negative: the names come from
+// records, and no such name is a partition of dataDir (nothing outside it
+// is looked at).
 func LogEndOffset(dataDir, topic string, partition int32) (leo int64, ok bool, err error) {
+	if !inspect.ValidTopicName(topic) || partition < 0 {
+		return 0, false, nil
+	}
 	p, err := inspect.ReadPartition(filepath.Join(dataDir, fmt.Sprintf("%s-%d", topic, partition)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -307,3 +307,29 @@ old/t/1=8 epoch=1 meta="v1 key" ts=5008 @__consumer_offsets-1:3
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestLogEndOffsetOnlyOfLegalTopics: a commit names its topic, and a
+// topic name read from a record is a path only when Kafka would accept
+// it (Topic.validate). A partition directory reached through "../" from
+// the data directory holds segments, so looking it up would answer; it
+// must not be looked up. A legal name beside it answers.
+func TestLogEndOffsetOnlyOfLegalTopics(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	for _, dir := range []string{filepath.Join(root, "other", "t-0"), filepath.Join(data, "t-0")} {
+		if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 1, Batches: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if leo, ok, err := groups.LogEndOffset(data, "t", 0); err != nil || !ok || leo <= 0 {
+		t.Fatalf("t-0: %d %v %v", leo, ok, err)
+	}
+	for _, c := range []struct {
+		topic string
+		p     int32
+	}{{"../other/t", 0}, {"..", 0}, {".", 0}, {"", 0}, {"t", -1}, {"t/../t", 0}} {
+		if leo, ok, err := groups.LogEndOffset(data, c.topic, c.p); ok || err != nil {
+			t.Errorf("LogEndOffset(%q, %d) = %d, %v, %v: looked up a name that is no topic's", c.topic, c.p, leo, ok, err)
+		}
+	}
+}
