@@ -222,7 +222,12 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 		}
 		if leo != nil {
 			line.LogEndOffset = leo
-			line.Lag = ptr(*leo - o.Offset)
+			if o.Offset >= 0 {
+				// kafka-consumer-groups shows no lag for -1
+				// (ConsumerGroupCommand.getLag); no negative offset is
+				// a position (and leo - -2^63 does not fit).
+				line.Lag = ptr(*leo - o.Offset)
+			}
 		}
 		l.Add(groupsLine{offset: line})
 	}

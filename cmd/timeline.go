@@ -256,8 +256,8 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 			s = &series[len(series)-1]
 		}
 		r, b, ur, _ := inspect.AddTraffic(s.buckets, bucket, pt.segs)
-		sum.Records += r
-		sum.Bytes += b
+		sum.Records = inspect.CappedSum(sum.Records, r)
+		sum.Bytes = inspect.CappedSum(sum.Bytes, b)
 		if ur > 0 {
 			ios.Warnf("%s: %d offsets have no timestamp (magic 0) and are not shown", pt.p.Dir, ur)
 		}

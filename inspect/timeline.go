@@ -3,8 +3,10 @@ package inspect
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Traffic over time, read from the time indexes without reading record
@@ -103,7 +105,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		if err != nil {
 			return st, fmt.Errorf("%s: slot %d: %w", seg.TimeIndexName, i, err)
 		}
-		end := min(max(e.Offset+1, last.EndOffset), next)
+		end := min(max(record.OffsetAfter(e.Offset), last.EndOffset), next)
 		pos := seg.LogSize
 		if end < next {
 			b, found, err := fetch.lookup(end)
@@ -134,7 +136,7 @@ func batchMarks(seg *Segment) ([]TrafficMark, error) {
 	for sc.Next() {
 		b := sc.Batch()
 		maxTS = max(maxTS, b.MaxTimestamp)
-		end = max(end, b.LastOffset+1)
+		end = max(end, b.NextOffset())
 		marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: b.Position + b.Size})
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
@@ -200,10 +202,10 @@ func AddTraffic(buckets []TimelineBucket, bucket int64, segs []SegmentTraffic) (
 		if i >= int64(len(buckets)) {
 			return
 		}
-		buckets[i].Records += n
-		buckets[i].Bytes += b
-		records += n
-		bytes += b
+		buckets[i].Records = CappedSum(buckets[i].Records, n)
+		buckets[i].Bytes = CappedSum(buckets[i].Bytes, b)
+		records = CappedSum(records, n)
+		bytes = CappedSum(bytes, b)
 	}
 	prevEnd := segs[0].BaseOffset
 	var pendN, pendB int64 // offsets and bytes waiting for a timestamp
@@ -216,11 +218,11 @@ func AddTraffic(buckets []TimelineBucket, bucket int64, segs []SegmentTraffic) (
 			prevEnd = max(prevEnd, m.EndOffset)
 			prevPos = max(prevPos, m.EndPosition)
 			if m.Timestamp < 0 {
-				pendN += n
-				pendB += b
+				pendN = CappedSum(pendN, n)
+				pendB = CappedSum(pendB, b)
 				continue
 			}
-			add(m.Timestamp, n+pendN, b+pendB)
+			add(m.Timestamp, CappedSum(n, pendN), CappedSum(b, pendB))
 			pendN, pendB = 0, 0
 			lastTS = m.Timestamp
 		}
@@ -236,7 +238,9 @@ func AddTraffic(buckets []TimelineBucket, bucket int64, segs []SegmentTraffic) (
 }
 
 // NewBuckets returns the contiguous buckets of width bucket (ms) that
-// cover [from, to]; nil when from is negative.
+// cover [from, to]; nil when from is negative. The last bucket's end is
+// at most 2^63-1 (math.MaxInt64): a bucket holding the largest timestamp
+// there is ends there (an exclusive end past it does not fit in an int64).
 func NewBuckets(from, to, bucket int64) []TimelineBucket {
 	if from < 0 || to < from || bucket <= 0 {
 		return nil
@@ -246,7 +250,17 @@ func NewBuckets(from, to, bucket int64) []TimelineBucket {
 	out := make([]TimelineBucket, n)
 	for i := range out {
 		out[i].Start = start + int64(i)*bucket
-		out[i].End = out[i].Start + bucket
+		out[i].End = CappedSum(out[i].Start, bucket)
 	}
 	return out
+}
+
+// CappedSum is a+b for non-negative a and b, or math.MaxInt64 when the
+// sum does not fit: counts of offsets and bytes, and bucket ends, never
+// wrap to negative numbers.
+func CappedSum(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

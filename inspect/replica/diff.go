@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 
 	"github.com/kseg/kseg/inspect"
@@ -27,7 +28,8 @@ type Replica struct {
 	// (leader-epoch-checkpoint), "batches" (the partition leader epochs of
 	// the batches, the file being absent or unloadable) or "none".
 	EpochSource string
-	// HighWatermark is the replication-offset-checkpoint entry, when any.
+	// HighWatermark is the replication-offset-checkpoint entry, when any,
+	// bounded by the log start and end offsets.
 	HighWatermark *int64
 	// Warnings are problems with side files that were worked around.
 	Warnings []string
@@ -52,6 +54,10 @@ func Open(p *inspect.Partition) (*Replica, error) {
 	if p.DataDir != "" {
 		hws := sidefile.ReadOffsetCheckpoint(filepath.Join(p.DataDir, sidefile.ReplicationCheckpointFile))
 		if hw, ok := sidefile.CheckpointedOffset(&hws, p.Topic, p.Partition); ok {
+			// Bounded by the log start and end offsets as the broker
+			// loads it (UnifiedLog.updateHighWatermark): a checkpointed
+			// -1 or 2^63-1 is no truncation point of this log.
+			hw = min(max(hw, r.LogStartOffset), r.LogEndOffset)
 			r.HighWatermark = &hw
 		}
 	}
@@ -171,10 +177,12 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 		leftFrom = min(leftFrom, *d.Truncation)
 	}
 	lc := stream(left.Partition, leftFrom, left.LogStartOffset)
-	if d.Truncation != nil {
+	// A truncation to the log end offset discards nothing (the record at
+	// 2^63-1 of a log ending there included: its log end offset is
+	// 2^63-1 too, record.OffsetAfter).
+	lc.counting = d.Truncation != nil && *d.Truncation < left.LogEndOffset
+	if lc.counting {
 		lc.countFrom = *d.Truncation
-	} else {
-		lc.countFrom = 1<<63 - 1
 	}
 	rc := stream(right.Partition, d.ComparedFrom, right.LogStartOffset)
 	defer lc.stop()
@@ -230,10 +238,18 @@ func (d *Divergence) count(diff Difference) {
 	default:
 		d.Conflicts++
 	}
-	if diff.Offset < d.ComparedTo && d.FirstDifference == nil {
+	if d.compared(diff.Offset) && d.FirstDifference == nil {
 		o := diff.Offset
 		d.FirstDifference = &o
 	}
+}
+
+// compared reports whether offset o (at or above ComparedFrom) is in the
+// compared range, below ComparedTo; a ComparedTo of 2^63-1 is a log end
+// offset that holds the record at 2^63-1 (record.OffsetAfter), which is
+// compared too.
+func (d *Divergence) compared(o int64) bool {
+	return o < d.ComparedTo || o == math.MaxInt64 && d.ComparedTo == math.MaxInt64
 }
 
 // sameRecord: equal timestamp, key, value and headers (a null key or value
@@ -261,7 +277,9 @@ type cursor struct {
 	// ranges are the offset ranges of the batches read to reach the
 	// current record, its own included: [first, last] each.
 	ranges [][2]int64
-	// counted is how many records at or after countFrom were handed out.
+	// counted is how many records at or after countFrom were handed out
+	// (while counting).
+	counting           bool
 	countFrom, counted int64
 }
 
@@ -352,7 +370,7 @@ func (c *cursor) next() *Record {
 	}
 	r := c.buf[0]
 	c.buf = c.buf[1:]
-	if r.Record.Offset >= c.countFrom {
+	if c.counting && r.Record.Offset >= c.countFrom {
 		c.counted++
 	}
 	return r

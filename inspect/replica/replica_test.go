@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -327,6 +328,36 @@ func TestTruncationFallbacks(t *testing.T) {
 		got, rounds, ok := replica.Truncation(c.follower, c.leader)
 		if got != c.want || ok != c.ok || len(rounds) != c.rounds {
 			t.Errorf("%s: %d %v %+v, want %d %v with %d rounds", c.name, got, ok, rounds, c.want, c.ok, c.rounds)
+		}
+	}
+}
+
+// TestHighWatermarkBoundedAtOpen: a replication-offset-checkpoint entry
+// outside [log start, log end] is bounded as the broker loads it
+// (UnifiedLog.updateHighWatermark), so a follower without epochs
+// truncates inside its log, not to -5 or past its end.
+func TestHighWatermarkBoundedAtOpen(t *testing.T) {
+	for _, c := range []struct{ hw, want int64 }{{-5, 0}, {math.MinInt64, 0}, {12, 12}, {99, 20}, {math.MaxInt64, 20}} {
+		data := t.TempDir()
+		cp := sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "t", Partition: 0, Offset: c.hw}})
+		if err := os.WriteFile(filepath.Join(data, sidefile.ReplicationCheckpointFile), cp, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeReplica(t, filepath.Join(data, "t-0"), history(0, 20, 1, "a"), layout{batchSizes: []int{4}, rollEvery: 2, noEpochs: true})
+		target, err := inspect.Resolve(filepath.Join(data, "t-0")) // with its data directory
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, err := replica.Open(target.Partitions[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		right := writeReplica(t, filepath.Join(t.TempDir(), "t-0"), history(0, 30, 1, "a"), layout{batchSizes: []int{4}, rollEvery: 2})
+		if left.HighWatermark == nil || *left.HighWatermark != c.want {
+			t.Errorf("checkpointed %d: high watermark %v, want %d", c.hw, left.HighWatermark, c.want)
+		}
+		if x, _, ok := replica.Truncation(left.Side(), right.Side()); !ok || x != c.want {
+			t.Errorf("checkpointed %d: truncation %d %v, want %d", c.hw, x, ok, c.want)
 		}
 	}
 }
