@@ -18,6 +18,7 @@ type diffOptions struct {
 	max         int
 	maxLines    int64 // --max as given
 	force       bool
+	salvage     bool
 	encodingOptions
 }
 
@@ -26,6 +27,7 @@ func (o *diffOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.records, "records", false, "also list every record that differs (only_left, only_right, conflict)")
 	f.Int64Var(&o.maxLines, "max", 0, "with --records: at most this many record lines (0: no limit)")
 	f.BoolVar(&o.force, "force", false, "compare even when the directories name different partitions")
+	f.BoolVar(&o.salvage, "salvage", false, "go on past damage: skip each damaged byte range (a batch that fails its CRC included) and compare the records after it")
 	o.encodingOptions.AddFlags(f)
 }
 
@@ -79,10 +81,19 @@ conflict) and the record fields of dump-log (the left record's, or the
 right's for only_right), "right" (the right record) for a conflict, and
 removed_by_compaction for only_left/only_right. --max N caps those lines.
 
+A batch that fails its CRC is damage, never a conflict: its bytes are not
+what was written, and broker recovery would truncate that replica there.
+Damage ends the reading of its segment: the records before it are
+compared, a warning names the file and byte position, and the exit code is
+2. With --salvage each damaged range is skipped instead, as dump-log
+--salvage skips it (a warning names the file and its bytes), the records
+after it are compared, and the exit code is that of the comparison; the
+records of the skipped ranges are missing from that replica.
+
 Exit 0 when the replicas agree over the compared range and have the same
 log end offset, 1 when they differ, 2 when the comparison could not be done
 (e.g. the directories name different partitions, unless --force; damage in
-a log).`,
+a log without --salvage).`,
 		Example: `  kseg diff /mnt/broker1/data/orders-3 /mnt/broker2/data/orders-3
   kseg diff -o json --records old-leader/orders-3 new-leader/orders-3 | jq -c 'select(.kind=="only_left" and (.removed_by_compaction|not))'`,
 		Args: cobra.ExactArgs(2),
@@ -254,7 +265,7 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 		l = newLister(ios, diffRecordColumns)
 	}
 	lines := 0
-	d, err := replica.Compare(left, right, func(x replica.Difference) error {
+	d, err := replica.Compare(left, right, replica.Options{Salvage: opts.salvage}, func(x replica.Difference) error {
 		if l == nil || opts.max > 0 && lines >= opts.max {
 			return nil
 		}
@@ -301,11 +312,17 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 			return err
 		}
 	}
+	for _, s := range d.Skipped {
+		warnSkipped(ios, s)
+	}
+	if n := d.SkippedRanges - int64(len(d.Skipped)); n > 0 {
+		ios.Warnf("%d more damaged ranges skipped (%d bytes skipped in all)", n, d.SkippedBytes)
+	}
 	if len(d.Damage) > 0 {
 		for _, e := range d.Damage {
 			ios.Warnf("%v; the records after it in that segment were not compared", e)
 		}
-		return withHint(errors.New("a replica is damaged: the comparison is incomplete"), "kseg verify names the damage")
+		return withHint(errors.New("a replica is damaged: the comparison is incomplete"), "kseg verify names the damage; --salvage compares the records after it")
 	}
 	if !d.Agree() {
 		return errNegative("the replicas differ")

@@ -1,13 +1,16 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
 // copyPartition copies a partition directory's files into dir/<name>.
@@ -157,5 +160,61 @@ func TestDiffRealFixtures(t *testing.T) {
 	}
 	if cuts < 10 {
 		t.Errorf("only %d real partitions were cut and compared", cuts)
+	}
+}
+
+// TestDiffCorruptBatchIsDamage: one flipped byte in a record of a
+// replica's batch is damage, never a conflict. Without --salvage: exit 2,
+// the file and the batch's byte position on stderr, no conflict line;
+// with --salvage: that batch's range skipped (said as dump-log --salvage
+// says it), the records after it compared, exit 1 (the batch's records are
+// on the other side only), still no conflict.
+func TestDiffCorruptBatchIsDamage(t *testing.T) {
+	root := t.TempDir()
+	m, err := kafkagen.Generate(filepath.Join(root, "left", "orders-0"), kafkagen.Options{Seed: 5, Segments: 2, Batches: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := copyPartition(t, m.Dir, filepath.Join(root, "right"))
+	seg := m.Segments[0]
+	b := seg.Batches[4]
+	log := filepath.Join(right, filepath.Base(m.LogPath(&seg)))
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := b.Records[len(b.Records)-1].Value
+	v := bytes.Index(data[b.Position:b.Position+b.Size], []byte(value))
+	if v < 0 {
+		t.Fatalf("value %q not in its batch", value)
+	}
+	data[b.Position+int64(v)+int64(len(value))/2] ^= 0x20 // the records still decode
+	if err := os.WriteFile(log, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runKseg(t, nil, "-o", "json", "diff", "--records", m.Dir, right)
+	if code != 2 || strings.Contains(out, `"conflict"`) || !strings.Contains(stderr, fmt.Sprintf("%s: byte position %d: crc mismatch", log, b.Position)) {
+		t.Errorf("without --salvage: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, stderr, code = runKseg(t, nil, "-o", "json", "diff", "--records", "--salvage", m.Dir, right)
+	want := fmt.Sprintf("%s: bytes %d..%d (%d bytes) skipped: crc mismatch", log, b.Position, b.Position+b.Size-1, b.Size)
+	if code != 1 || strings.Contains(out, `"conflict"`) || !strings.Contains(stderr, want) {
+		t.Errorf("--salvage: exit %d\n%s\n%s\nwant %q", code, out, stderr, want)
+	}
+	onlyLeft := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o["kind"] == "only_left" {
+			onlyLeft++
+			if off := int64(o["offset"].(float64)); off < b.BaseOffset || off > b.LastOffset {
+				t.Errorf("--salvage: only_left at %d, outside the skipped batch %d..%d", off, b.BaseOffset, b.LastOffset)
+			}
+		}
+	}
+	if onlyLeft != len(b.Records) {
+		t.Errorf("--salvage: %d only_left lines, want the skipped batch's %d records", onlyLeft, len(b.Records))
 	}
 }

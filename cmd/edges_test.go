@@ -94,18 +94,11 @@ func TestGroupsLagOfANegativeOffset(t *testing.T) {
 	if _, err := kafkagen.Generate(filepath.Join(root, "t-0"), kafkagen.Options{Seed: 1, Batches: 3}); err != nil {
 		t.Fatal(err)
 	}
-	log := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, Records: []kafkagen.Record{
-		{OffsetDelta: 0, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("a", "t", 0), Value: kafkagen.OffsetCommitValue(3, math.MinInt64, 0, "", 1000, 0)},
-		{OffsetDelta: 1, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("b", "t", 0), Value: kafkagen.OffsetCommitValue(3, -1, 0, "", 1000, 0)},
-		{OffsetDelta: 2, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("c", "t", 0), Value: kafkagen.OffsetCommitValue(3, 2, 0, "", 1000, 0)},
-	}})
-	co := filepath.Join(root, "__consumer_offsets-0")
-	if err := os.MkdirAll(co, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(co, inspect.SegmentName(0)+".log"), log, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeCommits(t, filepath.Join(root, "__consumer_offsets-0"),
+		kafkagen.Record{OffsetDelta: 0, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("a", "t", 0), Value: kafkagen.OffsetCommitValue(3, math.MinInt64, 0, "", 1000, 0)},
+		kafkagen.Record{OffsetDelta: 1, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("b", "t", 0), Value: kafkagen.OffsetCommitValue(3, -1, 0, "", 1000, 0)},
+		kafkagen.Record{OffsetDelta: 2, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("c", "t", 0), Value: kafkagen.OffsetCommitValue(3, 2, 0, "", 1000, 0)},
+	)
 	out, stderr, code := runKseg(t, nil, "-o", "json", "groups", root)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -239,17 +239,10 @@ func TestGroupsLooksUpOnlyLegalTopics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	log := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, Records: []kafkagen.Record{
-		{OffsetDelta: 0, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("g", "../other/t", 0), Value: kafkagen.OffsetCommitValue(3, 1, 0, "", 1000, 0)},
-		{OffsetDelta: 1, Timestamp: 1001, Key: kafkagen.OffsetCommitKey("g", "t", 0), Value: kafkagen.OffsetCommitValue(3, 1, 0, "", 1001, 0)},
-	}})
-	co := filepath.Join(data, "__consumer_offsets-0")
-	if err := os.MkdirAll(co, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(co, inspect.SegmentName(0)+".log"), log, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeCommits(t, filepath.Join(data, "__consumer_offsets-0"),
+		kafkagen.Record{OffsetDelta: 0, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("g", "../other/t", 0), Value: kafkagen.OffsetCommitValue(3, 1, 0, "", 1000, 0)},
+		kafkagen.Record{OffsetDelta: 1, Timestamp: 1001, Key: kafkagen.OffsetCommitKey("g", "t", 0), Value: kafkagen.OffsetCommitValue(3, 1, 0, "", 1001, 0)},
+	)
 	out, stderr, code := runKseg(t, nil, "-o", "json", "groups", data)
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -258,5 +251,18 @@ func TestGroupsLooksUpOnlyLegalTopics(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[0], `"topic":"../other/t"`) || !strings.HasSuffix(lines[0], `"log_end_offset":null,"lag":null}`) ||
 		!strings.Contains(lines[1], `"topic":"t"`) || strings.Contains(lines[1], `"lag":null`) {
 		t.Errorf("got\n%s", out)
+	}
+}
+
+// writeCommits writes dir, a __consumer_offsets partition of one segment
+// holding one plain batch of recs (offset commits).
+func writeCommits(t *testing.T, dir string, recs ...kafkagen.Record) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, Records: recs})
+	if err := os.WriteFile(filepath.Join(dir, inspect.SegmentName(0)+".log"), log, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -139,10 +139,31 @@ type Divergence struct {
 	LeftRecordsPastTruncation int64
 	// Counts of differences by kind (compaction gaps apart).
 	OnlyLeft, OnlyRight, Conflicts, RemovedByCompaction int64
-	// Damage met while reading either replica (the records after it in
-	// that segment were not compared).
+	// Damage met while reading either replica without Options.Salvage:
+	// the records after it in that segment were not compared.
 	Damage []error
+	// Skipped are the damaged ranges a salvaging comparison read past
+	// (the first MaxListedDamage of each replica, in file order), and
+	// SkippedRanges and SkippedBytes count all of them. The records in
+	// them are not compared: the other replica's show as on its side
+	// only.
+	Skipped                     []inspect.Damage
+	SkippedRanges, SkippedBytes int64
 }
+
+// Options tune a comparison.
+type Options struct {
+	// Salvage reads each replica past damage as dump-log --salvage does
+	// (inspect.Partition.WalkSalvage): a batch whose CRC does not match
+	// or whose records do not decode is skipped, an unreadable stretch is
+	// skipped up to the next valid batch, and the records after them are
+	// compared. Without it, damage ends the reading of its segment.
+	Salvage bool
+}
+
+// MaxListedDamage is how many skipped ranges of each replica a
+// salvaging comparison lists (Divergence.Skipped); the rest are counted.
+const MaxListedDamage = 100
 
 // Agree reports whether the replicas hold the same records over the
 // compared range and end at the same offset.
@@ -152,8 +173,10 @@ func (d *Divergence) Agree() bool {
 
 // Compare compares left and right record by record from max(log start
 // offsets): fn is called for each difference in offset order (records at
-// or past the smaller log end offset are only on the longer side).
-func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, error) {
+// or past the smaller log end offset are only on the longer side). A
+// batch that fails its CRC is damage, never a difference: its records are
+// not what was written.
+func Compare(left, right *Replica, opts Options, fn func(Difference) error) (*Divergence, error) {
 	d := &Divergence{
 		LeftLogEndOffset:  left.LogEndOffset,
 		RightLogEndOffset: right.LogEndOffset,
@@ -176,7 +199,7 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 	if d.Truncation != nil {
 		leftFrom = min(leftFrom, *d.Truncation)
 	}
-	lc := stream(left.Partition, leftFrom, left.LogStartOffset)
+	lc := stream(left.Partition, leftFrom, left.LogStartOffset, opts.Salvage)
 	// A truncation to the log end offset discards nothing (the record at
 	// 2^63-1 of a log ending there included: its log end offset is
 	// 2^63-1 too, record.OffsetAfter).
@@ -184,7 +207,7 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 	if lc.counting {
 		lc.countFrom = *d.Truncation
 	}
-	rc := stream(right.Partition, d.ComparedFrom, right.LogStartOffset)
+	rc := stream(right.Partition, d.ComparedFrom, right.LogStartOffset, opts.Salvage)
 	defer lc.stop()
 	defer rc.stop()
 	a, b := lc.next(), rc.next()
@@ -221,6 +244,10 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 			}
 			d.Damage = append(d.Damage, c.err)
 		}
+		d.Damage = append(d.Damage, c.res.damage...)
+		d.Skipped = append(d.Skipped, c.res.skipped...)
+		d.SkippedRanges += c.res.skippedRanges
+		d.SkippedBytes += c.res.skippedBytes
 	}
 	d.LeftRecordsPastTruncation = lc.counted
 	return d, nil
@@ -274,6 +301,9 @@ type cursor struct {
 	buf  []*Record
 	err  error
 	errc chan error
+	// res is the reading goroutine's account of damage, complete once
+	// errc has been received from.
+	res streamDamage
 	// ranges are the offset ranges of the batches read to reach the
 	// current record, its own included: [first, last] each.
 	ranges [][2]int64
@@ -283,7 +313,25 @@ type cursor struct {
 	countFrom, counted int64
 }
 
-func stream(p *inspect.Partition, from, logStart int64) *cursor {
+// streamDamage is what a cursor's walk met: without salvage, the damage
+// that ended the reading of a segment inside a batch the walk handed out
+// (a CRC mismatch, records that do not decode); with it, the ranges it
+// skipped.
+type streamDamage struct {
+	damage                      []error
+	skipped                     []inspect.Damage
+	skippedRanges, skippedBytes int64
+}
+
+func (s *streamDamage) skip(d inspect.Damage) {
+	s.skippedRanges++
+	s.skippedBytes += d.End - d.Position
+	if len(s.skipped) < MaxListedDamage {
+		s.skipped = append(s.skipped, d)
+	}
+}
+
+func stream(p *inspect.Partition, from, logStart int64, salvage bool) *cursor {
 	// The walk starts through the offset index, as a fetch does; below the
 	// log start offset a fetch is refused (OffsetOutOfRange), so records
 	// still on disk there are read from the start of the log.
@@ -295,7 +343,25 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 	go func() {
 		defer close(c.ch)
 		var dec record.RecordDecoder
-		err := p.Walk(rng, func(w inspect.WalkBatch) error {
+		var damaged *inspect.SegmentFiles // without salvage: the rest of this segment is not read
+		// damage takes batch damage d: skipped when salvaging, else the
+		// end of its segment's reading.
+		damage := func(d inspect.Damage) {
+			if salvage {
+				c.res.skip(d)
+				return
+			}
+			c.res.damage = append(c.res.damage, d.Err)
+			damaged = d.Segment
+		}
+		fn := func(w inspect.WalkBatch) error {
+			if w.Segment == damaged {
+				return nil
+			}
+			if !w.CRCValid {
+				damage(w.CRCDamage())
+				return nil
+			}
 			br := batchRecords{first: w.Batch.LastOffset, last: w.Batch.LastOffset}
 			if w.Batch.Magic >= 2 {
 				br.first = w.Batch.BaseOffset // kept by the cleaner (MemoryRecords.filterTo)
@@ -308,6 +374,14 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 				}
 				return nil
 			})
+			if err != nil {
+				if !isDamage(err) {
+					return err
+				}
+				// Records that do not decode: the batch is damage.
+				damage(inspect.Damage{Segment: w.Segment, Position: b.Position, End: b.End(), Err: err})
+				return nil
+			}
 			if br.last >= from {
 				select {
 				case c.ch <- br:
@@ -315,8 +389,17 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 					return errStopped
 				}
 			}
-			return err
-		})
+			return nil
+		}
+		var err error
+		if salvage {
+			err = p.WalkSalvage(rng, fn, func(d inspect.Damage) error {
+				c.res.skip(d)
+				return nil
+			})
+		} else {
+			err = p.Walk(rng, fn)
+		}
 		if errors.Is(err, errStopped) {
 			err = nil
 		}

@@ -1,6 +1,8 @@
 package replica_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/replica"
 	"github.com/kseg/kseg/inspect/sidefile"
@@ -126,7 +129,7 @@ type outcome struct {
 func compare(t *testing.T, left, right *replica.Replica) outcome {
 	t.Helper()
 	var o outcome
-	d, err := replica.Compare(left, right, func(x replica.Difference) error {
+	d, err := replica.Compare(left, right, replica.Options{}, func(x replica.Difference) error {
 		s := fmt.Sprintf("%s %d", x.Kind, x.Offset)
 		if x.RemovedByCompaction {
 			s += " compaction"
@@ -358,6 +361,74 @@ func TestHighWatermarkBoundedAtOpen(t *testing.T) {
 		}
 		if x, _, ok := replica.Truncation(left.Side(), right.Side()); !ok || x != c.want {
 			t.Errorf("checkpointed %d: truncation %d %v, want %d", c.hw, x, ok, c.want)
+		}
+	}
+}
+
+// TestCorruptBatchIsDamage: one flipped byte in a record value of
+// right's third batch (offsets 6..8 of batches of 3, segments of 4
+// batches) makes its CRC fail. That batch is damage, never a conflict:
+// without salvage the rest of its segment (offsets 6..11) is not read and
+// the damage names the file and the batch's byte position; with salvage
+// only that batch is skipped (its range listed), and the records after it
+// are compared and agree.
+func TestCorruptBatchIsDamage(t *testing.T) {
+	root := t.TempDir()
+	hist := history(0, 30, 1, "a")
+	l := layout{batchSizes: []int{3}, rollEvery: 4}
+	left := writeReplica(t, filepath.Join(root, "left", "orders-0"), hist, l)
+	right := writeReplica(t, filepath.Join(root, "right", "orders-0"), hist, l)
+	var pos, end int64
+	seg := right.Partition.Segments[0]
+	n := 0
+	if err := right.Partition.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
+		if n == 2 {
+			pos, end = w.Batch.Position, w.Batch.End()
+		}
+		n++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(seg.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := bytes.Index(b[pos:end], []byte("a-8")) // offset 8's value
+	if v < 0 {
+		t.Fatal("no value a-8 in the third batch")
+	}
+	b[pos+int64(v)] ^= 0x20 // "A-8": the records still decode
+	if err := os.WriteFile(seg.Log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, salvage := range []bool{false, true} {
+		var diffs []string
+		d, err := replica.Compare(left, right, replica.Options{Salvage: salvage}, func(x replica.Difference) error {
+			diffs = append(diffs, fmt.Sprintf("%s %d", x.Kind, x.Offset))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "only_left 6..11"
+		if salvage {
+			want = "only_left 6..8"
+		}
+		if got := kinds(diffs); got != want || d.Conflicts != 0 {
+			t.Errorf("salvage %v: differences %q (%d conflicts), want %q", salvage, got, d.Conflicts, want)
+		}
+		switch {
+		case !salvage:
+			var ce *fileio.CorruptError
+			if len(d.Damage) != 1 || !errors.As(d.Damage[0], &ce) || !errors.Is(ce, fileio.ErrCRC) || ce.File != seg.Log || ce.Position != pos || len(d.Skipped) != 0 {
+				t.Errorf("damage %v, skipped %v; want a crc mismatch at %s position %d", d.Damage, d.Skipped, seg.Log, pos)
+			}
+		default:
+			if len(d.Damage) != 0 || len(d.Skipped) != 1 || d.Skipped[0].Position != pos || d.Skipped[0].End != end ||
+				!errors.Is(d.Skipped[0].Err, fileio.ErrCRC) || d.SkippedRanges != 1 || d.SkippedBytes != end-pos {
+				t.Errorf("salvage: damage %v, skipped %+v (%d ranges, %d bytes); want [%d, %d)", d.Damage, d.Skipped, d.SkippedRanges, d.SkippedBytes, pos, end)
+			}
 		}
 	}
 }
