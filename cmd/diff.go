@@ -65,8 +65,10 @@ OffsetsForLeaderEpoch repeated while RIGHT answers with an older epoch; null
 when neither side has epochs) left_records_past_truncation (the records of
 LEFT a follower would discard), then left_epochs and right_epochs (where the
 epochs came from: checkpoint, batches or none), truncation_rounds (each
-round: requested_epoch leader_epoch leader_end_offset truncate_to final),
-only_left only_right conflicts removed_by_compaction (counts).
+round: requested_epoch leader_epoch leader_end_offset truncate_to final; at
+most the first 10 and the last 10 rounds) truncation_rounds_omitted (how
+many rounds between them are not listed), only_left only_right conflicts
+removed_by_compaction (counts).
 
 Epochs come from each side's leader-epoch-checkpoint, or, where it is
 missing or does not load, from the partition leader epochs of the batches
@@ -141,6 +143,7 @@ type divergenceJSON struct {
 	LeftEpochs                string      `json:"left_epochs"`
 	RightEpochs               string      `json:"right_epochs"`
 	TruncationRounds          []roundJSON `json:"truncation_rounds"`
+	TruncationRoundsOmitted   int         `json:"truncation_rounds_omitted"`
 	OnlyLeft                  int64       `json:"only_left"`
 	OnlyRight                 int64       `json:"only_right"`
 	Conflicts                 int64       `json:"conflicts"`
@@ -225,11 +228,15 @@ var divergenceColumns = []column[*divergenceJSON]{
 	textColumn("right_epochs", func(d *divergenceJSON) string { return d.RightEpochs }),
 	textColumn("truncation_rounds", func(d *divergenceJSON) string {
 		var parts []string
-		for _, r := range d.TruncationRounds {
+		for i, r := range d.TruncationRounds {
+			if i == maxPrintedRounds/2 && d.TruncationRoundsOmitted > 0 {
+				parts = append(parts, fmt.Sprintf("(%d rounds omitted)", d.TruncationRoundsOmitted))
+			}
 			parts = append(parts, fmt.Sprintf("epoch %d -> (%d, %d): truncate to %d", r.RequestedEpoch, r.LeaderEpoch, r.LeaderEndOffset, r.TruncateTo))
 		}
 		return strings.Join(parts, "; ")
 	}),
+	intColumn("truncation_rounds_omitted", func(d *divergenceJSON) int { return d.TruncationRoundsOmitted }),
 	intColumn("only_left", func(d *divergenceJSON) int64 { return d.OnlyLeft }),
 	intColumn("only_right", func(d *divergenceJSON) int64 { return d.OnlyRight }),
 	intColumn("conflicts", func(d *divergenceJSON) int64 { return d.Conflicts }),
@@ -304,7 +311,15 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 		TruncationOffset: d.Truncation, LeftRecordsPastTruncation: pastTruncation(d),
 		LeftEpochs: left.EpochSource, RightEpochs: right.EpochSource, TruncationRounds: []roundJSON{},
 		OnlyLeft: d.OnlyLeft, OnlyRight: d.OnlyRight, Conflicts: d.Conflicts, RemovedByCompaction: d.RemovedByCompaction}
-	for _, r := range d.Rounds {
+	rounds := d.Rounds
+	if len(rounds) > maxPrintedRounds {
+		// The first and the last rounds: a follower goes through one per
+		// epoch it has and the leader lacks (300,000 of them made a table
+		// cell of 16 MB).
+		out.TruncationRoundsOmitted = len(rounds) - maxPrintedRounds
+		rounds = append(rounds[:maxPrintedRounds/2:maxPrintedRounds/2], rounds[len(rounds)-maxPrintedRounds/2:]...)
+	}
+	for _, r := range rounds {
 		out.TruncationRounds = append(out.TruncationRounds, roundJSON(r))
 	}
 	if !(opts.records && ios.Format() == FormatCSV) {
@@ -329,6 +344,11 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 	}
 	return nil
 }
+
+// maxPrintedRounds is how many truncation rounds diff prints at most: the
+// first half and the last half, truncation_rounds_omitted counting those
+// between.
+const maxPrintedRounds = 20
 
 // pastTruncation is how many of LEFT's records a follower discards, null
 // when the protocol gives no truncation offset.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // copyPartition copies a partition directory's files into dir/<name>.
@@ -216,5 +217,52 @@ func TestDiffCorruptBatchIsDamage(t *testing.T) {
 	}
 	if onlyLeft != len(b.Records) {
 		t.Errorf("--salvage: %d only_left lines, want the skipped batch's %d records", onlyLeft, len(b.Records))
+	}
+}
+
+// writeEpochLadder writes dir/t-0: a log of offsets 0..2n+9 (one batch,
+// compacted down to its first and last record) and a
+// leader-epoch-checkpoint of the epochs first, first+2, ... up to 2n,
+// each from the offset of its number.
+func writeEpochLadder(t testing.TB, dir string, n, first int) string {
+	t.Helper()
+	p := filepath.Join(dir, "t-0")
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, LeaderEpoch: 0, Records: []kafkagen.Record{
+		{OffsetDelta: 0, Timestamp: 1000, Value: []byte("a")}, {OffsetDelta: int32(2*n + 9), Timestamp: 1000, Value: []byte("b")}}})
+	if err := os.WriteFile(filepath.Join(p, inspect.SegmentName(0)+".log"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cp []sidefile.EpochEntry
+	for e := first; e <= 2*n; e += 2 {
+		cp = append(cp, sidefile.EpochEntry{Epoch: int32(e), StartOffset: int64(e)})
+	}
+	if err := os.WriteFile(filepath.Join(p, sidefile.LeaderEpochCheckpointFile), sidefile.AppendLeaderEpochCheckpoint(nil, cp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDiffCapsTheRoundsPrinted: a follower whose 1,000 epochs the leader
+// never had goes through 1,000 truncation rounds; diff prints the first
+// and last 10 and says how many it left out, in every form.
+func TestDiffCapsTheRoundsPrinted(t *testing.T) {
+	root := t.TempDir()
+	left := writeEpochLadder(t, filepath.Join(root, "l"), 1000, 1)  // 1, 3, ... 1999
+	right := writeEpochLadder(t, filepath.Join(root, "r"), 1000, 0) // 0, 2, ... 2000
+	_, div := diffJSON(t, 0, left, right)
+	rounds, _ := div["truncation_rounds"].([]any)
+	if len(rounds) != 20 || div["truncation_rounds_omitted"] != 980.0 || div["truncation_offset"] != 1.0 {
+		t.Fatalf("%d rounds printed, %v omitted, truncation %v", len(rounds), div["truncation_rounds_omitted"], div["truncation_offset"])
+	}
+	first, last := rounds[0].(map[string]any), rounds[19].(map[string]any)
+	if first["requested_epoch"] != 1999.0 || first["truncate_to"] != 1999.0 || last["requested_epoch"] != 1.0 || last["final"] != true || last["truncate_to"] != 1.0 {
+		t.Errorf("first round %v, last %v", first, last)
+	}
+	out, _, code := runKseg(t, nil, "diff", left, right)
+	if code != 0 || !strings.Contains(out, "(980 rounds omitted)") || len(out) > 4000 {
+		t.Errorf("table: exit %d, %d bytes\n%s", code, len(out), out)
 	}
 }

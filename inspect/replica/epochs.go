@@ -5,7 +5,7 @@
 package replica
 
 import (
-	"slices"
+	"sort"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/sidefile"
@@ -45,9 +45,10 @@ func (c EpochCache) EndOffsetFor(requested int32, logEndOffset int64) (int32, in
 	case ok && latest == requested:
 		return requested, logEndOffset
 	}
-	// higherEntry: the first entry with an epoch > requested.
-	hi := slices.IndexFunc(c, func(e sidefile.EpochEntry) bool { return e.Epoch > requested })
-	if hi < 0 {
+	// higherEntry: the first entry with an epoch > requested, by binary
+	// search (epochs increase in the cache, as in the broker's TreeMap).
+	hi := sort.Search(len(c), func(i int) bool { return c[i].Epoch > requested })
+	if hi == len(c) {
 		return UndefinedEpoch, UndefinedEpochOffset
 	}
 	if hi == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -429,6 +430,114 @@ func TestCorruptBatchIsDamage(t *testing.T) {
 				!errors.Is(d.Skipped[0].Err, fileio.ErrCRC) || d.SkippedRanges != 1 || d.SkippedBytes != end-pos {
 				t.Errorf("salvage: damage %v, skipped %+v (%d ranges, %d bytes); want [%d, %d)", d.Damage, d.Skipped, d.SkippedRanges, d.SkippedBytes, pos, end)
 			}
+		}
+	}
+}
+
+// endOffsetForByScan is LeaderEpochFileCache.endOffsetFor written as a
+// walk over every entry: the floor and higher entries of requested.
+func endOffsetForByScan(c replica.EpochCache, requested int32, leo int64) (int32, int64) {
+	if requested == replica.UndefinedEpoch {
+		return replica.UndefinedEpoch, replica.UndefinedEpochOffset
+	}
+	if len(c) > 0 && c[len(c)-1].Epoch == requested {
+		return requested, leo
+	}
+	floor, higher := -1, -1
+	for i, e := range c {
+		if e.Epoch <= requested {
+			floor = i
+		}
+		if e.Epoch > requested && higher < 0 {
+			higher = i
+		}
+	}
+	switch {
+	case higher < 0:
+		return replica.UndefinedEpoch, replica.UndefinedEpochOffset
+	case floor < 0:
+		return requested, c[higher].StartOffset
+	}
+	return c[floor].Epoch, c[higher].StartOffset
+}
+
+// TestEndOffsetForAgainstAScan: the binary search answers as the walk over
+// every entry, for every epoch around random caches.
+func TestEndOffsetForAgainstAScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 300 {
+		var c replica.EpochCache
+		epoch, off := int32(rng.IntN(3)), int64(rng.IntN(5))
+		for range rng.IntN(12) {
+			c = append(c, sidefile.EpochEntry{Epoch: epoch, StartOffset: off})
+			epoch += 1 + int32(rng.IntN(3))
+			off += 1 + int64(rng.IntN(9))
+		}
+		for req := int32(-1); req <= epoch+1; req++ {
+			e, o := c.EndOffsetFor(req, off+5)
+			we, wo := endOffsetForByScan(c, req, off+5)
+			if e != we || o != wo {
+				t.Fatalf("%v: endOffsetFor(%d) = (%d, %d), the scan says (%d, %d)", c, req, e, o, we, wo)
+			}
+		}
+	}
+}
+
+// epochLadder is two caches of n epochs each that interleave: the
+// follower led the odd epochs 1, 3, ... 2n-1 (epoch 2k+1 from offset
+// 2k+1), the leader the even ones 0, 2, ... 2n-2 and 2n (epoch 2k from
+// 2k). Each round the leader answers with the epoch below the one asked,
+// which the follower does not know: one round per follower epoch (KIP-279).
+func epochLadder(n int) (follower, leader replica.EpochCache) {
+	for k := range n {
+		follower = append(follower, sidefile.EpochEntry{Epoch: int32(2*k + 1), StartOffset: int64(2*k + 1)})
+		leader = append(leader, sidefile.EpochEntry{Epoch: int32(2 * k), StartOffset: int64(2 * k)})
+	}
+	leader = append(leader, sidefile.EpochEntry{Epoch: int32(2 * n), StartOffset: int64(2 * n)})
+	return follower, leader
+}
+
+// TestTruncationThroughManyEpochs: 50,000 rounds, one per follower epoch:
+// round k asks for epoch 2n-1-2k, the leader answers (2n-2-2k, its start
+// of epoch 2n-2k), and the follower, which has no epoch 2n-2-2k,
+// truncates to where its epoch 2n-1-2k starts; the last round asks for 1
+// and gets (0, 2), an epoch the follower does not know either but older
+// than any it has (endOffsetFor answers the request itself), so it
+// truncates to 1 and is done. The first and last rounds are worked out
+// again with the scan (endOffsetForByScan).
+func TestTruncationThroughManyEpochs(t *testing.T) {
+	const n = 50_000
+	f, l := epochLadder(n)
+	leo := int64(2*n + 10)
+	got, rounds, ok := replica.Truncation(replica.Side{Epochs: f, LogEndOffset: leo}, replica.Side{Epochs: l, LogEndOffset: leo})
+	if !ok || got != 1 || len(rounds) != n {
+		t.Fatalf("truncation %d %v after %d rounds, want 1 after %d", got, ok, len(rounds), n)
+	}
+	for k, r := range rounds {
+		want := replica.Round{RequestedEpoch: int32(2*n - 1 - 2*k), LeaderEpoch: int32(2*n - 2 - 2*k), LeaderEndOffset: int64(2*n - 2*k), TruncateTo: int64(2*n - 1 - 2*k), Final: k == n-1}
+		if r != want {
+			t.Fatalf("round %d: %+v, want %+v", k, r, want)
+		}
+		if k >= 50 && k < n-50 {
+			continue
+		}
+		cache := f.TruncateFromEnd(int64(2*n + 1 - 2*k)) // what the follower has at round k
+		le, lo := endOffsetForByScan(l, r.RequestedEpoch, leo)
+		fe, fo := endOffsetForByScan(cache, le, leo)
+		if le != r.LeaderEpoch || lo != r.LeaderEndOffset || (fe != le) == r.Final || min(fo, lo) != r.TruncateTo {
+			t.Fatalf("round %d: %+v; the scan says (%d, %d), then (%d, %d)", k, r, le, lo, fe, fo)
+		}
+	}
+}
+
+// BenchmarkTruncationManyEpochs: the truncation of a follower through
+// 300,000 epochs the leader lacks (one round each, epochLadder).
+func BenchmarkTruncationManyEpochs(b *testing.B) {
+	f, l := epochLadder(300_000)
+	leo := int64(600_010)
+	for b.Loop() {
+		if _, rounds, ok := replica.Truncation(replica.Side{Epochs: f, LogEndOffset: leo}, replica.Side{Epochs: l, LogEndOffset: leo}); !ok || len(rounds) != 300_000 {
+			b.Fatal(len(rounds), ok)
 		}
 	}
 }
