@@ -122,11 +122,19 @@ type diffRecordJSON struct {
 }
 
 type roundJSON struct {
-	RequestedEpoch  int32 `json:"requested_epoch"`
-	LeaderEpoch     int32 `json:"leader_epoch"`
-	LeaderEndOffset int64 `json:"leader_end_offset"`
-	TruncateTo      int64 `json:"truncate_to"`
-	Final           bool  `json:"final"`
+	RequestedEpoch  int32  `json:"requested_epoch"`
+	LeaderEpoch     int32  `json:"leader_epoch"`
+	LeaderEndOffset int64  `json:"leader_end_offset"`
+	TruncateTo      *int64 `json:"truncate_to"` // null: to a high watermark not known
+	Final           bool   `json:"final"`
+}
+
+func roundLine(r replica.Round) roundJSON {
+	out := roundJSON{RequestedEpoch: r.RequestedEpoch, LeaderEpoch: r.LeaderEpoch, LeaderEndOffset: r.LeaderEndOffset, Final: r.Final}
+	if !r.NoHighWatermark {
+		out.TruncateTo = ptr(r.TruncateTo)
+	}
+	return out
 }
 
 // divergenceJSON is the contract's divergence line, then the additive
@@ -232,7 +240,11 @@ var divergenceColumns = []column[*divergenceJSON]{
 			if i == maxPrintedRounds/2 && d.TruncationRoundsOmitted > 0 {
 				parts = append(parts, fmt.Sprintf("(%d rounds omitted)", d.TruncationRoundsOmitted))
 			}
-			parts = append(parts, fmt.Sprintf("epoch %d -> (%d, %d): truncate to %d", r.RequestedEpoch, r.LeaderEpoch, r.LeaderEndOffset, r.TruncateTo))
+			to := "the high watermark, not known"
+			if r.TruncateTo != nil {
+				to = strconv.FormatInt(*r.TruncateTo, 10)
+			}
+			parts = append(parts, fmt.Sprintf("epoch %d -> (%d, %d): truncate to %s", r.RequestedEpoch, r.LeaderEpoch, r.LeaderEndOffset, to))
 		}
 		return strings.Join(parts, "; ")
 	}),
@@ -320,7 +332,7 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 		rounds = append(rounds[:maxPrintedRounds/2:maxPrintedRounds/2], rounds[len(rounds)-maxPrintedRounds/2:]...)
 	}
 	for _, r := range rounds {
-		out.TruncationRounds = append(out.TruncationRounds, roundJSON(r))
+		out.TruncationRounds = append(out.TruncationRounds, roundLine(r))
 	}
 	if !(opts.records && ios.Format() == FormatCSV) {
 		if err := printObject(ios, out, divergenceColumns); err != nil {

@@ -266,3 +266,33 @@ func TestDiffCapsTheRoundsPrinted(t *testing.T) {
 		t.Errorf("table: exit %d, %d bytes\n%s", code, len(out), out)
 	}
 }
+
+// TestDiffListsTheUndefinedRound: LEFT's latest epoch (5) is newer than
+// any RIGHT knows (3), so RIGHT answers UNDEFINED and LEFT would truncate
+// to its high watermark, which no replication-offset-checkpoint gives:
+// the round is listed all the same, with a null truncate_to, and the
+// truncation offset is null.
+func TestDiffListsTheUndefinedRound(t *testing.T) {
+	root := t.TempDir()
+	left, err := kafkagen.Generate(filepath.Join(root, "l", "t-0"), kafkagen.Options{Seed: 1, Batches: 5, LeaderEpoch: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	right, err := kafkagen.Generate(filepath.Join(root, "r", "t-0"), kafkagen.Options{Seed: 1, Batches: 5, LeaderEpoch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, div := diffJSON(t, 0, left.Dir, right.Dir)
+	rounds, _ := div["truncation_rounds"].([]any)
+	if div["truncation_offset"] != nil || len(rounds) != 1 {
+		t.Fatalf("truncation %v after rounds %v", div["truncation_offset"], rounds)
+	}
+	r := rounds[0].(map[string]any)
+	if r["requested_epoch"] != 5.0 || r["leader_epoch"] != -1.0 || r["leader_end_offset"] != -1.0 || r["truncate_to"] != nil || r["final"] != true {
+		t.Errorf("round %v", r)
+	}
+	out, _, _ := runKseg(t, nil, "diff", left.Dir, right.Dir)
+	if !strings.Contains(out, "epoch 5 -> (-1, -1): truncate to the high watermark, not known") {
+		t.Errorf("table:\n%s", out)
+	}
+}

@@ -99,6 +99,10 @@ type Round struct {
 	// latest epoch, KIP-279).
 	TruncateTo int64
 	Final      bool
+	// NoHighWatermark: the round sends the follower to its high watermark
+	// (an undefined answer, or a follower without epochs), and none is
+	// checkpointed: the round is the last and TruncateTo means nothing.
+	NoHighWatermark bool
 }
 
 // Side is what the truncation protocol knows of one replica.
@@ -127,13 +131,15 @@ type Side struct {
 //     min(its end offset for the epoch, the leader's end offset, its log
 //     end offset), and is done.
 //
-// ok is false when no truncation point follows (no epochs and no high
-// watermark).
+// ok is false when no truncation point follows (the protocol sends the
+// follower to its high watermark, and it has none): the last round then
+// says so (NoHighWatermark).
 func Truncation(follower, leader Side) (offset int64, rounds []Round, ok bool) {
 	cache, leo := follower.Epochs, follower.LogEndOffset
 	toHighWatermark := func(r Round) (int64, []Round, bool) {
 		if follower.HighWatermark == nil {
-			return 0, rounds, false
+			r.Final, r.NoHighWatermark = true, true
+			return 0, append(rounds, r), false
 		}
 		r.TruncateTo, r.Final = min(*follower.HighWatermark, leo), true
 		return r.TruncateTo, append(rounds, r), true

@@ -323,15 +323,20 @@ func TestTruncationFallbacks(t *testing.T) {
 		rounds           int
 	}{
 		{"follower without epochs: its high watermark", replica.Side{LogEndOffset: 40, HighWatermark: &hw}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 20, true, 1},
-		{"follower without epochs nor high watermark", replica.Side{LogEndOffset: 40}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 0, false, 0},
+		{"follower without epochs nor high watermark", replica.Side{LogEndOffset: 40}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 0, false, 1},
 		{"leader older than the follower: high watermark", replica.Side{Epochs: e(5, 0), LogEndOffset: 40, HighWatermark: &hw}, replica.Side{Epochs: e(3, 0), LogEndOffset: 100}, 20, true, 1},
-		{"leader older, no high watermark", replica.Side{Epochs: e(5, 0), LogEndOffset: 40}, replica.Side{Epochs: e(3, 0), LogEndOffset: 100}, 0, false, 0},
+		{"leader older, no high watermark", replica.Side{Epochs: e(5, 0), LogEndOffset: 40}, replica.Side{Epochs: e(3, 0), LogEndOffset: 100}, 0, false, 1},
 		{"leader moved on: the end of the follower's epoch there", replica.Side{Epochs: e(1, 0, 2, 10), LogEndOffset: 30}, replica.Side{Epochs: e(1, 0, 2, 10, 3, 25), LogEndOffset: 50}, 25, true, 1},
 		{"the high watermark above the log end: the log end", replica.Side{LogEndOffset: 15, HighWatermark: &hw}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 15, true, 1},
 	} {
 		got, rounds, ok := replica.Truncation(c.follower, c.leader)
 		if got != c.want || ok != c.ok || len(rounds) != c.rounds {
 			t.Errorf("%s: %d %v %+v, want %d %v with %d rounds", c.name, got, ok, rounds, c.want, c.ok, c.rounds)
+		}
+		// The last round is listed whatever its answer; it says when it
+		// sent the follower to a high watermark that is not known.
+		if n := len(rounds); n > 0 && (!rounds[n-1].Final || rounds[n-1].NoHighWatermark == ok) {
+			t.Errorf("%s: last round %+v", c.name, rounds[n-1])
 		}
 	}
 }
