@@ -190,22 +190,13 @@ var diffRecordColumns = []column[*diffRecordJSON]{
 		return strconv.FormatInt(d.Right.Timestamp, 10)
 	})),
 	wideOnly(textColumn("right.key", func(d *diffRecordJSON) string {
-		if d.Right == nil {
-			return ""
-		}
-		return optText(d.Right.Key)
+		return rightField(d, func(r *recordLineJSON) string { return optText(r.Key) })
 	})),
 	wideOnly(textColumn("right.value", func(d *diffRecordJSON) string {
-		if d.Right == nil {
-			return ""
-		}
-		return optText(d.Right.Value)
+		return rightField(d, func(r *recordLineJSON) string { return optText(r.Value) })
 	})),
 	wideOnly(textColumn("right.headers", func(d *diffRecordJSON) string {
-		if d.Right == nil {
-			return ""
-		}
-		return headersText(d.Right.Headers)
+		return rightField(d, func(r *recordLineJSON) string { return headersText(r.Headers) })
 	})),
 	wideOnly(textColumn("removed_by_compaction", func(d *diffRecordJSON) string {
 		if d.RemovedByCompaction == nil {
@@ -215,6 +206,20 @@ var diffRecordColumns = []column[*diffRecordJSON]{
 	})),
 	omitIfEmpty(wideTableOnly(textColumn("key_encoding", func(d *diffRecordJSON) string { return d.KeyEncoding }))),
 	omitIfEmpty(wideTableOnly(textColumn("value_encoding", func(d *diffRecordJSON) string { return d.ValueEncoding }))),
+	omitIfEmpty(wideTableOnly(textColumn("right.key_encoding", func(d *diffRecordJSON) string {
+		return rightField(d, func(r *recordLineJSON) string { return r.KeyEncoding })
+	}))),
+	omitIfEmpty(wideTableOnly(textColumn("right.value_encoding", func(d *diffRecordJSON) string {
+		return rightField(d, func(r *recordLineJSON) string { return r.ValueEncoding })
+	}))),
+}
+
+// rightField is f of a conflict's right record ("" for other lines).
+func rightField(d *diffRecordJSON, f func(*recordLineJSON) string) string {
+	if d.Right == nil {
+		return ""
+	}
+	return f(d.Right)
 }
 
 func nullableInt(p *int64) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -294,5 +295,68 @@ func TestDiffListsTheUndefinedRound(t *testing.T) {
 	out, _, _ := runKseg(t, nil, "diff", left.Dir, right.Dir)
 	if !strings.Contains(out, "epoch 5 -> (-1, -1): truncate to the high watermark, not known") {
 		t.Errorf("table:\n%s", out)
+	}
+}
+
+// TestDiffWideShowsBothSidesEncodings: -o wide is every field of the JSON
+// form: a conflict line's right record, its key and value encodings
+// included, as right.* columns, each cell what the JSON says.
+func TestDiffWideShowsBothSidesEncodings(t *testing.T) {
+	root := t.TempDir()
+	left, err := kafkagen.Generate(filepath.Join(root, "l", "t-0"), kafkagen.Options{Seed: 1, Batches: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	right, err := kafkagen.Generate(filepath.Join(root, "r", "t-0"), kafkagen.Options{Seed: 2, Batches: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runKseg(t, nil, "-o", "json", "diff", "--records", "--encoding", "hex", left.Dir, right.Dir)
+	var conflict map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o["kind"] == "conflict" {
+			if rk, _ := o["right"].(map[string]any); rk["key_encoding"] != nil {
+				conflict = o
+				break
+			}
+		}
+	}
+	if code != 1 || conflict == nil {
+		t.Fatalf("exit %d, no conflict with a right key:\n%s", code, out)
+	}
+	wide, _, _ := runKseg(t, nil, "-o", "wide", "diff", "--records", "--encoding", "hex", left.Dir, right.Dir)
+	head := strings.Fields(strings.SplitN(wide, "\n", 2)[0])
+	for name, v := range conflict {
+		names := []string{name}
+		if name == "right" {
+			names = nil
+			for k := range v.(map[string]any) {
+				if k != "kind" && k != "offset" { // the line's own
+					names = append(names, "right."+k)
+				}
+			}
+		}
+		for _, n := range names {
+			if n != "kind" && !slices.Contains(head, n) {
+				t.Errorf("-o wide has no column %s (header %v)", n, head)
+			}
+		}
+	}
+	b, _ := json.Marshal(conflict)
+	var line diffRecordJSON
+	if err := json.Unmarshal(b, &line); err != nil {
+		t.Fatal(err)
+	}
+	rj := conflict["right"].(map[string]any)
+	for _, c := range diffRecordColumns {
+		if strings.HasSuffix(c.name, "_encoding") && strings.HasPrefix(c.name, "right.") {
+			if got := c.cell(&line); got != rj[strings.TrimPrefix(c.name, "right.")] {
+				t.Errorf("column %s: %q, the JSON says %v", c.name, got, rj[strings.TrimPrefix(c.name, "right.")])
+			}
+		}
 	}
 }
