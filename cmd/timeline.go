@@ -359,7 +359,7 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 		sum.Records = inspect.CappedSum(sum.Records, r)
 		sum.Bytes = inspect.CappedSum(sum.Bytes, b)
 		if ur > 0 {
-			ios.Warnf("%s: %d offsets have no timestamp (magic 0) and are not shown", pt.p.Dir, ur)
+			ios.Warnf("%s: %d offsets have no timestamp (%s) and are not shown", pt.p.Dir, ur, whyUntimed(pt.segs))
 		}
 	}
 	if !opts.perPartition {
@@ -396,6 +396,22 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 		fmt.Fprintf(ios.ErrOut, "kseg: %s\n", timelineSummaryText(ios, sum, bucket))
 		return nil
 	}
+}
+
+// whyUntimed says why a partition's offsets have no timestamp: magic 0
+// batches have no timestamp field; magic 1 and 2 batches may carry -1.
+func whyUntimed(segs []inspect.SegmentTraffic) string {
+	var magic0, minus1 bool
+	for _, s := range segs {
+		magic0, minus1 = magic0 || s.Magic0, minus1 || s.NoTimestamp
+	}
+	switch {
+	case magic0 && minus1:
+		return "magic 0 batches, and batches whose timestamps are -1"
+	case minus1:
+		return "their batches' timestamps are -1: written without one"
+	}
+	return "magic 0"
 }
 
 func addTimelineRows(l *lister[timelineBucketJSON], series []timelineSeries) {

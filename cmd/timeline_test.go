@@ -474,3 +474,30 @@ func TestTimelineBucketFits(t *testing.T) {
 		t.Errorf("humanMillis(2^63-1) = %s", got)
 	}
 }
+
+// TestTimelineNamesWhyOffsetsHaveNoTimestamp: offsets without a
+// timestamp are left out with a warning that says why: magic 0 batches
+// have no timestamp field; v2 batches whose records carry -1
+// (RecordBatch.NO_TIMESTAMP, which a producer may send) are not magic 0.
+func TestTimelineNamesWhyOffsetsHaveNoTimestamp(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := kafkagen.Generate(filepath.Join(dir, "old-0"), kafkagen.Options{Seed: 1, Batches: 5, Magic: kafkagen.MagicV0}); err != nil {
+		t.Fatal(err)
+	}
+	v2 := filepath.Join(dir, "none-0")
+	if err := os.MkdirAll(v2, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, Records: []kafkagen.Record{{OffsetDelta: 0, Timestamp: -1, Value: []byte("a")}, {OffsetDelta: 1, Timestamp: -1, Value: []byte("b")}}})
+	if err := os.WriteFile(filepath.Join(v2, kafkagen.SegmentName(0)+".log"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runKseg(t, nil, "-o", "json", "timeline", filepath.Join(dir, "old-0"))
+	if code != 0 || !strings.Contains(stderr, "offsets have no timestamp (magic 0) and are not shown") {
+		t.Errorf("magic 0: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = runKseg(t, nil, "-o", "json", "timeline", v2)
+	if code != 0 || strings.Contains(stderr, "magic 0") || !strings.Contains(stderr, "2 offsets have no timestamp (their batches' timestamps are -1") {
+		t.Errorf("v2 records at -1: exit %d: %s", code, stderr)
+	}
+}

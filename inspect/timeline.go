@@ -27,7 +27,8 @@ import (
 
 // TrafficMark is one step of a segment's traffic: the offsets before
 // EndOffset and the log bytes before EndPosition not covered by an earlier
-// mark are attributed to Timestamp (-1: none, magic 0).
+// mark are attributed to Timestamp (-1: none: magic 0, or records written
+// without one).
 type TrafficMark struct {
 	Timestamp   int64
 	EndOffset   int64 // exclusive
@@ -41,6 +42,11 @@ type SegmentTraffic struct {
 	BaseOffset  int64
 	Marks       []TrafficMark
 	FromBatches bool // the time index was not usable: the marks come from batch headers
+	// Why marks have no timestamp (FromBatches: a time index entry always
+	// has one): Magic0, a batch of magic 0, which has no timestamp field;
+	// NoTimestamp, a batch of magic 1 or 2 whose largest timestamp is -1
+	// (RecordBatch.NO_TIMESTAMP: its records were written without one).
+	Magic0, NoTimestamp bool
 }
 
 // Traffic reads each segment's traffic marks.
@@ -77,7 +83,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		// whole before the damage, and the bytes from there on are
 		// counted at the last time.
 		st.FromBatches = true
-		st.Marks, err = batchMarks(seg)
+		err = batchMarks(seg, &st)
 		return st, err
 	}
 	valid := 0
@@ -95,7 +101,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 	}
 	if valid == 0 && next > seg.BaseOffset {
 		st.FromBatches = true
-		st.Marks, err = batchMarks(seg)
+		err = batchMarks(seg, &st)
 		return st, err
 	}
 	last := TrafficMark{Timestamp: -1, EndOffset: seg.BaseOffset}
@@ -125,25 +131,29 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 	return st, nil
 }
 
-// batchMarks is a segment's marks from its batch headers: one per batch,
-// at the largest timestamp so far, the last ending at the log's size (a
-// torn or damaged tail included).
-func batchMarks(seg *Segment) ([]TrafficMark, error) {
+// batchMarks sets st's marks from seg's batch headers: one per batch, at
+// the largest timestamp so far, the last ending at the log's size (a torn
+// or damaged tail included); and says why a batch had no timestamp.
+func batchMarks(seg *Segment, st *SegmentTraffic) error {
 	var marks []TrafficMark
 	maxTS := int64(-1)
 	end := seg.BaseOffset
 	sc := seg.Batches(0)
 	for sc.Next() {
 		b := sc.Batch()
+		if b.MaxTimestamp < 0 {
+			st.Magic0 = st.Magic0 || b.Magic == 0
+			st.NoTimestamp = st.NoTimestamp || b.Magic > 0
+		}
 		maxTS = max(maxTS, b.MaxTimestamp)
 		end = max(end, b.NextOffset())
 		marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: b.Position + b.Size})
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
-		return nil, err
+		return err
 	}
-	marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: seg.LogSize})
-	return marks, nil
+	st.Marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: seg.LogSize})
+	return nil
 }
 
 // TimelineBucket is the traffic of one time bucket: offsets (Records) and

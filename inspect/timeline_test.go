@@ -82,11 +82,13 @@ func TestSegmentTrafficOf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fromBatches, err := batchMarks(seg)
+		var bt SegmentTraffic
+		err = batchMarks(seg, &bt)
 		seg.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
+		fromBatches := bt.Marks
 		last, lastB := st.Marks[len(st.Marks)-1], fromBatches[len(fromBatches)-1]
 		if last.EndOffset != lastB.EndOffset || last.EndPosition != lastB.EndPosition || last.EndPosition != seg.LogSize {
 			t.Errorf("%s: marks end at %+v, batch marks at %+v, log size %d", sf.Log, last, lastB, seg.LogSize)
