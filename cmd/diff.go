@@ -64,7 +64,10 @@ RIGHT, truncates by the leader-epoch protocol: KIP-101, KIP-279,
 OffsetsForLeaderEpoch repeated while RIGHT answers with an older epoch; null
 when neither side has epochs) left_records_past_truncation (the records of
 LEFT a follower would discard), then left_epochs and right_epochs (where the
-epochs came from: checkpoint, batches or none), truncation_rounds (each
+epochs came from: checkpoint, batches or none), left_epoch_mismatches and
+right_epoch_mismatches (runs of batches whose leader epoch the side's
+leader-epoch-checkpoint contradicts; a warning names the first, and the
+truncation follows the checkpoint as a broker does), truncation_rounds (each
 round: requested_epoch leader_epoch leader_end_offset truncate_to final; at
 most the first 10 and the last 10 rounds) truncation_rounds_omitted (how
 many rounds between them are not listed), only_left only_right conflicts
@@ -150,6 +153,8 @@ type divergenceJSON struct {
 	LeftRecordsPastTruncation *int64      `json:"left_records_past_truncation"` // null when truncation_offset is
 	LeftEpochs                string      `json:"left_epochs"`
 	RightEpochs               string      `json:"right_epochs"`
+	LeftEpochMismatches       int         `json:"left_epoch_mismatches"`
+	RightEpochMismatches      int         `json:"right_epoch_mismatches"`
 	TruncationRounds          []roundJSON `json:"truncation_rounds"`
 	TruncationRoundsOmitted   int         `json:"truncation_rounds_omitted"`
 	OnlyLeft                  int64       `json:"only_left"`
@@ -239,6 +244,8 @@ var divergenceColumns = []column[*divergenceJSON]{
 	nullableIntColumn("left_records_past_truncation", func(d *divergenceJSON) *int64 { return d.LeftRecordsPastTruncation }),
 	textColumn("left_epochs", func(d *divergenceJSON) string { return d.LeftEpochs }),
 	textColumn("right_epochs", func(d *divergenceJSON) string { return d.RightEpochs }),
+	intColumn("left_epoch_mismatches", func(d *divergenceJSON) int { return d.LeftEpochMismatches }),
+	intColumn("right_epoch_mismatches", func(d *divergenceJSON) int { return d.RightEpochMismatches }),
 	textColumn("truncation_rounds", func(d *divergenceJSON) string {
 		var parts []string
 		for i, r := range d.TruncationRounds {
@@ -326,8 +333,9 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 	out := &divergenceJSON{Kind: "divergence", LeftLogEndOffset: d.LeftLogEndOffset, RightLogEndOffset: d.RightLogEndOffset,
 		ComparedFrom: d.ComparedFrom, ComparedTo: d.ComparedTo, FirstDifferenceOffset: d.FirstDifference,
 		TruncationOffset: d.Truncation, LeftRecordsPastTruncation: pastTruncation(d),
-		LeftEpochs: left.EpochSource, RightEpochs: right.EpochSource, TruncationRounds: []roundJSON{},
-		OnlyLeft: d.OnlyLeft, OnlyRight: d.OnlyRight, Conflicts: d.Conflicts, RemovedByCompaction: d.RemovedByCompaction}
+		LeftEpochs: left.EpochSource, RightEpochs: right.EpochSource, LeftEpochMismatches: left.EpochMismatches, RightEpochMismatches: right.EpochMismatches,
+		TruncationRounds: []roundJSON{},
+		OnlyLeft:         d.OnlyLeft, OnlyRight: d.OnlyRight, Conflicts: d.Conflicts, RemovedByCompaction: d.RemovedByCompaction}
 	rounds := d.Rounds
 	if len(rounds) > maxPrintedRounds {
 		// The first and the last rounds: a follower goes through one per

@@ -360,3 +360,41 @@ func TestDiffWideShowsBothSidesEncodings(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffSaysACheckpointContradictsTheBatches: RIGHT's
+// leader-epoch-checkpoint says epoch 4 began about 20 offsets (at a batch)
+// before its batches of epoch 4 do: diff warns on stderr (the file, the offsets, both
+// epochs), counts the run in right_epoch_mismatches, and truncates by the
+// checkpoint as the broker would.
+func TestDiffSaysACheckpointContradictsTheBatches(t *testing.T) {
+	root := t.TempDir()
+	shape := kafkagen.Options{Seed: 3, Segments: 3, Batches: 20, LeaderEpoch: 2, LeaderEpochBumps: true}
+	left, err := kafkagen.Generate(filepath.Join(root, "l", "t-0"), shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right, err := kafkagen.Generate(filepath.Join(root, "r", "t-0"), shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := right.Segments[1].BaseOffset, right.Segments[2].BaseOffset
+	early := int64(-1) // a batch's base offset about 20 before s2
+	for _, b := range right.Batches() {
+		if b.BaseOffset >= s2-20 {
+			early = b.BaseOffset
+			break
+		}
+	}
+	cp := sidefile.AppendLeaderEpochCheckpoint(nil, []sidefile.EpochEntry{{Epoch: 2, StartOffset: 0}, {Epoch: 3, StartOffset: s1}, {Epoch: 4, StartOffset: early}})
+	if err := os.WriteFile(filepath.Join(right.Dir, sidefile.LeaderEpochCheckpointFile), cp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runKseg(t, nil, "-o", "json", "diff", left.Dir, right.Dir)
+	if code != 0 || !strings.Contains(out, `"left_epoch_mismatches":0,"right_epoch_mismatches":1,`) {
+		t.Errorf("exit %d: %s", code, out)
+	}
+	want := fmt.Sprintf("%s contradicts the batches once: offsets %d..%d", filepath.Join(right.Dir, sidefile.LeaderEpochCheckpointFile), early, s2-1)
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, fmt.Sprintf("written in leader epoch 3, but the checkpoint puts offset %d in epoch 4", early)) {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}

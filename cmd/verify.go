@@ -111,7 +111,7 @@ line (with the time taken and the rate), the last JSON line
 (log.crc, log.corrupt-header, log.truncated, log.offset-order,
 log.offset-range, log.records, index.*, timeindex.*, txnindex.*,
 segment.overlap, segment.leftover, snapshot.*, checkpoint.*,
-leader-epoch.range).
+leader-epoch.range, leader-epoch.mismatch).
 
 Exit codes: 0 no error findings; 1 errors found (or, with --strict,
 warnings); 2 a PATH could not be read.`,

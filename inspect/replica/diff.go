@@ -28,6 +28,11 @@ type Replica struct {
 	// (leader-epoch-checkpoint), "batches" (the partition leader epochs of
 	// the batches, the file being absent or unloadable) or "none".
 	EpochSource string
+	// EpochMismatches counts the runs of batches the
+	// leader-epoch-checkpoint contradicts (inspect.EpochMatcher; a
+	// warning says where the first is): the truncation follows the
+	// checkpoint all the same, as the broker answers from it.
+	EpochMismatches int
 	// HighWatermark is the replication-offset-checkpoint entry, when any,
 	// bounded by the log start and end offsets.
 	HighWatermark *int64
@@ -66,6 +71,9 @@ func Open(p *inspect.Partition) (*Replica, error) {
 		cache, err := f.Value.Cache()
 		if err == nil {
 			r.Epochs, r.EpochSource = EpochCache(cache), "checkpoint"
+			if err := r.matchEpochs(f.Path, f.Value); err != nil {
+				return nil, err
+			}
 		} else {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %v: epochs taken from the batches", f.Path, err))
 		}
@@ -86,6 +94,57 @@ func Open(p *inspect.Partition) (*Replica, error) {
 		r.EpochSource = "none"
 	}
 	return r, nil
+}
+
+// matchEpochs compares the leader-epoch-checkpoint cp (read from path)
+// with the batches' partition leader epochs, reading batch headers only,
+// and says where it contradicts them (as verify's leader-epoch.mismatch).
+// Damage ends a segment's comparison: it is the comparison's to report.
+func (r *Replica) matchEpochs(path string, cp *sidefile.LeaderEpochCheckpoint) error {
+	m := inspect.NewEpochMatcher(cp, r.LogStartOffset)
+	if m == nil {
+		return nil
+	}
+	var first *inspect.EpochMismatch
+	var firstLog string
+	note := func(x *inspect.EpochMismatch, log string) {
+		if x == nil {
+			return
+		}
+		r.EpochMismatches++
+		if first == nil {
+			first, firstLog = x, log
+		}
+	}
+	for _, sf := range r.Partition.Segments {
+		if sf.Log == "" {
+			continue
+		}
+		seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{})
+		if err != nil {
+			return err
+		}
+		it := seg.Batches(0)
+		for it.Next() {
+			note(m.Batch(it.Batch()), sf.Log)
+		}
+		note(m.Flush(), sf.Log)
+		err = it.Err()
+		it.Close()
+		seg.Close()
+		if err != nil && !isDamage(err) {
+			return err
+		}
+	}
+	if first != nil {
+		times := "once"
+		if r.EpochMismatches > 1 {
+			times = fmt.Sprintf("%d times, first", r.EpochMismatches)
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s contradicts the batches %s: offsets %d..%d (bytes %d..%d of %s) were written in leader epoch %d, but the checkpoint puts offset %d in epoch %d (its entry from offset %d); the truncation follows the checkpoint, as the broker's answers do (kseg verify lists each as leader-epoch.mismatch)",
+			path, times, first.FirstOffset, first.LastOffset, first.FirstPosition, first.EndPosition-1, firstLog, first.BatchEpoch, first.FirstOffset, first.Entry.Epoch, first.Entry.StartOffset))
+	}
+	return nil
 }
 
 // Side is the replica as the truncation protocol sees it.
