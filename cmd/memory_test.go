@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/kseg/kseg/inspect/kafkagen"
-	"github.com/kseg/kseg/inspect/kafkagen/gentest"
 )
 
 // peakHeap runs kseg in process with args (stdout counted and discarded)
@@ -156,38 +155,5 @@ func TestLongLeaderEpochCheckpointMemory(t *testing.T) {
 				t.Errorf("verify: %d leader_epoch.range findings, want 100 and one saying how many more\n%.2000s", n, out)
 			}
 		})
-	}
-}
-
-// TestGroupsManyCommitsMemory: one group committing 200,000 partitions of
-// one topic (a consumer of a topic that large commits them all at once).
-// groups holds one 32-byte slot per committed offset of a dense
-// partition range (plus a chunk pointer per 1024), so its live heap stays
-// within memoryBase + 48 bytes an offset, listing them as JSON or as a
-// table; with --group naming no group, the filter applies during the
-// replay and nothing is held. (Before: about 900 bytes an offset, and
-// --group nope held them all too: 1.3 GB for 2 million.)
-func TestGroupsManyCommitsMemory(t *testing.T) {
-	const n = 200_000
-	root := t.TempDir()
-	size := gentest.ManyCommits(t, filepath.Join(root, "__consumer_offsets-0"), "g", "orders", n)
-	for _, c := range []struct {
-		args    []string
-		limit   int64
-		written int64
-	}{
-		{[]string{"-o", "json", "groups", root}, memoryBase + 48*n, n * 150},
-		{[]string{"groups", root}, memoryBase + 48*n, n * 40},
-		{[]string{"-o", "json", "groups", root, "--group", "nope"}, memoryBase, 0},
-		{[]string{"-o", "json", "groups", root, "--topic", "nope"}, memoryBase, 0},
-	} {
-		code, written, peak := peakHeap(t, c.args...)
-		t.Logf("%s (log %d bytes): exit %d, %d bytes out, peak heap +%d KiB (limit %d KiB)", strings.Join(c.args, " "), size, code, written, peak>>10, c.limit>>10)
-		if code != 0 || written < c.written {
-			t.Errorf("kseg %s: exit %d, %d bytes written", strings.Join(c.args, " "), code, written)
-		}
-		if peak > c.limit {
-			t.Errorf("kseg %s: peak live heap %d bytes, over %d", strings.Join(c.args, " "), peak, c.limit)
-		}
 	}
 }
