@@ -47,6 +47,10 @@ type SegmentTraffic struct {
 	// NoTimestamp, a batch of magic 1 or 2 whose largest timestamp is -1
 	// (RecordBatch.NO_TIMESTAMP: its records were written without one).
 	Magic0, NoTimestamp bool
+	// Misleading is the index entry that made the time index unusable:
+	// one that contradicts the batch it leads to (MisleadingEntry). The
+	// marks then come from the batch headers (FromBatches).
+	Misleading *MisleadingEntry
 }
 
 // Traffic reads each segment's traffic marks.
@@ -118,6 +122,17 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 			if err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
 				return st, err
 			}
+			m := fetch.misleading
+			if m == nil && found && end == record.OffsetAfter(e.Offset) {
+				m = fetch.timeEntryProblem(TimeHit{Slot: i, Timestamp: e.Timestamp, Offset: e.Offset}, &b)
+			}
+			if m != nil {
+				// An entry that misleads: the segment's traffic is read
+				// from its batch headers instead.
+				st.FromBatches, st.Misleading = true, m
+				err = batchMarks(seg, &st)
+				return st, err
+			}
 			if found {
 				pos = b.Position
 			}
@@ -129,6 +144,25 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 	// The rest of the segment: at the last entry's time.
 	st.Marks = append(st.Marks, TrafficMark{Timestamp: last.Timestamp, EndOffset: next, EndPosition: seg.LogSize})
 	return st, nil
+}
+
+// timeEntryProblem judges time index entry hit by what the cursor's
+// fetch of the offset after it read (b, the batch holding that offset):
+// the batch holding hit's offset is b itself, or the batch before it when
+// the fetch read that one; it must carry hit's timestamp as its max
+// (timeBatchProblem). nil also when neither batch is known to hold it.
+func (c *offsetCursor) timeEntryProblem(hit TimeHit, b *record.Batch) *MisleadingEntry {
+	holder := b
+	if b.BaseOffset < 0 || b.BaseOffset > hit.Offset {
+		if !c.hasPrev || c.prev.LastOffset < hit.Offset {
+			return nil
+		}
+		holder = &c.prev
+	}
+	if problem := timeBatchProblem(hit, holder, holder.BaseOffset); problem != "" {
+		return c.s.timeMisleads(hit, problem)
+	}
+	return nil
 }
 
 // batchMarks sets st's marks from seg's batch headers: one per batch, at
