@@ -57,12 +57,11 @@ func Open(p *inspect.Partition) (*Replica, error) {
 	}
 	r.LogStartOffset = min(st.LogStart, r.LogEndOffset)
 	if p.DataDir != "" {
-		hws := sidefile.ReadOffsetCheckpoint(filepath.Join(p.DataDir, sidefile.ReplicationCheckpointFile))
-		if hw, ok := sidefile.CheckpointedOffset(&hws, p.Topic, p.Partition); ok {
-			// Bounded by the log start and end offsets as the broker
-			// loads it (UnifiedLog.updateHighWatermark): a checkpointed
-			// -1 or 2^63-1 is no truncation point of this log.
-			hw = min(max(hw, r.LogStartOffset), r.LogEndOffset)
+		// Bounded by the log start and end offsets as the broker loads
+		// it (inspect.HighWatermark: a checkpointed -1 or 2^63-1 is no
+		// truncation point of this log); without an entry, none.
+		dd := &sidefile.DataDirFiles{Dir: p.DataDir, HighWatermarks: sidefile.ReadOffsetCheckpoint(filepath.Join(p.DataDir, sidefile.ReplicationCheckpointFile))}
+		if hw, src := inspect.HighWatermark(dd, p.Topic, p.Partition, r.LogStartOffset, r.LogEndOffset); src == inspect.HighWatermarkFromCheckpoint {
 			r.HighWatermark = &hw
 		}
 	}
