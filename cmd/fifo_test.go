@@ -29,6 +29,7 @@ import (
 // partition (strace -e openat), on its own copy of one generated data
 // directory, the kinds in parallel.
 func TestFIFOsDoNotHang(t *testing.T) {
+	t.Parallel()
 	bin := ksegExecutable(t)
 	const seg = "00000000000000000000"
 	const inLog = "2023-11-14T22:13:20Z" // a time lookup answered from the first segment

@@ -218,6 +218,7 @@ func limFindings(t *testing.T, lines []map[string]any) (checks []string, summary
 // positions run up to just below the int32 limit. Lookups go straight
 // there; verify and rebuild read all 2 GiB and agree with the indexes.
 func TestLimitTwoGiBSegment(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "big-0")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -383,6 +384,7 @@ func TestLimitTwoGiBSegment(t *testing.T) {
 // what recovery builds. (Those three passes over 2.2 million batches run
 // without the race detector only: under it they take minutes.)
 func TestLimitIndexesAtCapacity(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	const capacity = kafkagen.MaxIndexBytes
 	// Segment 0: magic 1, timestamps increasing, so that the time index

@@ -22,6 +22,7 @@ import (
 // partition: a temporary file or a backup), when kseg handles it, however
 // slowly the child started; should it finish first, it is run again.
 func TestRebuildInterrupted(t *testing.T) {
+	t.Parallel()
 	bin := ksegExecutable(t)
 	for _, c := range []struct {
 		sig  syscall.Signal
