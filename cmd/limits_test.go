@@ -639,9 +639,9 @@ func TestLimitRelativeOffsetsNearInt32Max(t *testing.T) {
 }
 
 // TestLimitThousandsOfPartitions: a data directory of 2000 partitions (20
-// topics of 100), each one segment. rebuild --dry-run and dump-index cover
-// all of them and release every file they open; verify covers all of them
-// in a process limited to 64 open files.
+// topics of 100; -short: 1000, 10 topics), each one segment. rebuild
+// --dry-run and dump-index cover all of them and release every file they
+// open; verify covers all of them in a process limited to 64 open files.
 func TestLimitThousandsOfPartitions(t *testing.T) {
 	src, err := kafkagen.Generate(filepath.Join(t.TempDir(), "src-0"), kafkagen.Options{Seed: 81, Batches: 3, RecordsPerBatch: 2, ValueSize: 10, IndexIntervalBytes: kafkagen.IndexEveryBatch})
 	if err != nil {
@@ -649,7 +649,10 @@ func TestLimitThousandsOfPartitions(t *testing.T) {
 	}
 	seg := &src.Segments[0]
 	dataDir := filepath.Join(t.TempDir(), "data")
-	const topics, partitions = 20, 100
+	topics, partitions := 20, 100
+	if testing.Short() {
+		topics = 10
+	}
 	for tp := 0; tp < topics; tp++ {
 		for p := 0; p < partitions; p++ {
 			dir := filepath.Join(dataDir, fmt.Sprintf("topic%02d-%d", tp, p))
@@ -664,7 +667,7 @@ func TestLimitThousandsOfPartitions(t *testing.T) {
 			}
 		}
 	}
-	const n = topics * partitions
+	n := topics * partitions
 	fds := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")
 		if err != nil {

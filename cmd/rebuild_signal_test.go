@@ -20,10 +20,15 @@ import (
 // done, no temporary file left, and a second run finishes the job. The
 // signal is sent once the child is writing (a file has appeared in the
 // partition: a temporary file or a backup), when kseg handles it, however
-// slowly the child started; should it finish first, it is run again.
+// slowly the child started; should it finish first, it is run again. The
+// partition has 60 segments (20 under -short).
 func TestRebuildInterrupted(t *testing.T) {
 	t.Parallel()
 	bin := ksegExecutable(t)
+	segments := 60
+	if testing.Short() {
+		segments = 20
+	}
 	for _, c := range []struct {
 		sig  syscall.Signal
 		code int
@@ -33,7 +38,7 @@ func TestRebuildInterrupted(t *testing.T) {
 			interrupted := false
 			for attempt := 0; attempt < 3 && !interrupted; attempt++ {
 				dir := filepath.Join(t.TempDir(), "data", "demo-0")
-				if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 6, Segments: 60, Batches: 120}); err != nil {
+				if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 6, Segments: segments, Batches: 120}); err != nil {
 					t.Fatal(err)
 				}
 				files := func() int {
