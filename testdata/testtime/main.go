@@ -27,6 +27,8 @@ import (
 
 // event is a line of `go test -json` (cmd/test2json).
 type event struct {
+	Label   string // testtime's, in its -json file
+	Time    time.Time
 	Action  string
 	Package string
 	Test    string
@@ -41,6 +43,7 @@ type run struct {
 	raw      io.Writer            // every event line, when -json is given
 	output   map[string]*buffered // a running test's output, by package and test
 	seq      int
+	started  map[string]time.Time // when a top-level test last started or resumed
 	packages []result
 	tests    []result
 	failed   []string // tests and packages that failed
@@ -60,14 +63,21 @@ type result struct {
 func (r *run) event(line []byte, label string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.raw != nil {
-		r.raw.Write(line)
-		r.raw.Write([]byte{'\n'})
-	}
 	var e event
 	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
 		fmt.Fprintf(r.out, "%s\n", line) // not an event: say it as it came
 		return
+	}
+	if r.raw != nil {
+		if label != "" { // kept for -from
+			r.raw.Write(fmt.Appendf(nil, "{\"Label\":%q,", label))
+			line = line[1:]
+		}
+		r.raw.Write(line)
+		r.raw.Write([]byte{'\n'})
+	}
+	if label == "" {
+		label = e.Label
 	}
 	key := e.Package + " " + e.Test
 	switch e.Action {
@@ -91,7 +101,18 @@ func (r *run) event(line []byte, label string) {
 			r.output[key] = b
 		}
 		b.data = append(b.data, e.Output...)
+	case "run", "cont":
+		if e.Test != "" && !strings.Contains(e.Test, "/") {
+			r.started[key] = e.Time
+		}
 	case "pass", "skip", "fail":
+		// A test's Elapsed leaves out its parallel subtests, which run
+		// after its function returns: a top-level test is timed from when
+		// it started, or resumed after t.Parallel, to its end.
+		if start, ok := r.started[key]; ok {
+			e.Elapsed = max(e.Elapsed, e.Time.Sub(start).Seconds())
+			delete(r.started, key)
+		}
 		if e.Action == "fail" && !strings.Contains(e.Test, "/") {
 			name := e.Package
 			if e.Test != "" {
@@ -161,16 +182,17 @@ func main() { os.Exit(testtime()) }
 func testtime() int {
 	top := flag.Int("top", 10, "how many of the slowest tests to list")
 	raw := flag.String("json", "", "also write every event line to this file")
+	from := flag.String("from", "", "read the events of an earlier run from this file (a -json file) instead of running commands")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: testtime [-top N] [-json FILE] 'go test -json ...'...")
+		fmt.Fprintln(os.Stderr, "usage: testtime [-top N] [-json FILE] 'go test -json ...'...\n       testtime [-top N] -from FILE")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() == 0 {
+	if (flag.NArg() == 0) == (*from == "") {
 		flag.Usage()
 		return 2
 	}
-	r := &run{out: os.Stdout, output: map[string]*buffered{}}
+	r := &run{out: os.Stdout, output: map[string]*buffered{}, started: map[string]time.Time{}}
 	if *raw != "" {
 		f, err := os.Create(*raw)
 		if err != nil {
@@ -197,6 +219,20 @@ func testtime() int {
 			failed[i] = runCommand(r, args, lab[i])
 		}()
 	}
+	if *from != "" {
+		f, err := os.Open(*from)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testtime:", err)
+			return 2
+		}
+		defer f.Close()
+		r.out = io.Discard
+		if err := scanEvents(r, f, ""); err != nil {
+			fmt.Fprintln(os.Stderr, "testtime:", err)
+			return 2
+		}
+		r.out = os.Stdout
+	}
 	wg.Wait()
 	wall := time.Since(start)
 
@@ -205,7 +241,11 @@ func testtime() int {
 	// A package's time is its test binary's run (building it is not
 	// counted); a test's includes its subtests, and parallel tests
 	// overlap.
-	fmt.Printf("\nwhere the time went (%s in all): the slowest packages\n", wall.Round(time.Second))
+	if *from == "" {
+		fmt.Printf("\nwhere the time went (%s in all): the slowest packages\n", wall.Round(time.Second))
+	} else {
+		fmt.Printf("where the time went: the slowest packages\n")
+	}
 	for _, p := range r.packages[:min(*top/2, len(r.packages))] {
 		fmt.Printf("  %8.1fs  %s\n", p.elapsed, p.name)
 	}
@@ -239,12 +279,7 @@ func runCommand(r *run, args []string, label string) error {
 	if err := c.Start(); err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		r.event(bytes.Clone(sc.Bytes()), label)
-	}
-	scanErr := sc.Err()
+	scanErr := scanEvents(r, stdout, label)
 	if scanErr != nil {
 		io.Copy(io.Discard, stdout)
 	}
@@ -252,4 +287,14 @@ func runCommand(r *run, args []string, label string) error {
 		return err
 	}
 	return scanErr
+}
+
+// scanEvents passes every line of events to r.
+func scanEvents(r *run, events io.Reader, label string) error {
+	sc := bufio.NewScanner(events)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		r.event(bytes.Clone(sc.Bytes()), label)
+	}
+	return sc.Err()
 }
