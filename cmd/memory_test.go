@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,24 +102,15 @@ func peakHeap(t *testing.T, args ...string) (code int, out []byte, written, peak
 	c := exec.Command(ksegExecutable(t), args...)
 	c.Env = append(os.Environ(), heapReportEnv+"="+report)
 	w := &headWriter{max: 1 << 20}
-	var errOut strings.Builder
-	c.Stdout, c.Stderr = w, &errOut
-	err := c.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("running %v: %v", c.Args, err)
-	}
+	c.Stdout = w
+	errOut, code := runChild(t, c)
 	b, err := os.ReadFile(report)
 	var base int64
 	if err == nil {
 		_, err = fmt.Sscan(string(b), &base, &peak)
 	}
 	if err != nil {
-		t.Fatalf("kseg %s: no heap figures (%v); exit %d, stderr: %s", strings.Join(args, " "), err, code, errOut.String())
+		t.Fatalf("kseg %s: no heap figures (%v); exit %d, stderr: %s", strings.Join(args, " "), err, code, errOut)
 	}
 	return code, w.head, w.n, max(peak-base, 0)
 }
