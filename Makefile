@@ -1,5 +1,8 @@
 # kseg: build, test and development tasks.
 #
+#   make build    bin/kseg: this platform's release binary (static, reproducible)
+#   make dist     every platform's binary, the images and SHA256SUMS in DIST
+#   make image    the image tarball of this architecture's linux binary
 #   make demo     build kseg, generate a partition, look around in it
 #   make test     every test, quickly: long ones in their short form, the
 #                 race detector where the code runs goroutines
@@ -11,6 +14,7 @@
 # Variables: GO, BIN, RACE (make test RACE= for a run without the race
 # detector), TEST_JSON, FUZZTIME, FUZZMINIMIZETIME, BENCH,
 # BENCH_SEGMENT_BYTES, BENCH_PARTITIONS, BENCH_COUNT, BENCH_OUT.
+# Release variables: VERSION (default: git describe), DIST, IMAGE.
 
 GO       ?= go
 BIN      ?= bin/kseg
@@ -22,8 +26,15 @@ BENCH_SEGMENT_BYTES ?= 268435456
 BENCH_PARTITIONS ?= 2000
 BENCH_COUNT ?= 6
 BENCH_OUT   ?= bin/bench.txt
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-LDFLAGS  := -X github.com/kseg/kseg/cmd.version=$(VERSION)
+# Empty: cmd/internal/releasetool asks git (describe --tags --always --dirty).
+VERSION  ?=
+DIST     ?= bin/dist
+IMAGE    ?= bin/kseg-image.tar
+# Every release build goes through cmd/internal/releasetool (cmd/internal/release): cgo
+# off, -trimpath, no build id, symbols stripped, the version stamped in.
+# The tool itself runs on this machine; GOOS and GOARCH from the
+# environment choose what make build builds (GOOS=linux GOARCH=arm64 make build).
+RELEASE  := GOOS= GOARCH= $(GO) run ./cmd/internal/releasetool
 
 # honnef.co/go/tools v0.8.2 is the first release line built for go1.26
 # (its go.mod says go 1.26.0); run through go run, nothing to install.
@@ -31,12 +42,24 @@ STATICCHECK_VERSION := v0.8.2
 # golang.org/x/perf has no tagged releases: benchstat at a pinned commit.
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 
-.PHONY: all build test check demo bench fuzz docs lint clean
+.PHONY: all build dist image test check demo bench fuzz docs lint clean
 
 all: lint test build
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+	$(RELEASE) build -go "$(GO)" -version "$(VERSION)" -os "$(GOOS)" -arch "$(GOARCH)" -o $(BIN)
+
+# The release directory: kseg-<os>-<arch> for every platform of
+# release.Platforms (a build that breaks on one fails the target: CI runs
+# it), kseg-image-linux-<arch>.tar for each image platform, SHA256SUMS.
+dist:
+	rm -rf $(DIST)
+	$(RELEASE) dist -go "$(GO)" -version "$(VERSION)" -o $(DIST)
+
+# The image tarball (docker load / podman load) of this machine's
+# architecture, holding the linux binary built for it.
+image:
+	$(RELEASE) image -go "$(GO)" -version "$(VERSION)" -o $(IMAGE)
 
 # The packages whose own code starts goroutines or shares memory between
 # them (the read-ahead, verify's and find's workers, diff's cursors, the

@@ -154,7 +154,7 @@ var lowLayers = map[string][]string{
 }
 
 // TestNothingBelowCmdPrintsOrExits scans the non-test source of every
-// package but main and cmd for writes to the process's stdout or stderr
+// package but cmd and the programs (main packages) for writes to the process's stdout or stderr
 // and for exits: os.Stdout, os.Stderr, os.Exit, fmt.Print*, the log
 // package, and the print/println built-ins. Libraries return values and
 // errors; cmd renders them.

@@ -24,8 +24,8 @@ func newDumpCheckpointCommand(ios *IOStreams) *cobra.Command {
 		Short: "List the entries of checkpoint and properties files",
 		Long: `Read the small text files a broker keeps beside the segments, with the
 broker's own strict readers, and list their entries. PATH is one of those
-files, a partition directory (its leader-epoch-checkpoint and
-partition.metadata) or a data directory (its recovery-point-offset-checkpoint,
+files, a partition directory (its leader-epoch-checkpoint,
+partition.metadata and, in __cluster_metadata-0, quorum-state) or a data directory (its recovery-point-offset-checkpoint,
 log-start-offset-checkpoint, replication-offset-checkpoint,
 cleaner-offset-checkpoint, meta.properties and .kafka_cleanshutdown, then
 every partition's files).
@@ -39,6 +39,11 @@ Lines, by kind (every line also has kind and file):
   property            key value (meta.properties, in file order)
   clean_shutdown      broker_epoch (absent in the empty marker of Kafka 3.6
                       and older)
+  quorum_state        (__cluster_metadata-0's quorum-state, the KRaft
+                      client's election state) data_version leader_id
+                      leader_epoch voted_id, and by data_version: 0
+                      cluster_id applied_offset current_voters (voter ids;
+                      absent when null), 1 voted_directory_id
 The table and CSV views show kind, file, key and value.
 
 A file its broker reader would refuse is listed as far as it parses, then
@@ -70,6 +75,15 @@ type checkpointLineJSON struct {
 	Key         *string `json:"key,omitempty"`
 	Value       *string `json:"value,omitempty"`
 	BrokerEpoch *int64  `json:"broker_epoch,omitempty"`
+	// quorum_state lines (QuorumStateData, at the file's data_version).
+	DataVersion      *int16   `json:"data_version,omitempty"`
+	ClusterID        *string  `json:"cluster_id,omitempty"`
+	LeaderID         *int32   `json:"leader_id,omitempty"`
+	LeaderEpoch      *int32   `json:"leader_epoch,omitempty"`
+	VotedID          *int32   `json:"voted_id,omitempty"`
+	VotedDirectoryID *string  `json:"voted_directory_id,omitempty"`
+	AppliedOffset    *int64   `json:"applied_offset,omitempty"`
+	CurrentVoters    *[]int32 `json:"current_voters,omitempty"`
 }
 
 // keyValue is the line as the table shows it.
@@ -93,6 +107,12 @@ func (l checkpointLineJSON) keyValue() (string, string) {
 		return "topic_id", fmt.Sprintf("%s (version %d)", *l.TopicID, *l.Version)
 	case "property":
 		return *l.Key, *l.Value
+	case "quorum_state":
+		v := fmt.Sprintf("%d (epoch %d, voted for %d)", *l.LeaderID, *l.LeaderEpoch, *l.VotedID)
+		if l.CurrentVoters != nil {
+			v += fmt.Sprintf(", voters %v", *l.CurrentVoters)
+		}
+		return "leader", v
 	case "clean_shutdown":
 		if l.BrokerEpoch == nil {
 			return "clean_shutdown", "present"
@@ -124,6 +144,19 @@ var checkpointColumns = []column[checkpointLineJSON]{
 	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "version", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.Version) }})),
 	omitIfEmpty(wideTableOnly(textPtrColumn("topic_id", func(l checkpointLineJSON) *string { return l.TopicID }))),
 	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "broker_epoch", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.BrokerEpoch) }})),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "data_version", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.DataVersion) }})),
+	omitIfEmpty(wideTableOnly(textPtrColumn("cluster_id", func(l checkpointLineJSON) *string { return l.ClusterID }))),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "leader_id", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.LeaderID) }})),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "leader_epoch", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.LeaderEpoch) }})),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "voted_id", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.VotedID) }})),
+	omitIfEmpty(wideTableOnly(textPtrColumn("voted_directory_id", func(l checkpointLineJSON) *string { return l.VotedDirectoryID }))),
+	omitIfEmpty(wideTableOnly(column[checkpointLineJSON]{name: "applied_offset", right: true, cell: func(l checkpointLineJSON) string { return optDecimal(l.AppliedOffset) }})),
+	omitIfEmpty(wideTableOnly(textColumn("current_voters", func(l checkpointLineJSON) string {
+		if l.CurrentVoters == nil {
+			return ""
+		}
+		return fmt.Sprint(*l.CurrentVoters)
+	}))),
 }
 
 // checkpointKinds maps a file name to how it is read.
@@ -136,12 +169,13 @@ var checkpointKinds = map[string]string{
 	sidefile.PartitionMetadataFile:        "partition_metadata",
 	sidefile.MetaPropertiesFile:           "meta_properties",
 	sidefile.CleanShutdownFile:            "clean_shutdown",
+	sidefile.QuorumStateFile:              "quorum_state",
 }
 
 var dataDirCheckpoints = []string{sidefile.RecoveryPointCheckpointFile, sidefile.LogStartOffsetCheckpointFile,
 	sidefile.ReplicationCheckpointFile, sidefile.CleanerCheckpointFile, sidefile.MetaPropertiesFile, sidefile.CleanShutdownFile}
 
-var partitionCheckpoints = []string{sidefile.LeaderEpochCheckpointFile, sidefile.PartitionMetadataFile}
+var partitionCheckpoints = []string{sidefile.LeaderEpochCheckpointFile, sidefile.PartitionMetadataFile, sidefile.QuorumStateFile}
 
 // collectCheckpoints lists the existing files a PATH names.
 func collectCheckpoints(path string) ([]string, error) {
@@ -233,6 +267,24 @@ func checkpointLines(path string, out func(checkpointLineJSON)) error {
 				l.Kind, l.Key, l.Value = "property", ptr(k), ptr(f.Value.Values[k])
 				out(l)
 			}
+		}
+		return f.Err
+	case "quorum_state":
+		f := sidefile.ReadQuorumState(path)
+		if q := f.Value; q != nil {
+			l := base
+			l.Kind, l.DataVersion, l.ClusterID, l.VotedDirectoryID, l.AppliedOffset = "quorum_state", &q.DataVersion, q.ClusterID, q.VotedDirectoryID, q.AppliedOffset
+			l.LeaderID, l.LeaderEpoch, l.VotedID = &q.LeaderID, &q.LeaderEpoch, &q.VotedID
+			if q.DataVersion == 0 {
+				voters := q.CurrentVoters
+				if voters == nil && !q.CurrentVotersNull {
+					voters = []int32{}
+				}
+				if !q.CurrentVotersNull {
+					l.CurrentVoters = &voters
+				}
+			}
+			out(l)
 		}
 		return f.Err
 	case "clean_shutdown":

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/internaltopics"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -75,7 +75,11 @@ func newDumpLogCommand(ios *IOStreams) *cobra.Command {
 		Short: "List the batches (and with --records the records) of .log files",
 		Long: `List batches in file order: one line per v2 record batch, or per shallow
 legacy message (a compressed magic 0/1 wrapper is one batch). PATH is a .log,
-a partition directory, or a data directory holding one partition.
+a partition directory, a data directory holding one partition, or a KRaft
+metadata snapshot (<offset>-<epoch>.checkpoint in __cluster_metadata-0, or a
+data directory's bootstrap.checkpoint), whose batches are read as a .log's
+(their offsets start at 0) and whose batch lines carry snapshot (end_offset
+and epoch from the name; bootstrap true for bootstrap.checkpoint).
 
 Batch fields: kind ("batch") segment position size magic base_offset
 last_offset record_count crc crc_valid compression timestamp_type
@@ -87,7 +91,12 @@ verify's job).
 With --records each batch line is followed by its records: kind ("record")
 offset timestamp (effective: the batch's for LogAppendTime) key value
 key_encoding value_encoding headers (key, value, value_encoding) and, in
-control batches only, control (type, coordinator_epoch). Keys and values are
+control batches only, control: type (abort, commit, leader_change,
+snapshot_header, snapshot_footer, kraft_version, kraft_voters, unknown),
+coordinator_epoch (abort, commit), the KRaft control message's fields under
+Kafka's names (version, leaderId, voters, lastContainedLogTimestamp, ...,
+as kafka-dump-log prints them), type_id (unknown types, whose bytes are the
+record's key and value) and error (a key or value that does not decode). Keys and values are
 shown per --encoding: auto (UTF-8 when valid and printable, else base64),
 utf8, hex or base64; null keys and values are JSON null.
 
@@ -95,7 +104,8 @@ Ranges are resolved through the indexes, so only the bytes in range are
 read: --from-offset/--to-offset (inclusive; batches overlapping the range),
 --from-time/--to-time (ms, RFC 3339, a date, or relative to now such as -1h;
 records outside are left out, batches without any are skipped),
---max-batches.
+--max-batches. An index entry that contradicts the batch it leads to is
+named on stderr, and the listing starts where the batches place the bound.
 
 A damaged .log stops the listing of its segment: what comes before the
 damage is listed, the error names the file and byte position, and the exit
@@ -108,13 +118,17 @@ that the records a broker's recovery would throw away (everything after
 the first damage in a segment) can be recovered.
 
 Records of Kafka's internal topics are decoded, as DumpLogSegments'
---offsets-decoder, --transaction-log-decoder and --cluster-metadata-decoder
-do: a record line gets a "decoded" object (decoder, type, key_version, key,
-value_version, value, tombstone, note, error; cluster metadata also
-frame_version and api_key). The decoder follows the topic of the partition
-directory (__consumer_offsets, __transaction_state, __cluster_metadata);
---decoder picks one (consumer_offsets, transaction_state, cluster_metadata)
-or none, and the DumpLogSegments flag names are accepted too. Choosing a
+--offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
+--share-group-state-decoder and --remote-log-metadata-decoder do: a record
+line gets a "decoded" object (decoder, type, key_version, key,
+value_version, value, tombstone, note, error; cluster and remote log
+metadata also frame_version and api_key), with Kafka's field names. The
+decoder follows the topic of the partition directory (__consumer_offsets,
+__transaction_state, __cluster_metadata, __share_group_state,
+__remote_log_metadata); --decoder picks one (consumer_offsets,
+transaction_state, cluster_metadata, share_group_state,
+remote_log_metadata) or none, and the DumpLogSegments flag names are
+accepted too. Choosing a
 decoder implies --records. A record that does not decode gets an "error"
 in its decoded object; the listing goes on.
 
@@ -182,6 +196,24 @@ type batchLineJSON struct {
 	PartitionLeaderEpoch int32  `json:"partition_leader_epoch"`
 	IsTransactional      bool   `json:"is_transactional"`
 	IsControl            bool   `json:"is_control"`
+	// Snapshot is the snapshot id of a KRaft metadata snapshot's name,
+	// on the batches of one.
+	Snapshot *snapshotIDJSON `json:"snapshot,omitempty"`
+}
+
+// snapshotIDJSON is a metadata snapshot's id (its name's end offset and
+// epoch; 0 and 0 for bootstrap.checkpoint, which says bootstrap).
+type snapshotIDJSON struct {
+	EndOffset int64 `json:"end_offset"`
+	Epoch     int32 `json:"epoch"`
+	Bootstrap bool  `json:"bootstrap,omitempty"`
+}
+
+func snapshotID(s *inspect.MetadataSnapshot) *snapshotIDJSON {
+	if s == nil {
+		return nil
+	}
+	return &snapshotIDJSON{EndOffset: s.EndOffset, Epoch: s.Epoch, Bootstrap: s.Bootstrap}
 }
 
 type headerJSON struct {
@@ -190,9 +222,60 @@ type headerJSON struct {
 	ValueEncoding string  `json:"value_encoding,omitempty"`
 }
 
+// controlJSON is a control record's "control" object: its type, the
+// coordinator epoch of an end transaction marker, the fields of a KRaft
+// control message under Kafka's names (as DumpLogSegments prints them),
+// the id of a type the broker does not know, and why it does not decode.
 type controlJSON struct {
-	Type             string `json:"type"`
-	CoordinatorEpoch *int32 `json:"coordinator_epoch,omitempty"`
+	Type             string
+	CoordinatorEpoch *int32
+	Fields           internaltopics.Fields
+	TypeID           *int16 // unknown types only
+	Error            string
+}
+
+func newControlJSON(key, value []byte) *controlJSON {
+	d := internaltopics.DecodeControl(key, value)
+	c := &controlJSON{Type: d.Type, CoordinatorEpoch: d.CoordinatorEpoch, Fields: d.Fields, Error: d.Error}
+	if d.Type == "unknown" && d.TypeID >= 0 {
+		c.TypeID = &d.TypeID
+	}
+	return c
+}
+
+// MarshalJSON writes the object with the message's fields after type.
+func (c *controlJSON) MarshalJSON() ([]byte, error) {
+	fs := append(internaltopics.Fields{{Name: "type", Value: c.Type}}, c.Fields...)
+	if c.CoordinatorEpoch != nil {
+		fs = append(fs, internaltopics.Field{Name: "coordinator_epoch", Value: int64(*c.CoordinatorEpoch)})
+	}
+	if c.TypeID != nil {
+		fs = append(fs, internaltopics.Field{Name: "type_id", Value: int64(*c.TypeID)})
+	}
+	if c.Error != "" {
+		fs = append(fs, internaltopics.Field{Name: "error", Value: c.Error})
+	}
+	return fs.MarshalJSON()
+}
+
+// text is the control record as the tables show it: its type, then its
+// coordinator epoch or message fields.
+func (c *controlJSON) text() string {
+	t := c.Type
+	switch {
+	case c.TypeID != nil:
+		t = fmt.Sprintf("unknown (%d)", *c.TypeID)
+	case c.CoordinatorEpoch != nil:
+		t = fmt.Sprintf("%s (coordinator_epoch %d)", t, *c.CoordinatorEpoch)
+	case c.Fields != nil:
+		if b, err := marshalJSON(c.Fields); err == nil {
+			t += " " + string(b)
+		}
+	}
+	if c.Error != "" {
+		t += " (" + c.Error + ")"
+	}
+	return t
 }
 
 // recordLineJSON is the contract's dump-log record line.
@@ -221,9 +304,9 @@ type logLine struct {
 
 func (l logLine) MarshalJSON() ([]byte, error) {
 	if l.batch != nil {
-		return json.Marshal(l.batch)
+		return marshalJSON(l.batch)
 	}
-	return json.Marshal(l.record)
+	return marshalJSON(l.record)
 }
 
 func logBatchInt(f func(*batchLineJSON) int64) func(logLine) string {
@@ -293,7 +376,7 @@ var logColumns = []column[logLine]{
 			return ""
 		}
 		if l.record.Control != nil {
-			return "control: " + l.record.Control.Type
+			return "control: " + l.record.Control.text()
 		}
 		return optText(l.record.Key) + " = " + optText(l.record.Value)
 	}), fitBelow))),
@@ -381,7 +464,7 @@ var logColumns = []column[logLine]{
 	wideOnly(textColumn("key", logRecordText(func(r *recordLineJSON) string { return optText(r.Key) }))),
 	wideOnly(textColumn("value", logRecordText(func(r *recordLineJSON) string {
 		if r.Control != nil {
-			return "control: " + r.Control.Type
+			return "control: " + r.Control.text()
 		}
 		return optText(r.Value)
 	}))),
@@ -393,10 +476,7 @@ var logColumns = []column[logLine]{
 		if r.Control == nil {
 			return ""
 		}
-		if r.Control.CoordinatorEpoch == nil {
-			return r.Control.Type
-		}
-		return fmt.Sprintf("%s (coordinator_epoch %d)", r.Control.Type, *r.Control.CoordinatorEpoch)
+		return r.Control.text()
 	})))),
 }
 
@@ -417,6 +497,9 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	defer bar.done()
 	bar.partition(p.Name())
 	opts.rng.Progress = bar.callback()
+	opts.rng.Misleading = func(m inspect.MisleadingEntry) {
+		warnMisleading(ios, &m, "the listing starts where the log's batches place the bound instead")
+	}
 	var decoder *recordValues
 	if opts.records {
 		if decoder, err = recordValuesFor(ios, opts.decoder, opts.schemas, p); err != nil {
@@ -438,7 +521,8 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 			BaseOffset: b.BaseOffset, LastOffset: b.LastOffset, RecordCount: int64(b.RecordCount), CRC: b.CRC, CRCValid: w.CRCValid,
 			Compression: b.Compression().String(), TimestampType: b.TimestampType(), BaseTimestamp: b.BaseTimestamp,
 			MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence,
-			PartitionLeaderEpoch: b.PartitionLeaderEpoch, IsTransactional: b.IsTransactional(), IsControl: b.IsControl()}
+			PartitionLeaderEpoch: b.PartitionLeaderEpoch, IsTransactional: b.IsTransactional(), IsControl: b.IsControl(),
+			Snapshot: snapshotID(w.Segment.Snapshot)}
 		var recs []recordLineJSON
 		var recErr error // records that do not decode, when salvaging
 		if b.Magic < 2 {
@@ -522,16 +606,7 @@ func recordLine(r *record.Record, b *record.Batch, encoding string, headers bool
 		})
 	}
 	if b.IsControl() {
-		c := &controlJSON{Type: "unknown"}
-		if _, typ, err := record.ParseControlKey(r.Key); err == nil {
-			c.Type = typ.String()
-			if typ == record.ControlAbort || typ == record.ControlCommit {
-				if _, epoch, err := record.ParseEndTxnMarker(r.Value); err == nil {
-					c.CoordinatorEpoch = &epoch
-				}
-			}
-		}
-		out.Control = c
+		out.Control = newControlJSON(r.Key, r.Value)
 	}
 	return out
 }
@@ -544,18 +619,16 @@ func headerLine(h record.Header, encoding string) headerJSON {
 // recordWriter writes JSON record lines with their headers streamed: the
 // line is written up to "headers", then one header at a time, then the
 // rest, so a record of millions of headers costs one header's memory, not
-// a list of them (the bytes are those encoding/json would write for the
-// whole line, HTML escaping off, as the lister writes it).
+// a list of them (the bytes are those the one encoder writes for the
+// whole line, as the lister writes it: jsonout.go).
 type recordWriter struct {
 	w   *bufio.Writer
-	buf bytes.Buffer
-	enc *json.Encoder
+	enc *jsonEncoder
 }
 
 func newRecordWriter(out io.Writer) *recordWriter {
 	rw := &recordWriter{w: bufio.NewWriterSize(out, 64<<10)}
-	rw.enc = json.NewEncoder(&rw.buf)
-	rw.enc.SetEscapeHTML(false)
+	rw.enc = newJSONEncoderTo(rw.w)
 	return rw
 }
 
@@ -566,26 +639,25 @@ var headersPlaceholder = []byte(`"headers":null`)
 
 func (rw *recordWriter) write(line recordLineJSON, r *record.Record, encoding string) error {
 	line.Headers = nil
-	rw.buf.Reset()
-	if err := rw.enc.Encode(line); err != nil {
+	b, err := rw.enc.marshal(line)
+	if err != nil {
 		return err
 	}
-	b := bytes.TrimSuffix(rw.buf.Bytes(), []byte("\n"))
 	i := bytes.Index(b, headersPlaceholder)
 	rw.w.Write(b[:i])
 	rest := append([]byte(nil), b[i+len(headersPlaceholder):]...)
 	rw.w.WriteString(`"headers":[`)
 	n := 0
-	err := r.EachHeader(func(h record.Header) error {
-		rw.buf.Reset()
-		if err := rw.enc.Encode(headerLine(h, encoding)); err != nil {
+	err = r.EachHeader(func(h record.Header) error {
+		b, err := rw.enc.marshal(headerLine(h, encoding))
+		if err != nil {
 			return err
 		}
 		if n > 0 {
 			rw.w.WriteByte(',')
 		}
 		n++
-		_, err := rw.w.Write(bytes.TrimSuffix(rw.buf.Bytes(), []byte("\n")))
+		_, err = rw.w.Write(b)
 		return err
 	})
 	if err != nil {

@@ -34,6 +34,8 @@ var decoderShortcuts = []struct{ flag, decoder, usage string }{
 	{"offsets-decoder", internaltopics.ConsumerOffsets, "decode records as __consumer_offsets records (--decoder consumer_offsets)"},
 	{"transaction-log-decoder", internaltopics.TransactionState, "decode records as __transaction_state records (--decoder transaction_state)"},
 	{"cluster-metadata-decoder", internaltopics.ClusterMetadata, "decode records as KRaft metadata records (--decoder cluster_metadata)"},
+	{"share-group-state-decoder", internaltopics.ShareGroupState, "decode records as __share_group_state records (--decoder share_group_state)"},
+	{"remote-log-metadata-decoder", internaltopics.RemoteLogMetadata, "decode records as __remote_log_metadata records (--decoder remote_log_metadata)"},
 }
 
 func addDecoderFlags(f *pflag.FlagSet, opts *dumpLogOptions) {
@@ -255,7 +257,7 @@ func internalDecodedText(d *internaltopics.Decoded) string {
 	var b strings.Builder
 	b.WriteString(d.Type)
 	if d.Key != nil {
-		k, _ := json.Marshal(d.Key)
+		k, _ := marshalJSON(d.Key)
 		b.WriteString(" key=")
 		b.Write(k)
 	}
@@ -263,7 +265,7 @@ func internalDecodedText(d *internaltopics.Decoded) string {
 	case d.Tombstone:
 		b.WriteString(" value=null (tombstone)")
 	case d.Value != nil:
-		v, _ := json.Marshal(d.Value)
+		v, _ := marshalJSON(d.Value)
 		b.WriteString(" value=")
 		b.Write(v)
 	}

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -86,9 +84,9 @@ type producerJSON struct {
 func (l snapshotLineJSON) MarshalJSON() ([]byte, error) {
 	if l.Producer == nil {
 		type plain snapshotLineJSON
-		return jsonNoHTML(plain(l))
+		return marshalJSON(plain(l))
 	}
-	return jsonNoHTML(struct {
+	return marshalJSON(struct {
 		Kind   string `json:"kind"`
 		File   string `json:"file"`
 		Offset int64  `json:"offset"`
@@ -246,16 +244,4 @@ func runDumpSnapshot(ios *IOStreams, opts dumpSnapshotOptions) error {
 		return err
 	}
 	return firstErr
-}
-
-// jsonNoHTML is json.Marshal without escaping <, > and & (file names as
-// they are, as the listers' encoders print them).
-func jsonNoHTML(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

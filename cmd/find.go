@@ -143,7 +143,11 @@ order ls lists them (partitions are searched in parallel), in offset order
 within a partition; --max N stops after N matches. Offset bounds and
 --from-time are resolved through the indexes, segment by segment, so that
 segments and byte ranges outside them are not read; --to-time filters (a
-record's timestamp says nothing about the next one's). On a terminal a
+record's timestamp says nothing about the next one's). An index entry that
+contradicts the batch it leads to (a position that is no batch boundary, a
+batch whose offsets or timestamps disagree with it) is named on stderr, and
+that segment is searched from where its batches place the bound instead: a
+search never misses a record because an index misleads. On a terminal a
 progress bar on stderr shows the bytes read.
 
 Exit 0 when a record matched, 1 when none did, 2 when the search could not
@@ -261,6 +265,10 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		if d := e.Damage; d != nil {
 			damaged++
 			reportFindDamage(ios, d, opts.salvage)
+			return nil
+		}
+		if m := e.Misleading; m != nil {
+			warnMisleading(ios, m, "the segment is searched from where its batches place the bound instead")
 			return nil
 		}
 		m := e.Match

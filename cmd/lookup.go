@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/recovery"
 )
 
@@ -42,7 +44,10 @@ record_count, compression) scanned_batches scanned_bytes leader_epoch (the
 batch's partition leader epoch, -1 for none) epoch_entry (epoch,
 start_offset: the leader-epoch-checkpoint entry with the largest start
 offset <= OFFSET, i.e. the epoch that wrote it; null without a checkpoint),
-and with --trace the steps taken.
+misleading_index (only when the index entry the broker followed contradicts
+the batch it leads to: the entries, and by_scan, the answer a scan of the
+segment gives, which is what the log holds; also said on stderr), and with
+--trace the steps taken. The answer is always the broker's.
 
 Exit codes: 0 found; 1 not in the log (below the first segment's base
 offset, or at/after the log end offset: {"found":false,"reason":...});
@@ -82,17 +87,19 @@ type lookupJSON struct {
 	ScannedBytes      int64           `json:"scanned_bytes"`
 	// The leader-epoch view (epoch_view.go): the batch's partition leader
 	// epoch (-1: none) and the leader-epoch-checkpoint entry of the offset.
-	LeaderEpoch int32           `json:"leader_epoch"`
-	EpochEntry  *epochEntryJSON `json:"epoch_entry"`
-	Trace       []traceStepJSON `json:"trace,omitempty"`
+	LeaderEpoch     int32                `json:"leader_epoch"`
+	EpochEntry      *epochEntryJSON      `json:"epoch_entry"`
+	MisleadingIndex *misleadingIndexJSON `json:"misleading_index,omitempty"`
+	Trace           []traceStepJSON      `json:"trace,omitempty"`
 }
 
 // offsetNotFoundJSON is the contract's line for an offset not in the log.
 type offsetNotFoundJSON struct {
-	TargetOffset int64           `json:"target_offset"`
-	Found        bool            `json:"found"`
-	Reason       string          `json:"reason"`
-	Trace        []traceStepJSON `json:"trace,omitempty"`
+	TargetOffset    int64                `json:"target_offset"`
+	Found           bool                 `json:"found"`
+	Reason          string               `json:"reason"`
+	MisleadingIndex *misleadingIndexJSON `json:"misleading_index,omitempty"`
+	Trace           []traceStepJSON      `json:"trace,omitempty"`
 }
 
 func runLookup(ios *IOStreams, opts lookupOptions) error {
@@ -101,11 +108,22 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 		return err
 	}
 	res, err := p.LookupOffset(opts.offset, brokerLookupOptions(opts.trace))
+	var me *inspect.MisledError
+	if errors.As(err, &me) {
+		// The broker's fetch fails on the damage the entries led it to.
+		if _, jerr := offsetMisleadingJSON(ios, p, opts.offset, me.Misleading, me.ByScanOffset, true); jerr != nil {
+			return jerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	misleading, err := offsetMisleadingJSON(ios, p, opts.offset, res.Misleading, res.ByScan, false)
 	if err != nil {
 		return err
 	}
 	if !res.Found {
-		out := offsetNotFoundJSON{res.TargetOffset, false, res.Reason, traceJSON(res.Trace)}
+		out := offsetNotFoundJSON{res.TargetOffset, false, res.Reason, misleading, traceJSON(res.Trace)}
 		story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, res.Trace, offsetTarget(opts.offset), "")
 		if err := printObjectLines(ios, out, offsetNotFoundColumns, story); err != nil {
 			return err
@@ -117,7 +135,7 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 		return err
 	}
 	out := lookupJSON{TargetOffset: res.TargetOffset, Found: true, Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset,
-		Batch: newBatchJSON(d), ScannedBatches: res.ScannedBatches, ScannedBytes: res.ScannedBytes, Trace: traceJSON(res.Trace)}
+		Batch: newBatchJSON(d), ScannedBatches: res.ScannedBatches, ScannedBytes: res.ScannedBytes, MisleadingIndex: misleading, Trace: traceJSON(res.Trace)}
 	if e := res.IndexEntry; e != nil {
 		out.IndexEntry = &indexEntryJSON{e.Slot, e.Offset, e.Position}
 	}
@@ -130,6 +148,25 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 		opts.offset, res.Segment, res.Batch.Position, d.FirstOffset, res.Batch.LastOffset, res.Batch.Size, count(res.ScannedBatches, "batch"), res.ScannedBytes)
 	story := traceStory(ios, fmt.Sprintf("how a broker serves a fetch from offset %d", opts.offset), p, res.Trace, offsetTarget(opts.offset), conclusion)
 	return printObjectLines(ios, out, lookupColumns, story)
+}
+
+// offsetMisleadingJSON is lookup's misleading_index for the entries ms
+// that misled a lookup of target and by, the answer by scanning (nil when
+// no entry misled), said on stderr too (failed: the broker's fetch failed
+// where they led).
+func offsetMisleadingJSON(ios *IOStreams, p *inspect.Partition, target int64, ms []inspect.MisleadingEntry, by *inspect.OffsetLookup, failed bool) (*misleadingIndexJSON, error) {
+	if by == nil {
+		return nil, nil
+	}
+	out := byScanJSON{Found: by.Found, Reason: by.Reason}
+	scan := "a scan of the log finds no batch either: " + by.Reason
+	var batch *record.Batch
+	if by.Found {
+		out.Segment, out.SegmentBaseOffset, batch = &by.Segment, &by.SegmentBaseOffset, &by.Batch
+		scan = fmt.Sprintf("a scan of the segment finds offset %d in the batch at position %d of %s (offsets up to %d)", target, by.Batch.Position, by.Segment, by.Batch.LastOffset)
+	}
+	warnMisleadingLookup(ios, ms, scan, failed)
+	return newMisleadingIndexJSON(p, ms, out, batch, by.SegmentBaseOffset)
 }
 
 var offsetNotFoundColumns = []column[offsetNotFoundJSON]{

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -45,7 +46,11 @@ timestamp segment segment_base_offset timeindex_entry (slot, timestamp,
 offset; null when none was used) batch (as in lookup; null for latest)
 leader_epoch (the batch's partition leader epoch; -1 for none or latest)
 epoch_entry (epoch, start_offset: the leader-epoch-checkpoint entry covering
-the answer's offset; null without a checkpoint), and with --trace the steps.
+the answer's offset; null without a checkpoint), misleading_index (only when
+an index entry of the segment searched contradicts the batch it leads to:
+the entries, and by_scan, the answer a scan of the segment gives, which is
+what the log holds; also said on stderr), and with --trace the steps. The
+answer is always the broker's.
 
 Exit codes: 0 found; 1 no record with a timestamp >= TIMESTAMP
 ({"found":false,"reason":...}); 2 could not look.`,
@@ -87,16 +92,18 @@ type lookupTimeJSON struct {
 	// The leader-epoch view (epoch_view.go): the batch's partition leader
 	// epoch (-1: none, e.g. latest) and the leader-epoch-checkpoint entry
 	// of the offset.
-	LeaderEpoch int32           `json:"leader_epoch"`
-	EpochEntry  *epochEntryJSON `json:"epoch_entry"`
-	Trace       []traceStepJSON `json:"trace,omitempty"`
+	LeaderEpoch     int32                `json:"leader_epoch"`
+	EpochEntry      *epochEntryJSON      `json:"epoch_entry"`
+	MisleadingIndex *misleadingIndexJSON `json:"misleading_index,omitempty"`
+	Trace           []traceStepJSON      `json:"trace,omitempty"`
 }
 
 type timeNotFoundJSON struct {
-	TargetTimestamp int64           `json:"target_timestamp"`
-	Found           bool            `json:"found"`
-	Reason          string          `json:"reason"`
-	Trace           []traceStepJSON `json:"trace,omitempty"`
+	TargetTimestamp int64                `json:"target_timestamp"`
+	Found           bool                 `json:"found"`
+	Reason          string               `json:"reason"`
+	MisleadingIndex *misleadingIndexJSON `json:"misleading_index,omitempty"`
+	Trace           []traceStepJSON      `json:"trace,omitempty"`
 }
 
 func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
@@ -105,18 +112,29 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 		return err
 	}
 	res, err := p.LookupTime(opts.timestamp, brokerLookupOptions(opts.trace))
+	var me *inspect.MisledError
+	if errors.As(err, &me) {
+		// The broker's search fails on the damage the entries led it to.
+		if _, jerr := timeMisleadingJSON(ios, p, me.Misleading, me.ByScanTime, true); jerr != nil {
+			return jerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	misleading, err := timeMisleadingJSON(ios, p, res.Misleading, res.ByScan, false)
 	if err != nil {
 		return err
 	}
 	if !res.Found {
-		out := timeNotFoundJSON{res.TargetTimestamp, false, res.Reason, traceJSON(res.Trace)}
+		out := timeNotFoundJSON{res.TargetTimestamp, false, res.Reason, misleading, traceJSON(res.Trace)}
 		if err := printObjectLines(ios, out, timeNotFoundColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, res.Trace, timeTarget(opts.timestamp), "")); err != nil {
 			return err
 		}
 		return errNegative(res.Reason)
 	}
 	out := lookupTimeJSON{TargetTimestamp: res.TargetTimestamp, Found: true, Offset: res.Offset, Timestamp: res.Timestamp,
-		Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset, Trace: traceJSON(res.Trace)}
+		Segment: res.Segment, SegmentBaseOffset: res.SegmentBaseOffset, MisleadingIndex: misleading, Trace: traceJSON(res.Trace)}
 	if e := res.TimeIndexEntry; e != nil {
 		out.TimeIndexEntry = &timeIndexEntryJSON{e.Slot, e.Timestamp, e.Offset}
 	}
@@ -137,6 +155,24 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 	out.EpochEntry = newEpochView(ios, p).entry(res.Offset)
 	conclusion := fmt.Sprintf("ListOffsets answers offset %d (timestamp %d) from %s", res.Offset, res.Timestamp, res.Segment)
 	return printObjectLines(ios, out, lookupTimeColumns, traceStory(ios, timeTraceTitle(opts.timestamp), p, res.Trace, timeTarget(opts.timestamp), conclusion))
+}
+
+// timeMisleadingJSON is lookup-time's misleading_index for the entries ms
+// that misled it and by, the answer by scanning (nil when no entry
+// misled), said on stderr too (failed: the broker's search failed where
+// they led).
+func timeMisleadingJSON(ios *IOStreams, p *inspect.Partition, ms []inspect.MisleadingEntry, by *inspect.TimeLookup, failed bool) (*misleadingIndexJSON, error) {
+	if by == nil {
+		return nil, nil
+	}
+	out := byScanJSON{Found: by.Found, Reason: by.Reason}
+	scan := "a scan of the log finds no record either: " + by.Reason
+	if by.Found {
+		out.Offset, out.Timestamp, out.Segment, out.SegmentBaseOffset = &by.Offset, &by.Timestamp, &by.Segment, &by.SegmentBaseOffset
+		scan = fmt.Sprintf("a scan of the segment answers offset %d (timestamp %d) in %s", by.Offset, by.Timestamp, by.Segment)
+	}
+	warnMisleadingLookup(ios, ms, scan, failed)
+	return newMisleadingIndexJSON(p, ms, out, by.Batch, by.SegmentBaseOffset)
 }
 
 // timeTraceTitle heads the --trace story of a time lookup.

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -73,12 +72,17 @@ first_timestamp last_timestamp log_bytes index_entries timeindex_entries
 status, and in JSON only, from the files beside the segments:
 log_start_offset recovery_point high_watermark (from the data directory's
 checkpoints; null when not listed) leader_epoch (the latest in
-leader-epoch-checkpoint) producer_snapshots.
+leader-epoch-checkpoint) producer_snapshots, and metadata_snapshots (the
+KRaft snapshots of __cluster_metadata-0, only when it has some).
 
 Segment fields (--segments): dir segment base_offset last_offset
 next_offset batches records first_timestamp last_timestamp log_bytes
 index_entries index_bytes index_fill timeindex_entries timeindex_bytes
-timeindex_fill txnindex_entries status. *_fill is trimmed (entries fill the
+timeindex_fill txnindex_entries status, and snapshot (end_offset, epoch,
+bootstrap) on the rows of KRaft metadata snapshots: each
+<offset>-<epoch>.checkpoint after its partition's segments, a data
+directory's bootstrap.checkpoint after its partitions (read whole: they
+have no index). *_fill is trimmed (entries fill the
 file), preallocated (zero-filled slots follow the entries) or
 trailing-bytes (a partial entry at the end). A field is null (an empty cell)
 when it does not apply: no batch, no timestamp (magic 0), an absent file,
@@ -113,6 +117,9 @@ type lsPartitionJSON struct {
 	HighWatermark     *int64 `json:"high_watermark"`
 	LeaderEpoch       *int32 `json:"leader_epoch"`
 	ProducerSnapshots int    `json:"producer_snapshots"`
+	// MetadataSnapshots counts the KRaft snapshots of __cluster_metadata-0
+	// (ls --segments lists them); absent when there are none.
+	MetadataSnapshots int `json:"metadata_snapshots,omitempty"`
 }
 
 // lsSegmentJSON is the contract's ls --segments line.
@@ -128,6 +135,11 @@ type lsSegmentJSON struct {
 	TimeIndexFill    *string `json:"timeindex_fill"`
 	TxnIndexEntries  *int    `json:"txnindex_entries"`
 	Status           string  `json:"status"`
+	// Snapshot is the id of a KRaft metadata snapshot's row (its name's
+	// end offset and epoch): snapshots are listed after their partition's
+	// segments, and a data directory's bootstrap.checkpoint after its
+	// partitions.
+	Snapshot *snapshotIDJSON `json:"snapshot,omitempty"`
 }
 
 // Status words, in the order a status lists them. The first group are
@@ -166,7 +178,7 @@ func segmentStatus(s *inspect.SegmentSummary) map[string]bool {
 	set := map[string]bool{}
 	if s.Files.Log == "" {
 		set[statusMissingLog] = true
-	} else if !s.Index.Present || !s.TimeIndex.Present {
+	} else if s.Files.Snapshot == nil && (!s.Index.Present || !s.TimeIndex.Present) { // a snapshot has no indexes
 		set[statusMissingIndex] = true
 	}
 	if s.Index.Padded() || s.TimeIndex.Padded() {
@@ -229,7 +241,7 @@ func segmentLine(p *inspect.Partition, s *inspect.SegmentSummary) lsSegmentJSON 
 		lsRange: lsRange{BaseOffset: s.Files.BaseOffset, LastOffset: orNull(s.LastOffset), NextOffset: s.NextOffset,
 			FirstTimestamp: orNull(s.FirstTimestamp), LastTimestamp: orNull(s.LastTimestamp), LogBytes: s.LogBytes},
 		IndexFill: fill(s.Index), TimeIndexFill: fill(s.TimeIndex),
-		Status: statusText(segmentStatus(s)),
+		Status: statusText(segmentStatus(s)), Snapshot: snapshotID(s.Files.Snapshot),
 	}
 	if s.Counted {
 		out.Batches, out.Records = ptr(s.Batches), ptr(s.Records)
@@ -305,6 +317,7 @@ func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *side
 		}
 		out.ProducerSnapshots = side.snapshots
 	}
+	out.MetadataSnapshots = len(p.MetadataSnapshots)
 	return out
 }
 
@@ -417,10 +430,21 @@ var lsPartitionColumns = slices.Concat([]column[lsPartitionJSON]{
 	wideTableOnly(nullableIntColumn("high_watermark", func(l lsPartitionJSON) *int64 { return l.HighWatermark })),
 	wideTableOnly(nullableIntColumn("leader_epoch", func(l lsPartitionJSON) *int32 { return l.LeaderEpoch })),
 	wideTableOnly(intColumn("producer_snapshots", func(l lsPartitionJSON) int { return l.ProducerSnapshots })),
+	omitIfEmpty(wideTableOnly(textColumn("metadata_snapshots", func(l lsPartitionJSON) string {
+		if l.MetadataSnapshots == 0 {
+			return ""
+		}
+		return strconv.Itoa(l.MetadataSnapshots)
+	}))),
 })
 
 var lsSegmentColumns = slices.Concat([]column[lsSegmentJSON]{
-	withFit(tableOnly(textColumn("partition", func(l lsSegmentJSON) string { return partitionName(l.Dir) })), fitElide),
+	withFit(tableOnly(textColumn("partition", func(l lsSegmentJSON) string {
+		if l.Snapshot != nil {
+			return partitionName(l.Dir) + "/" + l.Segment // a metadata snapshot, by its name
+		}
+		return partitionName(l.Dir)
+	})), fitElide),
 	wideOnly(textColumn("dir", func(l lsSegmentJSON) string { return l.Dir })),
 	wideOnly(textColumn("segment", func(l lsSegmentJSON) string { return l.Segment })),
 }, lsRangeColumns[lsSegmentJSON](), []column[lsSegmentJSON]{
@@ -432,6 +456,18 @@ var lsSegmentColumns = slices.Concat([]column[lsSegmentJSON]{
 	wideOnly(textPtrColumn("timeindex_fill", func(l lsSegmentJSON) *string { return l.TimeIndexFill })),
 	wideTableOnly(withDisplay(nullableIntPtr("txnindex_entries", func(l lsSegmentJSON) *int { return l.TxnIndexEntries }), countDisplay(func(l lsSegmentJSON) *int { return l.TxnIndexEntries }))),
 	statusColumn(func(l lsSegmentJSON) string { return l.Status }),
+	omitIfEmpty(wideTableOnly(textColumn("snapshot.end_offset", func(l lsSegmentJSON) string {
+		if l.Snapshot == nil {
+			return ""
+		}
+		return strconv.FormatInt(l.Snapshot.EndOffset, 10)
+	}))),
+	omitIfEmpty(wideTableOnly(textColumn("snapshot.epoch", func(l lsSegmentJSON) string {
+		if l.Snapshot == nil {
+			return ""
+		}
+		return strconv.Itoa(int(l.Snapshot.Epoch))
+	}))),
 })
 
 func optSizeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
@@ -445,18 +481,7 @@ func optSizeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
 
 // sortPartitions orders partitions by topic, then partition number
 // (orders-2 before orders-10), then directory name.
-func sortPartitions(ps []*inspect.Partition) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		a, b := ps[i], ps[j]
-		if a.Topic != b.Topic {
-			return a.Topic < b.Topic
-		}
-		if a.Partition != b.Partition {
-			return a.Partition < b.Partition
-		}
-		return a.Dir < b.Dir
-	})
-}
+func sortPartitions(ps []*inspect.Partition) { inspect.SortPartitions(ps) }
 
 func runLs(ios *IOStreams, opts lsOptions) error {
 	targets, err := resolveTargets(opts.paths)
@@ -516,6 +541,9 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 			p, r := ps[i], &reads[i]
 			bar.partition(p.Name())
 			r.sums, r.err = p.Summarize(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
+			if r.err == nil && opts.segments {
+				r.snaps, r.err = p.SummarizeMetadataSnapshots(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
+			}
 			if r.err == nil && withSide {
 				r.side = readLsSide(p)
 			}
@@ -536,6 +564,9 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 					segLister.Add(segmentLine(p, s))
 				}
 			}
+			for j := range r.snaps {
+				segLister.Add(segmentLine(p, &r.snaps[j]))
+			}
 			if !opts.segments {
 				partLister.Add(partitionLine(p, r.sums, dd, r.side))
 			}
@@ -543,6 +574,16 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 		})
 		if err != nil {
 			return err
+		}
+		if opts.segments && t.Bootstrap != nil {
+			b := t.Bootstrap.Partition()
+			sums, err := b.Summarize(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
+			if err != nil {
+				return err
+			}
+			for j := range sums {
+				segLister.Add(segmentLine(b, &sums[j]))
+			}
 		}
 	}
 	meter.Finish()
@@ -569,9 +610,10 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 
 // lsRead is what ls reads of one partition.
 type lsRead struct {
-	sums []inspect.SegmentSummary
-	side *lsSide // when listing partitions
-	err  error
+	sums  []inspect.SegmentSummary
+	snaps []inspect.SegmentSummary // ls --segments: the metadata snapshots
+	side  *lsSide                  // when listing partitions
+	err   error
 }
 
 // lsSide is what ls shows of a partition's side files: the latest leader

@@ -178,11 +178,11 @@ func TestLsColumnsMatchJSON(t *testing.T) {
 	p := int32(7)
 	assertColumnsMatchJSON(t, lsPartitionJSON{Dir: "d/orders-7", Topic: s("orders"), Partition: &p, Segments: 3, lsRange: lsRange{BaseOffset: 11,
 		LastOffset: i64(12), NextOffset: 13, Batches: i64(14), Records: i64(15), FirstTimestamp: i64(16), LastTimestamp: i64(17),
-		LogBytes: 18}, IndexEntries: 19, TimeIndexEntries: 20, Status: "torn-tail", LogStartOffset: i64(21)}, lsPartitionColumns)
+		LogBytes: 18}, IndexEntries: 19, TimeIndexEntries: 20, Status: "torn-tail", LogStartOffset: i64(21), MetadataSnapshots: 2}, lsPartitionColumns)
 	assertColumnsMatchJSON(t, lsSegmentJSON{Dir: "d/orders-7", Segment: "00000000000000000011.log", lsRange: lsRange{BaseOffset: 11, LastOffset: i64(12),
 		NextOffset: 13, Batches: i64(14), Records: i64(15), FirstTimestamp: i64(16), LastTimestamp: i64(17), LogBytes: 18},
 		IndexEntries: in(19), IndexBytes: i64(20), IndexFill: s("trimmed"), TimeIndexEntries: in(21), TimeIndexBytes: i64(22),
-		TimeIndexFill: s("preallocated"), TxnIndexEntries: in(23), Status: "ok"}, lsSegmentColumns)
+		TimeIndexFill: s("preallocated"), TxnIndexEntries: in(23), Status: "ok", Snapshot: &snapshotIDJSON{EndOffset: 24, Epoch: 25}}, lsSegmentColumns)
 }
 
 func TestLsArguments(t *testing.T) {

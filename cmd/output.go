@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -245,9 +244,9 @@ type lister[T any] struct {
 	format  OutputFormat
 	columns []column[T] // those of format: every one for JSON
 
-	enc *json.Encoder
+	enc *jsonEncoder
 	// appendJSON, when set, writes a row's JSON object itself, byte for
-	// byte what encoding/json writes (a test holds them equal): listings
+	// byte what the encoder writes (a test holds them equal): listings
 	// of a million rows (dump-index) otherwise spend most of their time in
 	// encoding/json's reflection.
 	appendJSON func(T, []byte) []byte
@@ -479,27 +478,18 @@ func printObjectLines[T any](ios *IOStreams, v T, fields []column[T], safeFooter
 	}
 }
 
-// appendJSONString appends s as encoding/json writes a string with HTML
-// escaping off; anything but printable ASCII goes through encoding/json.
+// appendJSONString appends s as kseg's JSON encoding writes a string
+// (jsonout.go); anything but printable ASCII goes through it.
 func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(s) // a string always encodes
-			return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+			b, _ := marshalJSON(s) // a string always encodes
+			return append(dst, b...)
 		}
 	}
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
-}
-
-func newJSONEncoder(ios *IOStreams) *json.Encoder {
-	enc := json.NewEncoder(ios.Out)
-	enc.SetEscapeHTML(false) // keys and file names as they are: "<", "&"
-	return enc
 }
 
 // fitRule says how a column gives way when a default table is wider than

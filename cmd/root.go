@@ -95,7 +95,7 @@ Exit codes:
   0  success
   1  the answer is negative (verify found errors; lookup target not in the log)
   2  could not do the job (bad arguments, unreadable path, not a Kafka file)`,
-		Version: versionString(),
+		Version: versionText(),
 		// Execute prints errors, once, with a hint for usage errors.
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -103,7 +103,7 @@ Exit codes:
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
-	root.SetVersionTemplate("kseg {{.Version}}\n")
+	root.SetVersionTemplate("{{.Version}}")
 	// Declared here so cobra does not also claim -v.
 	root.Flags().Bool("version", false, "print kseg's version")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
@@ -142,6 +142,10 @@ Exit codes:
 		newGroupsCommand(ios),
 		newDiffCommand(ios),
 		newTimelineCommand(ios),
+		newMetadataCommand(ios),
+		newTxnsCommand(ios),
+		newRetentionCommand(ios),
+		newCleanerCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)

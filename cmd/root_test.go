@@ -131,8 +131,23 @@ func TestExecuteNilArgs(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	stdout, stderr, code := runKseg(t, nil, "--version")
-	if want := "kseg " + versionString() + "\n"; stdout != want || stderr != "" || code != 0 {
+	if want := versionText(); stdout != want || stderr != "" || code != 0 {
 		t.Errorf("--version: stdout %q (want %q), stderr %q, exit %d", stdout, want, stderr, code)
+	}
+	// The version line, then the build information as go version -m
+	// prints it (cmd/internal/release compares the two on a built binary).
+	first, rest, _ := strings.Cut(stdout, "\n")
+	if first != "kseg "+versionString() {
+		t.Errorf("--version: first line %q, want %q", first, "kseg "+versionString())
+	}
+	// (A test binary records no dependencies: those are checked there.)
+	for _, want := range []string{"\tpath\tgithub.com/kseg/kseg/", "\tmod\tgithub.com/kseg/kseg\t", "\tbuild\tGOOS=" + runtime.GOOS + "\n"} {
+		if !strings.Contains(rest, want) {
+			t.Errorf("--version: no %q in the build information:\n%s", want, rest)
+		}
+	}
+	if strings.Contains(rest, "\tgo\t") {
+		t.Errorf("--version: the Go version repeated in the build information:\n%s", rest)
 	}
 	old := version
 	defer func() { version = old }()

@@ -83,7 +83,7 @@ func TestDumpLogDecoderChoice(t *testing.T) {
 	sideRun(t, 0, []string{"dump-log", "--records", "__consumer_offsets-7"}, `^position +offsets .* +decoded$`)
 	sideRun(t, 0, []string{"-o", "csv", "dump-log", "--offsets-decoder", "orders-0"}, `^kind,position,.*,decoded$`)
 	sideRun(t, 2, []string{"dump-log", "--decoder", "offsets", "orders-0"},
-		`stderr:decoder must be one of auto, none, schema-registry, consumer_offsets, transaction_state, cluster_metadata, not "offsets"`)
+		`stderr:decoder must be one of auto, none, schema-registry, consumer_offsets, transaction_state, cluster_metadata, share_group_state, remote_log_metadata, not "offsets"`)
 	sideRun(t, 2, []string{"dump-log", "--offsets-decoder", "--cluster-metadata-decoder", "orders-0"}, `stderr:give one decoder`)
 	sideRun(t, 2, []string{"dump-log", "--decoder", "none", "--offsets-decoder", "orders-0"}, `stderr:give one decoder`)
 }
@@ -101,7 +101,7 @@ func TestDumpLogDecodersRealFixtures(t *testing.T) {
 	}
 	sideRun(t, 0, []string{"-o", "json", "dump-log", "--records", filepath.Join(real, "kraft-metadata-tiny", "__cluster_metadata-0")},
 		`"offset":2,.*"decoded":\{"decoder":"cluster_metadata","type":"FeatureLevelRecord","frame_version":1,"api_key":12,"value_version":0,"value":\{"name":"metadata.version","featureLevel":20\}\}\}$`,
-		`"offset":0,.*"control":\{"type":"leader_change"\}\}$`)
+		`"offset":0,.*"control":\{"type":"leader_change","version":0,"leaderId":1,"voters":\[\{"voterId":1\}\],"grantingVoters":\[\{"voterId":1\}\]\}\}$`)
 }
 
 func TestLookupLeaderEpochView(t *testing.T) {

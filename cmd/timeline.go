@@ -81,7 +81,8 @@ entry's time. The resolution is the time index's: a broker writes an entry
 per index.interval.bytes (4 KiB by default) of log, so traffic between two
 entries shows in the later one's bucket. A segment without a usable time index (absent, or empty) is
 read from its batch headers instead, and the summary says so
-(source: batches).
+(source: batches); so is one whose index entry contradicts the batch it
+leads to, named on stderr.
 
 Buckets are contiguous, aligned on multiples of their width, and cover the
 first to the last timestamp; --bucket sets the width (a Go duration: 30s,
@@ -219,6 +220,10 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 		for _, s := range pt.segs {
 			if s.FromBatches {
 				source = "batches"
+				if s.Misleading != nil {
+					warnMisleading(ios, s.Misleading, "the segment is read from its batch headers instead")
+					continue
+				}
 				fromBatches = append(fromBatches, filepath.Join(pt.p.Dir, inspect.SegmentName(s.BaseOffset)+inspect.LogSuffix))
 			}
 		}

@@ -105,6 +105,8 @@ func traceMessage(s inspect.TraceStep) string {
 		return fmt.Sprintf("index entry points past the end of the log (%d bytes): the broker's scan finds nothing here", s.Offset)
 	case inspect.WhyOffsetEntryPastLog:
 		return "offset index entry points past the end of the log: nothing to scan"
+	case inspect.WhyEntryMisleads:
+		return s.Detail + ": the broker follows it all the same; a scan of the segment gives the answer the log holds"
 	case inspect.WhyTimeIndexTorn:
 		return fmt.Sprintf("time index %s is padded or torn: max timestamp recomputed from the log, as broker recovery would", s.File)
 	case inspect.WhyNoTimeIndex:

@@ -86,6 +86,13 @@ directory's checkpoints and meta.properties (the broker's strict readers; a
 recovery point or log start offset beyond the log end), the
 leader-epoch-checkpoint against the broker's epoch cache and the log, and
 each .txnindex against the ABORT markers in the log (txnindex.mismatch).
+KRaft metadata snapshots (<offset>-<epoch>.checkpoint in
+__cluster_metadata-0, the data directory's bootstrap.checkpoint, or one
+named as PATH) are checked as logs (log.* findings, with the snapshot as
+the file and no segment) and for their framing: the first batch must be a
+control batch starting with a SnapshotHeader (snapshot.header: a broker
+refuses the snapshot otherwise) and the last must end with a
+SnapshotFooter (snapshot.footer: without it the file is incomplete).
 
 --recovery-plan adds, per partition, which segments a broker would recover
 at its next start after an unclean shutdown (from the segment holding the

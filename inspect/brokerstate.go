@@ -97,6 +97,11 @@ const (
 // offset.
 func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 	all := p.Segments
+	if p.snapshotFile() {
+		// A metadata snapshot is no segment of the log: no checkpoint
+		// speaks of it, and nothing recovers it.
+		return &BrokerState{all: all, LogStartSource: LogStartFromFirstSegment, Recovery: StartOfRecovery(all, "", -1, nil)}, nil
+	}
 	if p.Only {
 		full, err := ReadPartition(p.Dir)
 		if err != nil {
@@ -104,7 +109,6 @@ func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 		}
 		all = full.Segments
 	}
-	st := &BrokerState{all: all, LogStartSource: LogStartFromFirstSegment}
 	var dd *sidefile.DataDirFiles
 	if p.DataDir != "" {
 		j := func(name string) string { return filepath.Join(p.DataDir, name) }
@@ -115,6 +119,18 @@ func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 			CleanShutdown:  sidefile.ReadCleanShutdown(j(sidefile.CleanShutdownFile)),
 		}
 	}
+	return brokerStateOf(p, all, dd), nil
+}
+
+// BrokerStateFrom is ReadBrokerState over data directory files already
+// read (dd may be nil), for commands that go through many partitions of
+// one data directory. p must not be a single segment (Only).
+func BrokerStateFrom(p *Partition, dd *sidefile.DataDirFiles) *BrokerState {
+	return brokerStateOf(p, p.Segments, dd)
+}
+
+func brokerStateOf(p *Partition, all []SegmentFiles, dd *sidefile.DataDirFiles) *BrokerState {
+	st := &BrokerState{all: all, LogStartSource: LogStartFromFirstSegment}
 	st.Recovery = StartOfRecovery(all, p.Topic, p.Partition, dd)
 	if len(all) > 0 {
 		st.LogStart = all[0].BaseOffset
@@ -124,7 +140,39 @@ func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 			st.LogStart, st.LogStartSource = ls, LogStartFromCheckpoint
 		}
 	}
-	return st, nil
+	return st
+}
+
+// High watermark sources.
+const (
+	HighWatermarkFromCheckpoint = "replication-offset-checkpoint"
+	HighWatermarkAbsent         = "absent"     // no entry: the log start offset
+	HighWatermarkUnreadable     = "unreadable" // the file did not parse: taken as absent
+)
+
+// HighWatermark is the high watermark a restarting broker gives a
+// partition: its replication-offset-checkpoint entry (0 without one:
+// Partition.createLog), clamped to [logStart, logEnd] as
+// UnifiedLog.updateHighWatermark does. dd may be nil.
+func HighWatermark(dd *sidefile.DataDirFiles, topic string, partition int32, logStart, logEnd int64) (hw int64, source string) {
+	source = HighWatermarkAbsent
+	if dd != nil {
+		switch {
+		case dd.HighWatermarks.Present() && !dd.HighWatermarks.OK():
+			source = HighWatermarkUnreadable
+		case topic != "":
+			if v, ok := sidefile.CheckpointedOffset(&dd.HighWatermarks, topic, partition); ok {
+				hw, source = v, HighWatermarkFromCheckpoint
+			}
+		}
+	}
+	switch {
+	case hw < logStart:
+		hw = logStart
+	case hw >= logEnd:
+		hw = logEnd
+	}
+	return hw, source
 }
 
 // kept says why the broker's next start would not recover the segment
@@ -149,4 +197,27 @@ func (st *BrokerState) logStartOrFirst(segs []SegmentFiles) (int64, string) {
 		return math.MinInt64, LogStartFromFirstSegment
 	}
 	return segs[0].BaseOffset, LogStartFromFirstSegment
+}
+
+// LogEndOffset is the partition's log end offset at load: its last
+// segment's next offset (LogSegment.readNextOffset; LogLoader.recoverLog).
+func (p *Partition) LogEndOffset() (int64, error) {
+	end, err := p.LogEnd()
+	return end.Next, err
+}
+
+// LogEnd is what readNextOffset's scan of the last segment finds (from
+// its offset index's last entry to the end of the log): the log end
+// offset, and the largest timestamp of the batches it read.
+func (p *Partition) LogEnd() (SegmentEnd, error) {
+	if len(p.Segments) == 0 {
+		return SegmentEnd{}, fmt.Errorf("%s: no segments", p.Dir)
+	}
+	seg, err := OpenSegment(p.Segments[len(p.Segments)-1], SegmentOptions{})
+	if err != nil {
+		return SegmentEnd{}, err
+	}
+	defer seg.Close()
+	end, _, err := ReadNextOffset(seg.batches(seg.Log, 0), seg.Log, seg.LogName, seg.LogSize, seg.BaseOffset, seg.Index)
+	return end, err
 }

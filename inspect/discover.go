@@ -13,6 +13,7 @@ import (
 
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/record"
+	"github.com/kseg/kseg/inspect/sidefile"
 )
 
 // File suffixes (LogFileUtils).
@@ -33,6 +34,9 @@ type SegmentFiles struct {
 	Index      string
 	TimeIndex  string
 	TxnIndex   string
+	// Snapshot is set when Log is a KRaft metadata snapshot
+	// (MetadataSnapshot.Segment), not a segment's .log.
+	Snapshot *MetadataSnapshot
 }
 
 // TxnIndexBound is the most entries the segment's .txnindex can hold
@@ -83,7 +87,13 @@ func (s *SegmentFiles) field(suffix string) *string {
 }
 
 // Name is the .log's base name, as the contract's "segment" fields print it.
-func (s *SegmentFiles) Name() string { return SegmentName(s.BaseOffset) + LogSuffix }
+// A metadata snapshot's is its own name.
+func (s *SegmentFiles) Name() string {
+	if s.Snapshot != nil {
+		return filepath.Base(s.Log)
+	}
+	return SegmentName(s.BaseOffset) + LogSuffix
+}
 
 // SegmentName is the 20-digit file name prefix for a base offset
 // (LogFileUtils.filenamePrefixFromOffset).
@@ -111,6 +121,10 @@ type Partition struct {
 	// Snapshots are the producer state snapshots the listing found, as
 	// ListSnapshots lists them (ReadPartition only).
 	Snapshots []SnapshotFile
+	// MetadataSnapshots are the KRaft metadata snapshots the listing found
+	// (<end offset>-<epoch>.checkpoint, in __cluster_metadata-0), by end
+	// offset (ReadPartition only).
+	MetadataSnapshots []MetadataSnapshot
 }
 
 // Name is the directory's base name; for a symbolic link named otherwise,
@@ -134,6 +148,9 @@ type Target struct {
 	File       string // for Kind "segment": the file named
 	Partitions []*Partition
 	Skipped    []Skipped
+	// Bootstrap is the data directory's bootstrap.checkpoint (Kind
+	// "data_dir"), nil when it has none.
+	Bootstrap *MetadataSnapshot
 }
 
 // ParseBaseOffset reads a segment file name's base offset: the decimal
@@ -269,6 +286,11 @@ func ReadPartition(dir string) (*Partition, error) {
 			p.Snapshots = append(p.Snapshots, SnapshotFile{Offset: off, Path: path})
 			continue
 		}
+		if ms, ok := ParseMetadataSnapshotName(name); ok && !ms.Bootstrap {
+			ms.Path = path
+			p.MetadataSnapshots = append(p.MetadataSnapshots, ms)
+			continue
+		}
 		sfx := segmentSuffix(name)
 		if sfx == "" {
 			continue
@@ -301,6 +323,7 @@ func ReadPartition(dir string) (*Partition, error) {
 	sort.Slice(p.Segments, func(i, j int) bool { return p.Segments[i].BaseOffset < p.Segments[j].BaseOffset })
 	sort.Slice(p.Skipped, func(i, j int) bool { return p.Skipped[i].Path < p.Skipped[j].Path })
 	sortSnapshots(p.Snapshots)
+	sortMetadataSnapshots(p.MetadataSnapshots)
 	return p, nil
 }
 
@@ -330,7 +353,7 @@ func Resolve(path string) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Target{Path: path, Kind: "data_dir", DataDir: path}
+	t := &Target{Path: path, Kind: "data_dir", DataDir: path, Bootstrap: bootstrapIn(path)}
 	// Each subdirectory in listing order: a partition directory to read,
 	// or one skipped for its name (with the reason). The partitions are
 	// read together (readPartitions), the target assembled in that order.
@@ -406,9 +429,12 @@ func isDirEntry(e fs.DirEntry, path string) bool {
 
 func resolveFile(path string) (*Target, error) {
 	name := filepath.Base(path)
+	if strings.HasSuffix(name, CheckpointSuffix) {
+		return resolveSnapshotFile(path)
+	}
 	sfx := segmentSuffix(name)
 	if sfx == "" {
-		return nil, fmt.Errorf("%s: %w: expected a .log, .index, .timeindex or .txnindex file, a partition directory or a data directory", path, fileio.ErrNotKafka)
+		return nil, fmt.Errorf("%s: %w: expected a .log, .index, .timeindex or .txnindex file, a KRaft snapshot (.checkpoint), a partition directory or a data directory", path, fileio.ErrNotKafka)
 	}
 	base, err := ParseBaseOffset(name)
 	if err != nil {
@@ -468,3 +494,40 @@ func symlinkTarget(dir string) (string, bool) {
 
 // IsNotExist reports whether err says a path does not exist.
 func IsNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
+
+// SortPartitions orders partitions by topic, then partition number
+// (orders-2 before orders-10), then directory.
+func SortPartitions(ps []*Partition) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return a.Dir < b.Dir
+	})
+}
+
+// LogManagerPartitions lists the partitions of targets that a broker's
+// log manager owns (all but the KRaft metadata log, whose producer state
+// and retention the Raft layer keeps), sorted (SortPartitions), and the
+// files of their data directories, each read once.
+func LogManagerPartitions(targets []*Target) ([]*Partition, map[string]*sidefile.DataDirFiles) {
+	var parts []*Partition
+	dds := map[string]*sidefile.DataDirFiles{}
+	for _, t := range targets {
+		for _, p := range t.Partitions {
+			if p.Topic == "__cluster_metadata" {
+				continue
+			}
+			parts = append(parts, p)
+			if p.DataDir != "" && dds[p.DataDir] == nil {
+				dds[p.DataDir] = sidefile.ReadDataDirFiles(p.DataDir)
+			}
+		}
+	}
+	SortPartitions(parts)
+	return parts, dds
+}

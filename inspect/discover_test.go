@@ -47,6 +47,12 @@ func sortedReadPartition(t *testing.T, dir string) *inspect.Partition {
 			p.Skipped = append(p.Skipped, inspect.Skipped{Path: path, Reason: "log cleaner swap file (.swap)"})
 			continue
 		}
+		if ms, ok := inspect.ParseMetadataSnapshotName(name); ok && !ms.Bootstrap {
+			// A KRaft snapshot (a sorted listing lists them by end offset).
+			ms.Path = path
+			p.MetadataSnapshots = append(p.MetadataSnapshots, ms)
+			continue
+		}
 		sfx := ""
 		for _, s := range suffixes {
 			if filepath.Ext(name) == s {
@@ -132,6 +138,7 @@ func TestReadPartitionMatchesSortedListing(t *testing.T) {
 		"abc.log", "-1.index", "99999999999999999999.log", // not segment names
 		"00000000000000000100.snapshot", "leader-epoch-checkpoint", "partition.metadata",
 		"00000000000000000050.snapshot", "00000000000000000010.snapshot", "00000000000000000900.snapshot", "00000000000000000020.snapshot", "abc.snapshot", "00000000000000000070.snapshot.deleted", // snapshots, in no order, and names that are not
+		"00000000000000000700-0000000002.checkpoint", "00000000000000000300-0000000001.checkpoint", "bootstrap.checkpoint", "00000000000000000800-0000000002.checkpoint.deleted", "x.checkpoint", // KRaft snapshots, and names that are not
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 			t.Fatal(err)

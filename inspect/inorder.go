@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -65,4 +67,20 @@ func InOrder(n, workers, ahead int, do func(w, i int), use func(i int) bool) {
 		<-tickets
 	}
 	wg.Wait()
+}
+
+// EachPartition runs do(i) for i in [0, n) on up to GOMAXPROCS goroutines
+// through InOrder (a few jobs are not worth a goroutine: one per 16), and
+// progress, when set, on the caller's goroutine after each in order. It
+// stops starting jobs at the first error and returns the errors joined.
+func EachPartition(n int, do func(i int) error, progress func(done, total int64)) error {
+	workers := min(runtime.GOMAXPROCS(0), n/16+1)
+	errs := make([]error, n)
+	InOrder(n, workers, 4*workers+16, func(_, i int) { errs[i] = do(i) }, func(i int) bool {
+		if progress != nil {
+			progress(int64(i+1), int64(n))
+		}
+		return errs[i] == nil
+	})
+	return errors.Join(errs...)
 }

@@ -109,6 +109,7 @@ const (
 	WhyNoTimeEntryBelow   TraceWhy = "no-time-entry-below"   // no time index entry <= Target: from Offset
 	WhyPadding            TraceWhy = "padding"               // Index File: Entries entries, Slots slots
 	WhyPaddingKept        TraceWhy = "padding-kept"          // the same, on a Kept segment
+	WhyEntryMisleads      TraceWhy = "entry-misleads"        // Detail: an entry followed contradicts its batch (MisleadingEntry)
 )
 
 // Why recovery rebuilds a segment's indexes before a lookup (TraceStep.Rebuild).
@@ -183,6 +184,16 @@ type OffsetLookup struct {
 	ScannedBatches    int
 	ScannedBytes      int64
 	Trace             []TraceStep
+	// Misleading lists the offset index entries the lookup followed that
+	// contradict the batch they lead to (checkOffsetEntry). The answer
+	// above is still the broker's, which follows them; ByScan is then the
+	// answer with every segment holding such an entry scanned from
+	// position 0 instead: what the log holds. Both nil on a healthy index.
+	Misleading []MisleadingEntry
+	ByScan     *OffsetLookup
+	// Stopped (ByScan only): not found because the scan of a segment
+	// whose entry misled met damage, in Segment (Reason says what).
+	Stopped bool
 }
 
 // LookupOptions tune a lookup.
@@ -201,6 +212,14 @@ type LookupOptions struct {
 	// creates an empty time index). Nil: such a segment is searched without
 	// the missing index, from position 0.
 	RecoveredIndexes func(SegmentFiles) (index, timeIndex []byte, err error)
+	// CheckPassedOver makes a timestamp lookup also judge what each
+	// segment it passes over took its largest timestamp from (the time
+	// index's last entry, or the .log's modification time when there is
+	// none): a segment opened and a few headers read each, where the
+	// broker's choice reads one slot. A search sets it, so that it never
+	// passes over a segment holding what it looks for; a lookup judges
+	// only the entries of the segment it searches.
+	CheckPassedOver bool
 }
 
 // brokerState is opts.Broker, or the state read from p's data directory.
@@ -307,23 +326,49 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 	if tr != nil {
 		tr.add(TraceStep{Step: StepSegment, Why: WhyFloorSegment, Segment: p.Segments[i].Name(), Candidates: len(p.Segments), Target: target})
 	}
+	err = p.lookupOffsetFrom(i, target, res, st, opts, tr, false)
+	if err != nil && (len(res.Misleading) == 0 || !isDamage(err)) {
+		return nil, err
+	}
+	if len(res.Misleading) > 0 {
+		scan := &OffsetLookup{TargetOffset: target}
+		if err := p.lookupOffsetFrom(i, target, scan, st, opts, nil, true); err != nil {
+			return nil, err
+		}
+		scan.Misleading = nil
+		res.ByScan = scan
+	}
+	if err != nil {
+		return nil, &MisledError{Err: err, Misleading: res.Misleading, ByScanOffset: res.ByScan}
+	}
+	res.Trace = tr.result()
+	return res, nil
+}
+
+// lookupOffsetFrom is the broker's read of target from segment i on (the
+// floor segment), into res. byScan: a segment whose offset index entry
+// misleads is scanned from position 0 instead (OffsetLookup.ByScan).
+func (p *Partition) lookupOffsetFrom(i int, target int64, res *OffsetLookup, st *BrokerState, opts LookupOptions, tr *tracer, byScan bool) error {
 	logEnd := p.Segments[i].BaseOffset
 	for ; i < len(p.Segments); i++ {
 		seg, err := openForLookup(p.Segments[i], st, opts, tr)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		found, next, err := lookupInSegment(seg, target, res, tr)
+		found, next, stop, err := lookupInSegment(seg, target, res, tr, byScan)
 		seg.Close()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if found {
 			res.Found = true
 			res.Segment = p.Segments[i].Name()
 			res.SegmentBaseOffset = p.Segments[i].BaseOffset
-			res.Trace = tr.result()
-			return res, nil
+			return nil
+		}
+		if stop {
+			res.Stopped, res.Segment, res.SegmentBaseOffset = true, p.Segments[i].Name(), p.Segments[i].BaseOffset
+			return nil
 		}
 		logEnd = max(next, logEnd)
 		if i+1 < len(p.Segments) {
@@ -335,29 +380,61 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 	}
 	res.Reason = fmt.Sprintf("offset %d is at or after the log end offset %d", target, logEnd)
 	tr.note(TraceStep{Why: WhyAnswer, Detail: res.Reason})
-	res.Trace = tr.result()
-	return res, nil
+	return nil
 }
 
-// lookupInSegment does steps 3-4 of the broker's read in one segment. It
-// returns whether a batch was found, and else the next offset after the
-// last batch it saw (the segment's log end offset when the scan reached it).
-func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer) (bool, int64, error) {
+// lookupInSegment does steps 3-4 of the broker's read in one segment and
+// judges the index entry it followed (checkOffsetEntry). It returns
+// whether a batch was found, and else the next offset after the last
+// batch it saw (the segment's log end offset when the scan reached it);
+// stop when, byScan, the scan of a segment whose entry misled stops at
+// damage (res.Reason says where). The broker's read fails on damage with
+// an error, misled or not.
+func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer, byScan bool) (found bool, next int64, stop bool, err error) {
 	var st scanStats
-	b, hit, found, err := seg.lookupOffset(seg.guarded(), target, tr, &st)
+	r := seg.guarded()
+	b, hit, found, err := seg.lookupOffset(r, target, tr, &st)
 	res.ScannedBatches += st.batches
 	res.ScannedBytes += st.bytes
 	res.IndexEntry = nil
 	if hit.Slot >= 0 {
 		res.IndexEntry = &hit
 	}
+	if err != nil && !isDamage(err) {
+		return false, st.next, false, err
+	}
+	m, cerr := seg.checkOffsetEntry(r, hit, target, true)
+	if cerr != nil {
+		return false, st.next, false, cerr
+	}
+	if m == nil {
+		if err != nil {
+			return false, st.next, false, err
+		}
+		if found {
+			res.Batch = b
+		}
+		return found, st.next, false, nil
+	}
+	res.Misleading = append(res.Misleading, *m)
+	if tr != nil {
+		tr.note(TraceStep{Why: WhyEntryMisleads, File: m.File, Detail: m.String()})
+	}
+	if byScan {
+		st = scanStats{next: seg.BaseOffset}
+		b, _, found, err = seg.scanToOffset(seg.batches(r.log, 0), target, nil, &st, hit)
+	}
 	if err != nil {
-		return false, st.next, err
+		if !byScan || !isDamage(err) {
+			return false, st.next, false, err
+		}
+		res.Reason = fmt.Sprintf("a scan of %s for offset %d stops at damage: %v", seg.LogName, target, err)
+		return false, st.next, true, nil
 	}
 	if found {
 		res.Batch = b
 	}
-	return found, st.next, nil
+	return found, st.next, false, nil
 }
 
 // scanStats is what a lookup in one segment scanned.
@@ -365,6 +442,9 @@ type scanStats struct {
 	batches int
 	bytes   int64
 	next    int64 // the offset after the last batch seen; the base offset when none
+	// first is the first batch seen (batches >= 1), prev the last one
+	// whose last offset is below the target (batches >= 2 when found).
+	first, prev record.Batch
 }
 
 // LookupOffset is the broker's read of offset target in this segment
@@ -457,12 +537,16 @@ func (s *Segment) scanToOffset(sc *LogIterator, target int64, tr *tracer, st *sc
 		st.batches++
 		st.bytes += b.Size
 		st.next = b.LastOffset + 1
+		if st.batches == 1 {
+			st.first = *b
+		}
 		if b.LastOffset >= target {
 			if tr != nil {
 				tr.batch(b, TraceStep{Why: WhyLastOffsetReaches, Target: target})
 			}
 			return *b, hit, true, nil
 		}
+		st.prev = *b
 		if tr != nil {
 			tr.batch(b, TraceStep{Why: WhyLastOffsetBelow, Target: target})
 		}
@@ -495,6 +579,15 @@ type offsetCursor struct {
 	s          *Segment
 	chain      *offsetChain
 	chainTried bool
+	// What the last lookup saw besides its answer: the batch just before
+	// the answer, when it read it (hasPrev), and the offset index entry it
+	// started from when the batch read there contradicts it
+	// (offsetBatchProblem, from the header alone: a timeline reads no
+	// record data). Where no batch can be read the log is taken as
+	// damaged there, which the timeline reads around.
+	prev       record.Batch
+	hasPrev    bool
+	misleading *MisleadingEntry
 }
 
 // chainAfterBatches is how long a fetch's scan may be before the cursor
@@ -511,13 +604,22 @@ func newOffsetCursor(s *Segment) *offsetCursor { return &offsetCursor{s: s} }
 func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 	s := c.s
 	r := s.guarded()
+	c.hasPrev, c.misleading = false, nil
 	start, hit, err := s.offsetStart(r, target, nil)
-	if err != nil || start < 0 {
+	if err != nil {
 		return record.Batch{}, false, err
 	}
+	if start < 0 {
+		return record.Batch{}, false, nil
+	}
 	if c.chain != nil {
-		if b, found, err, ok := c.chain.fetch(start, target); ok {
+		b, found, err, ok := c.chain.fetch(start, target)
+		if ok {
+			c.prev, c.hasPrev = c.chain.prev, c.chain.hasPrev
 			return b, found, err
+		}
+		if c.chain.has && start > c.chain.cur.Position && hit.Slot >= 0 {
+			c.misleading = s.offsetMisleads(hit, fmt.Sprintf("the batch at position %d, before it, holds offset %d: a scan from there skips it", c.chain.cur.Position, target))
 		}
 	}
 	var st scanStats
@@ -525,6 +627,12 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 	if st.batches > chainAfterBatches && !c.chainTried {
 		c.chainTried = true
 		c.chain = newOffsetChain(s, r)
+	}
+	c.prev, c.hasPrev = st.prev, found && st.batches >= 2
+	if hit.Slot >= 0 && c.misleading == nil && st.batches > 0 {
+		if problem := s.offsetBatchProblem(&st.first, st.first.BaseOffset, target); problem != "" {
+			c.misleading = s.offsetMisleads(hit, problem)
+		}
 	}
 	return b, found, err
 }
@@ -537,12 +645,14 @@ func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
 // chain, advanced target by target, answers them all. Memory: the offset
 // index's positions, 8 bytes each.
 type offsetChain struct {
-	bounds []int64      // position 0 and the offset index's positions that are boundaries of the chain, sorted
-	it     *LogIterator // walks the chain, target by target
-	cur    record.Batch // the first batch of the chain whose last offset reaches the last target
-	has    bool         // cur holds a batch
-	ended  bool         // the chain ended before any batch reached it
-	err    error        // how it ended: damage (nil at its end or a torn tail)
+	bounds  []int64      // position 0 and the offset index's positions that are boundaries of the chain, sorted
+	it      *LogIterator // walks the chain, target by target
+	cur     record.Batch // the first batch of the chain whose last offset reaches the last target
+	has     bool         // cur holds a batch
+	prev    record.Batch // the batch of the chain before cur
+	hasPrev bool
+	ended   bool  // the chain ended before any batch reached it
+	err     error // how it ended: damage (nil at its end or a torn tail)
 }
 
 // newOffsetChain walks the chain once to find which index positions are
@@ -595,6 +705,7 @@ func (c *offsetChain) fetch(start, target int64) (b record.Batch, found bool, er
 	}
 	for !c.ended && (!c.has || c.cur.LastOffset < target) {
 		if c.it.Next() {
+			c.prev, c.hasPrev = c.cur, c.has
 			c.cur, c.has = *c.it.Batch(), true
 			continue
 		}

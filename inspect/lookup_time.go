@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect/fileio"
@@ -38,6 +39,19 @@ type TimeLookup struct {
 	TimeIndexEntry    *TimeHit
 	Batch             *record.Batch // nil for "latest"
 	Trace             []TraceStep
+	// Misleading lists the index entries the lookup followed that
+	// contradict the batch they lead to: a segment's last time index
+	// entry (its largest timestamp), the time index entry a search starts
+	// from, the offset index entry that places it (checkTimeEntry,
+	// checkOffsetEntry). The answer above is still the broker's, which
+	// follows them; ByScan is then the answer with each such segment read
+	// from its batches instead: what the log holds. Both nil on healthy
+	// indexes.
+	Misleading []MisleadingEntry
+	ByScan     *TimeLookup
+	// Stopped (ByScan only): not found because the scan of a segment
+	// whose entry misled met damage, in Segment (Reason says what).
+	Stopped bool
 }
 
 // errStopRecords ends a record iteration early.
@@ -143,6 +157,14 @@ func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeH
 	} else {
 		tr.note(TraceStep{Why: WhyNoTimeIndex, File: seg.LogName})
 	}
+	ts, offset, err = batchesMaxTimestamp(seg)
+	return ts, offset, nil, err
+}
+
+// batchesMaxTimestamp is a segment's largest timestamp from its batch
+// headers, as LogSegment.recover computes it: the first batch reaching
+// the maximum, by strict '>' (-1 and the base offset when none has one).
+func batchesMaxTimestamp(seg *Segment) (ts, offset int64, err error) {
 	ts, offset = -1, seg.BaseOffset
 	sc := seg.Batches(0)
 	for sc.Next() {
@@ -151,9 +173,9 @@ func segmentMaxTimestamp(seg *Segment, tr *tracer) (ts, offset int64, hit *TimeH
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		return 0, 0, nil, err
+		return 0, 0, err
 	}
-	return ts, offset, nil, nil
+	return ts, offset, nil
 }
 
 // lastTimeEntry reads a time index's last entry, and whether the file is
@@ -219,25 +241,68 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 // lookupTimestamp: the first segment whose largest timestamp is >= target
 // (LogSegment.largestTimestamp: maxTimestampSoFar, or the .log's mtime when
 // there is no timestamp), then findOffsetByTimestamp in that segment only.
-// Segments before it cost one time-index slot each.
+// Every index entry followed is judged (TimeLookup.Misleading); when one
+// misleads, the search is made again with those segments read from their
+// batches (TimeLookup.ByScan).
 func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions) (*TimeLookup, error) {
-	// fetchOffsetByTimestamp searches from the log start offset.
-	startingOffset, src := opts.Broker.logStartOrFirst(p.Segments)
-	tr.note(TraceStep{Why: WhyNoAnswerBelowStart, Offset: startingOffset, Source: src})
-	for i, sf := range p.Segments {
-		largest, _, _, err := maxTimestampOf(sf, opts.Broker, tr)
+	res, err := p.searchTimestamp(target, tr, opts, false)
+	if res == nil || len(res.Misleading) == 0 || (err != nil && !isDamage(err)) {
 		if err != nil {
 			return nil, err
 		}
-		modTime := false
-		if largest < 0 {
-			largest = 0
-			if sf.Log != "" {
-				if st, err := os.Stat(sf.Log); err == nil {
-					largest = st.ModTime().UnixMilli()
+		return res, nil
+	}
+	scan, serr := p.searchTimestamp(target, nil, opts, true)
+	if serr != nil {
+		return nil, serr
+	}
+	scan.Misleading = nil
+	if err != nil {
+		return nil, &MisledError{Err: err, Misleading: res.Misleading, ByScanTime: scan}
+	}
+	res.ByScan = scan
+	return res, nil
+}
+
+// searchTimestamp is the broker's timestamp search (lookupTimestamp);
+// byScan: a segment whose index entries mislead is read from its batches
+// instead, for its largest timestamp and for the search in it.
+func (p *Partition) searchTimestamp(target int64, tr *tracer, opts LookupOptions, byScan bool) (*TimeLookup, error) {
+	// fetchOffsetByTimestamp searches from the log start offset.
+	startingOffset, src := opts.Broker.logStartOrFirst(p.Segments)
+	tr.note(TraceStep{Why: WhyNoAnswerBelowStart, Offset: startingOffset, Source: src})
+	var misleading []MisleadingEntry
+	misled := func(m *MisleadingEntry) {
+		misleading = append(misleading, *m)
+		if tr != nil {
+			tr.note(TraceStep{Why: WhyEntryMisleads, File: m.File, Detail: m.String()})
+		}
+	}
+	for i, sf := range p.Segments {
+		largest, modTime, hit, err := largestTimestamp(sf, opts.Broker, tr)
+		if err != nil {
+			return nil, err
+		}
+		checked := false
+		if largest < target && opts.CheckPassedOver && sf.Log != "" {
+			// Passed over: judge what its largest timestamp came from.
+			var m *MisleadingEntry
+			var scanned int64
+			if hit != nil {
+				m, scanned, err = checkLargestTimestamp(sf, *hit, byScan)
+			} else if modTime {
+				m, scanned, err = checkUntimedSegment(sf, largest, target)
+			}
+			if err != nil {
+				return nil, err
+			}
+			checked = true
+			if m != nil {
+				misled(m)
+				if byScan {
+					largest, modTime = scanned, false
 				}
 			}
-			modTime = true
 		}
 		if largest < target {
 			if tr != nil { // sf.Name() formats a name: not for every segment passed untraced
@@ -253,27 +318,220 @@ func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions
 		if err != nil {
 			return nil, err
 		}
-		res, err := findOffsetByTimestamp(seg, target, startingOffset, tr)
-		seg.Close()
-		if err != nil {
-			return nil, err
+		if hit != nil && !checked {
+			// Chosen: the entry its largest timestamp came from.
+			m, err := seg.checkLastTimeEntry(seg.guarded(), *hit)
+			if err == nil && m != nil {
+				misled(m)
+				if byScan {
+					largest, _, err = batchesMaxTimestamp(seg)
+				}
+			}
+			if err != nil || largest < target {
+				seg.Close()
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
 		}
-		if !res.Found {
+		res, m, err := findOffsetByTimestamp(seg, target, startingOffset, tr, byScan)
+		seg.Close()
+		if m != nil {
+			misled(m)
+		}
+		if err != nil {
+			// The entries that misled on the way, for a MisledError.
+			return &TimeLookup{Misleading: misleading}, err
+		}
+		if !res.Found && res.Reason == "" {
 			res.Reason = fmt.Sprintf("no record with timestamp >= %d in segment %s (a broker does not search later segments)", target, sf.Name())
 		}
+		res.Misleading = misleading
 		return res, nil
 	}
-	return &TimeLookup{Reason: fmt.Sprintf("no segment has a timestamp >= %d", target)}, nil
+	return &TimeLookup{Reason: fmt.Sprintf("no segment has a timestamp >= %d", target), Misleading: misleading}, nil
+}
+
+// checkLargestTimestamp judges the time index entry a segment's largest
+// timestamp was taken from (its last: TimeIndex.lastEntry), opening the
+// segment (with pread: a few reads). byScan, when it misleads: scanned is
+// the largest timestamp of the segment's batches, as recovery computes it.
+func checkLargestTimestamp(sf SegmentFiles, hit TimeHit, byScan bool) (m *MisleadingEntry, scanned int64, err error) {
+	timeIndex := sf.TimeIndex
+	sf.TimeIndex = "" // hit is its entry: the check reads the log and the offset index
+	seg, err := OpenSegment(sf, SegmentOptions{Unmapped: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer seg.Close()
+	seg.TimeIndexName = timeIndex
+	if m, err = seg.checkLastTimeEntry(seg.guarded(), hit); err != nil || m == nil || !byScan {
+		return m, 0, err
+	}
+	scanned, _, err = batchesMaxTimestamp(seg)
+	return m, scanned, err
+}
+
+// checkUntimedSegment judges a segment whose largest timestamp is its
+// .log's modification time mtime (LogSegment.largestTimestamp: its time
+// index holds no entry, or is missing on a segment the broker's next start
+// does not recover), which a timestamp search for target passes over: it
+// misleads when a batch of the log reaches target, as a time index with no
+// entry (or a missing one) says no batch has a timestamp, and recovery
+// rebuilds the time index of a log that has. scanned: the largest
+// timestamp of the batches.
+func checkUntimedSegment(sf SegmentFiles, mtime, target int64) (*MisleadingEntry, int64, error) {
+	seg, err := OpenSegment(sf, SegmentOptions{Unmapped: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer seg.Close()
+	scanned, offset, err := batchesMaxTimestamp(seg)
+	if err != nil || scanned < target {
+		return nil, scanned, err
+	}
+	name := sf.TimeIndex
+	what := "holds no entry"
+	if name == "" {
+		name = strings.TrimSuffix(sf.Log, LogSuffix) + TimeIndexSuffix
+		what = "is missing"
+	}
+	return &MisleadingEntry{File: name, Index: "time", Slot: -1, Offset: offset, Position: -1, Timestamp: -1,
+		Problem: fmt.Sprintf("the time index %s, so a broker takes the .log's modification time %d as the segment's largest timestamp, but offset %d has timestamp %d: a timestamp search passes the segment over", what, mtime, offset, scanned)}, scanned, nil
+}
+
+// checkTimeHit judges the entries a timestamp search follows in the
+// segment: the time index entry hit (nil: none, or below the starting
+// offset), and the offset index entry that places the scan at key (the
+// larger of hit's offset and the starting offset). With hit, pos is the
+// position of the batch holding its offset. The offset index entry's
+// batch is read for its CRC only without hit: with it, the time entry's
+// check reads on from there to the batch holding its offset, which must
+// carry its timestamp, and bytes inside a batch that read as a header do
+// not lead there.
+func (s *Segment) checkTimeHit(r readers, hit *TimeHit, key int64) (m *MisleadingEntry, pos int64, err error) {
+	ohit, before, err := s.offsetHit(r, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if m, err := s.checkOffsetEntry(r, ohit, key, hit == nil); m != nil || err != nil {
+		return m, 0, err
+	}
+	if hit == nil {
+		return nil, 0, nil
+	}
+	if ohit.Slot >= 0 {
+		pos = ohit.Position
+	}
+	return s.checkTimeEntry(r, *hit, pos, before)
+}
+
+// offsetHit is the offset index entry OffsetIndex.lookup(key) gives
+// (Slot -1: none), and the position of the entry before it (0 for the
+// first; -1 with none).
+func (s *Segment) offsetHit(r readers, key int64) (IndexHit, int64, error) {
+	hit := IndexHit{Slot: -1, Offset: s.BaseOffset}
+	if r.idx == nil {
+		return hit, -1, nil
+	}
+	n, _, err := s.entries(r)
+	if err != nil {
+		return hit, -1, err
+	}
+	e, slot, err := r.idx.LookupEntries(key, n, nil)
+	if err != nil {
+		return hit, -1, fmt.Errorf("%s: %w", s.IndexName, err)
+	}
+	if slot < 0 {
+		return hit, -1, nil
+	}
+	hit = IndexHit{Slot: slot, Offset: e.Offset, Position: int64(e.Position)}
+	before := int64(0)
+	if slot > 0 {
+		pe, err := r.idx.Entry(slot - 1)
+		if err != nil {
+			return hit, -1, fmt.Errorf("%s: %w", s.IndexName, err)
+		}
+		before = int64(pe.Position)
+	}
+	return hit, before, nil
+}
+
+// LargestTimestamp is LogSegment.largestTimestamp as a broker that loaded
+// the segment has it: maxTimestampSoFar (maxTimestampOf: the time index's
+// last entry, or the batches when the broker's next start rebuilds it),
+// else the .log's modification time (fromModTime; 0 without a .log). st
+// may be nil (every segment counts as recovered).
+//
+// active, when not nil, says sf is the partition's last segment and is
+// what Partition.LogEnd's scan found in it: without a clean shutdown its
+// time index lacks the entry LogSegment.close appends, and recovery, which
+// reads every batch, also counts the batches after the last entry. Those
+// are the batches the scan read: at the offset index's last entry, which
+// the time index's last entry does not follow (an entry is appended at an
+// index point whenever the max timestamp grew), the max timestamp so far
+// was that entry's.
+func LargestTimestamp(sf SegmentFiles, st *BrokerState, active *SegmentEnd) (ts int64, fromModTime bool, err error) {
+	ts, mtime, _, err := largestTimestamp(sf, st, nil)
+	if err != nil || active == nil || st == nil || st.Recovery.Clean || active.MaxTimestamp < 0 {
+		return ts, mtime, err
+	}
+	if mtime {
+		return active.MaxTimestamp, false, nil
+	}
+	return max(ts, active.MaxTimestamp), false, nil
+}
+
+// largestTimestamp is LargestTimestamp without the active segment's rule,
+// with the time-index slot the answer came from (nil: none).
+func largestTimestamp(sf SegmentFiles, st *BrokerState, tr *tracer) (int64, bool, *TimeHit, error) {
+	largest, _, hit, err := maxTimestampOf(sf, st, tr)
+	if err != nil || largest >= 0 {
+		return largest, false, hit, err
+	}
+	largest = 0
+	if sf.Log != "" {
+		if fi, err := os.Stat(sf.Log); err == nil {
+			largest = fi.ModTime().UnixMilli()
+		}
+	}
+	return largest, true, hit, nil
 }
 
 // findOffsetByTimestamp is LogSegment.findOffsetByTimestamp +
-// FileRecords.searchForTimestamp.
-func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *tracer) (*TimeLookup, error) {
-	a, err := seg.lookupTimestamp(seg.guarded(), target, startingOffset, tr)
-	if err != nil {
-		return nil, err
+// FileRecords.searchForTimestamp, and the judgement of the entries it
+// followed (m: the first that misleads). byScan: when one misleads, the
+// answer is the segment's scanned from position 0 instead.
+func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *tracer, byScan bool) (*TimeLookup, *MisleadingEntry, error) {
+	r := seg.guarded()
+	a, err := seg.lookupTimestamp(r, target, startingOffset, tr)
+	if err != nil && !isDamage(err) {
+		return nil, nil, err
+	}
+	var hit *TimeHit
+	key := max(seg.BaseOffset, startingOffset)
+	if te := a.TimeIndexEntry; te.Slot >= 0 && te.Offset >= startingOffset {
+		hit, key = &te, te.Offset
+	}
+	m, _, cerr := seg.checkTimeHit(r, hit, key)
+	if cerr != nil {
+		return nil, nil, cerr
+	}
+	if m != nil && byScan {
+		a = TimeAnswer{TimeIndexEntry: a.TimeIndexEntry}
+		err = seg.searchTimestampFrom(r, 0, target, startingOffset, nil, &a)
 	}
 	res := &TimeLookup{Segment: SegmentName(seg.BaseOffset) + LogSuffix, SegmentBaseOffset: seg.BaseOffset}
+	if err != nil {
+		if m == nil || !byScan {
+			// The broker's search fails on the damage, misled or not.
+			return nil, m, err
+		}
+		res.Stopped = true
+		res.Reason = fmt.Sprintf("a scan of %s for timestamp %d stops at damage: %v", seg.LogName, target, err)
+		return res, m, nil
+	}
 	if a.TimeIndexEntry.Slot >= 0 {
 		h := a.TimeIndexEntry
 		res.TimeIndexEntry = &h
@@ -283,7 +541,7 @@ func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *trace
 		b := a.Batch
 		res.Batch = &b
 	}
-	return res, nil
+	return res, m, nil
 }
 
 // TimeAnswer is the answer of Segment.LookupTimestamp.
@@ -354,6 +612,15 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 	if err != nil {
 		return a, err
 	}
+	return a, s.searchTimestampFrom(r, pos, target, startingOffset, tr, &a)
+}
+
+// searchTimestampFrom is FileRecords.searchForTimestamp from position pos:
+// the first batch whose max timestamp is >= target is decoded, and its
+// first record with a timestamp >= target and an offset >= startingOffset
+// is the answer (into a); if that batch holds none, the scan goes on.
+func (s *Segment) searchTimestampFrom(r readers, pos, target, startingOffset int64, tr *tracer, a *TimeAnswer) error {
+	var err error
 	st := &s.tl
 	st.target, st.startingOffset = target, startingOffset
 	if st.fn == nil {
@@ -377,23 +644,23 @@ func (s *Segment) lookupTimestamp(r readers, target, startingOffset int64, tr *t
 		st.found = false
 		s.buf, err = s.dec.RecordsAt(s.LogName, r.log, b, s.buf, st.fn)
 		if err != nil && err != errStopRecords {
-			return a, err
+			return err
 		}
 		if st.found {
 			a.Found, a.Offset, a.Timestamp, a.Batch = true, st.offset, st.timestamp, *b
 			if tr != nil {
 				tr.batch(b, TraceStep{Why: WhyRecordReaches, Offset: a.Offset, Timestamp: a.Timestamp, Target: target})
 			}
-			return a, nil
+			return nil
 		}
 		if tr != nil {
 			tr.batch(b, TraceStep{Why: WhyNoRecordReaches, Target: target})
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		return a, err
+		return err
 	}
-	return a, nil
+	return nil
 }
 
 // offsetPosition is OffsetIndex.lookup(offset).position in r.idx, seg's
@@ -426,40 +693,123 @@ func offsetPosition(seg *Segment, r readers, offset int64, tr *tracer) (int64, e
 // (UnifiedLog.fetchOffsetByTimestamp, RecordBatch.offsetOfMaxTimestamp):
 // the first segment with the greatest max timestamp, the first batch from
 // its (max timestamp, offset) index position whose max timestamp equals it,
-// and in that batch the first record carrying it.
+// and in that batch the first record carrying it. The chosen segment's
+// entries are judged (TimeLookup.Misleading); when one misleads, ByScan
+// is the answer with that segment's largest timestamp and the batch
+// carrying it read from its batches.
 func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLookup, error) {
-	best := -1
-	var bestTS, bestOffset int64 = -1, -1
-	var bestHit *TimeHit
+	res, err := p.searchMaxTimestamp(tr, opts, false)
+	if err != nil || len(res.Misleading) == 0 {
+		return res, err
+	}
+	scan, err := p.searchMaxTimestamp(nil, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	scan.Misleading = nil
+	res.ByScan = scan
+	return res, nil
+}
+
+// maxCandidate is a segment's largest timestamp as the MAX_TIMESTAMP
+// search takes it: from its time index (hit), or scanned from its batches.
+type maxCandidate struct {
+	ts, offset int64
+	hit        *TimeHit
+	scanned    bool
+}
+
+func (p *Partition) searchMaxTimestamp(tr *tracer, opts LookupOptions, byScan bool) (*TimeLookup, error) {
+	cands := make([]maxCandidate, len(p.Segments))
 	for i, sf := range p.Segments {
 		ts, off, hit, err := maxTimestampOf(sf, opts.Broker, tr)
 		if err != nil {
 			return nil, err
 		}
-		if best < 0 || ts > bestTS {
-			best, bestTS, bestOffset, bestHit = i, ts, off, hit
+		cands[i] = maxCandidate{ts: ts, offset: off, hit: hit}
+	}
+	var misleading []MisleadingEntry
+	for {
+		best := 0
+		for i, c := range cands {
+			if c.ts > cands[best].ts {
+				best = i
+			}
+		}
+		c := cands[best]
+		sf := p.Segments[best]
+		if tr != nil {
+			tr.add(TraceStep{Step: StepSegment, Why: WhyGreatestMaxTS, Segment: sf.Name(), Candidates: len(p.Segments), Timestamp: c.ts, Offset: c.offset})
+		}
+		seg, err := openForLookup(sf, opts.Broker, opts, tr)
+		if err != nil {
+			return nil, err
+		}
+		res, m, again, err := seg.maxTimestampIn(c, tr, byScan)
+		if err == nil && again {
+			cands[best].ts, cands[best].offset, err = batchesMaxTimestamp(seg)
+			cands[best].hit, cands[best].scanned = nil, true
+		}
+		seg.Close()
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			misleading = append(misleading, *m)
+			if tr != nil {
+				tr.note(TraceStep{Why: WhyEntryMisleads, File: m.File, Detail: m.String()})
+			}
+		}
+		if again {
+			continue
+		}
+		res.Segment, res.SegmentBaseOffset = sf.Name(), sf.BaseOffset
+		res.Misleading = misleading
+		return res, nil
+	}
+}
+
+// maxTimestampIn finds the record carrying the segment's largest
+// timestamp c: the first batch from the offset index's position for c's
+// offset whose max timestamp equals it, and in it the first record
+// carrying it. It judges the entries followed (m: the first that
+// misleads); byScan, when the time index entry misleads, again asks for
+// the segment's largest timestamp to be read from its batches and the
+// choice made again, and when the offset index entry does, the batch is
+// looked for from position 0.
+func (seg *Segment) maxTimestampIn(c maxCandidate, tr *tracer, byScan bool) (res *TimeLookup, m *MisleadingEntry, again bool, err error) {
+	res = &TimeLookup{TimeIndexEntry: c.hit}
+	r := seg.guarded()
+	if c.hit != nil {
+		if m, err = seg.checkLastTimeEntry(r, *c.hit); err != nil {
+			return nil, nil, false, err
+		}
+		if m != nil && byScan {
+			return nil, m, true, nil
 		}
 	}
-	sf := p.Segments[best]
-	if tr != nil {
-		tr.add(TraceStep{Step: StepSegment, Why: WhyGreatestMaxTS, Segment: sf.Name(), Candidates: len(p.Segments), Timestamp: bestTS, Offset: bestOffset})
-	}
-	seg, err := openForLookup(sf, opts.Broker, opts, tr)
+	pos, err := offsetPosition(seg, r, c.offset, tr)
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
-	defer seg.Close()
-	res := &TimeLookup{Segment: sf.Name(), SegmentBaseOffset: sf.BaseOffset, TimeIndexEntry: bestHit}
-	pos, err := offsetPosition(seg, seg.guarded(), bestOffset, tr)
-	if err != nil {
-		return nil, err
+	if m == nil {
+		ohit, _, err := seg.offsetHit(r, c.offset)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if m, err = seg.checkOffsetEntry(r, ohit, c.offset, true); err != nil {
+			return nil, nil, false, err
+		}
+		if m != nil && byScan {
+			pos = 0
+		}
 	}
 	var dec record.RecordDecoder
 	sc := seg.Batches(pos)
 	for sc.Next() {
 		b := sc.Batch()
-		if b.MaxTimestamp != bestTS {
-			tr.batch(b, TraceStep{Why: WhyMaxTSOther, Target: bestTS})
+		if b.MaxTimestamp != c.ts {
+			tr.batch(b, TraceStep{Why: WhyMaxTSOther, Target: c.ts})
 			continue
 		}
 		if b.Magic == 0 {
@@ -468,7 +818,7 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 		}
 		entry, err := seg.ReadEntry(b, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, false, err
 		}
 		err = dec.Records(seg.LogName, entry, b, func(r *record.Record) error {
 			if r.Timestamp == b.MaxTimestamp {
@@ -478,19 +828,19 @@ func (p *Partition) lookupMaxTimestamp(tr *tracer, opts LookupOptions) (*TimeLoo
 			return nil
 		})
 		if err != nil && err != errStopRecords {
-			return nil, err
+			return nil, nil, false, err
 		}
 		if res.Found {
 			tr.batch(b, TraceStep{Why: WhyFirstMaxRecord, Offset: res.Offset})
 			bc := *b
 			res.Batch = &bc
-			return res, nil
+			return res, m, false, nil
 		}
 		break
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-		return nil, err
+		return nil, nil, false, err
 	}
-	res.Reason = fmt.Sprintf("no batch with the max timestamp %d holds a record carrying it", bestTS)
-	return res, nil
+	res.Reason = fmt.Sprintf("no batch with the max timestamp %d holds a record carrying it", c.ts)
+	return res, m, false, nil
 }

@@ -60,6 +60,9 @@ func (t *Target) LogBytes() int64 {
 	var n int64
 	for _, p := range t.Partitions {
 		n += LogBytes(p.Segments, 0)
+		for _, ms := range p.MetadataSnapshots {
+			n += LogBytes([]SegmentFiles{ms.Segment()}, 0)
+		}
 	}
 	return n
 }

@@ -284,6 +284,9 @@ type SegmentEnd struct {
 	Next     int64
 	Epoch    int32
 	HasBatch bool
+	// MaxTimestamp is the largest max timestamp of the batches the scan
+	// read (-1: none).
+	MaxTimestamp int64
 }
 
 // ReadNextOffset is LogSegment.readNextOffset over a segment's log (size
@@ -299,7 +302,7 @@ func ReadNextOffset(it *LogIterator, log io.ReaderAt, name string, size, base in
 	if idx != nil && idx.Slots() > 0 {
 		e, err := idx.Entry(idx.Slots() - 1)
 		if err != nil {
-			return SegmentEnd{Next: base}, -1, err
+			return SegmentEnd{Next: base, MaxTimestamp: -1}, -1, err
 		}
 		if e.Position >= 0 && int64(e.Position) <= size {
 			start = int64(e.Position)
@@ -312,11 +315,12 @@ func ReadNextOffset(it *LogIterator, log io.ReaderAt, name string, size, base in
 // ScanEnd runs the headers-only iterator it over the log from position
 // start to its end and returns the end it found (see ReadNextOffset).
 func ScanEnd(it *LogIterator, log io.ReaderAt, name string, size, base, start int64) (SegmentEnd, error) {
-	end := SegmentEnd{Next: base}
+	end := SegmentEnd{Next: base, MaxTimestamp: -1}
 	it.ResetReader(log, name, size, start)
 	for it.Next() {
 		b := it.Batch()
 		end.Next, end.Epoch, end.HasBatch = b.LastOffset+1, b.PartitionLeaderEpoch, true
+		end.MaxTimestamp = max(end.MaxTimestamp, b.MaxTimestamp)
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
 		return end, err

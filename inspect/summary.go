@@ -190,6 +190,17 @@ func (p *Partition) Summarize(opts SummaryOptions) ([]SegmentSummary, error) {
 	return out, nil
 }
 
+// SummarizeMetadataSnapshots summarizes p's KRaft metadata snapshots
+// (Partition.MetadataSnapshots) as segments of their own, by end offset:
+// with no index to start from, each is read whole.
+func (p *Partition) SummarizeMetadataSnapshots(opts SummaryOptions) ([]SegmentSummary, error) {
+	segs := make([]SegmentFiles, len(p.MetadataSnapshots))
+	for i, ms := range p.MetadataSnapshots {
+		segs[i] = ms.Segment()
+	}
+	return (&Partition{Dir: p.Dir, Segments: segs}).Summarize(opts)
+}
+
 // SummarizeSegment summarizes one segment (see SegmentSummary).
 func SummarizeSegment(sf SegmentFiles, opts SummaryOptions) (SegmentSummary, error) {
 	return summarize(sf, opts, nil, nil)

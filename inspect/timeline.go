@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 // Traffic over time, read from the time indexes without reading record
@@ -39,6 +40,10 @@ type SegmentTraffic struct {
 	BaseOffset  int64
 	Marks       []TrafficMark
 	FromBatches bool // the time index was not usable: the marks come from batch headers
+	// Misleading is the index entry that made the time index unusable:
+	// one that contradicts the batch it leads to (MisleadingEntry). The
+	// marks then come from the batch headers (FromBatches).
+	Misleading *MisleadingEntry
 }
 
 // Traffic reads each segment's traffic marks.
@@ -110,6 +115,17 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 			if err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
 				return st, err
 			}
+			m := fetch.misleading
+			if m == nil && found && end == e.Offset+1 {
+				m = fetch.timeEntryProblem(TimeHit{Slot: i, Timestamp: e.Timestamp, Offset: e.Offset}, &b)
+			}
+			if m != nil {
+				// An entry that misleads: the segment's traffic is read
+				// from its batch headers instead.
+				st.FromBatches, st.Misleading = true, m
+				st.Marks, err = batchMarks(seg)
+				return st, err
+			}
 			if found {
 				pos = b.Position
 			}
@@ -121,6 +137,25 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 	// The rest of the segment: at the last entry's time.
 	st.Marks = append(st.Marks, TrafficMark{Timestamp: last.Timestamp, EndOffset: next, EndPosition: seg.LogSize})
 	return st, nil
+}
+
+// timeEntryProblem judges time index entry hit by what the cursor's
+// fetch of the offset after it read (b, the batch holding that offset):
+// the batch holding hit's offset is b itself, or the batch before it when
+// the fetch read that one; it must carry hit's timestamp as its max
+// (timeBatchProblem). nil also when neither batch is known to hold it.
+func (c *offsetCursor) timeEntryProblem(hit TimeHit, b *record.Batch) *MisleadingEntry {
+	holder := b
+	if b.BaseOffset < 0 || b.BaseOffset > hit.Offset {
+		if !c.hasPrev || c.prev.LastOffset < hit.Offset {
+			return nil
+		}
+		holder = &c.prev
+	}
+	if problem := timeBatchProblem(hit, holder, holder.BaseOffset); problem != "" {
+		return c.s.timeMisleads(hit, problem)
+	}
+	return nil
 }
 
 // batchMarks is a segment's marks from its batch headers: one per batch,

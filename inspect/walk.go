@@ -24,6 +24,12 @@ type LogRange struct {
 	// total when the walk completes (also when it stops early at ToOffset
 	// or MaxBatches, or at damage). Nil costs nothing.
 	Progress func(done, total int64)
+	// Misleading, when set, is told of each index entry the lookups for
+	// FromOffset and FromTime followed that contradicts the batch it leads
+	// to (MisleadingEntry). The walk then starts where the log's batches
+	// place the bound, not where the entry does, so that it misses no
+	// batch in range either way.
+	Misleading func(MisleadingEntry)
 }
 
 // Contains reports whether a record is inside the range's offsets and
@@ -44,6 +50,28 @@ func (r LogRange) Contains(rec *record.Record) bool {
 		return false
 	}
 	return true
+}
+
+// walkStart is where a walk from a lookup's answer starts: the batch
+// found, or, when a scan instead of a misleading entry stopped at damage
+// (Stopped), the start of that segment, so that the walk meets the damage
+// and reports it; ok false when there is nothing to walk.
+func walkStart(p *Partition, found, stopped bool, segBase int64, b *record.Batch) (seg int, pos int64, ok bool) {
+	switch {
+	case found:
+		return floorSegment(p.Segments, segBase), b.Position, true
+	case stopped:
+		return floorSegment(p.Segments, segBase), 0, true
+	}
+	return 0, 0, false
+}
+
+func (r LogRange) misled(ms []MisleadingEntry) {
+	if r.Misleading != nil {
+		for _, m := range ms {
+			r.Misleading(m)
+		}
+	}
 }
 
 // WalkBatch is what Walk hands its callback: the batch, its complete
@@ -105,27 +133,43 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 	var minTS int64 = -1 << 63
 	if r.FromTime != nil {
 		minTS = *r.FromTime
-		tl, err := p.LookupTime(*r.FromTime, LookupOptions{})
-		if err != nil {
+		tl, err := p.LookupTime(*r.FromTime, LookupOptions{CheckPassedOver: true})
+		var me *MisledError
+		switch {
+		case errors.As(err, &me):
+			r.misled(me.Misleading)
+			tl = me.ByScanTime
+		case err != nil:
 			return err
+		case tl.ByScan != nil:
+			r.misled(tl.Misleading)
+			tl = tl.ByScan
 		}
-		if !tl.Found {
+		seg, pos, ok := walkStart(p, tl.Found, tl.Stopped, tl.SegmentBaseOffset, tl.Batch)
+		if !ok {
 			return nil
 		}
-		startSeg = floorSegment(p.Segments, tl.SegmentBaseOffset)
-		startPos = tl.Batch.Position
+		startSeg, startPos = seg, pos
 	}
 	if r.FromOffset != nil {
 		ol, err := p.LookupOffset(*r.FromOffset, LookupOptions{})
-		if err != nil {
+		var me *MisledError
+		switch {
+		case errors.As(err, &me):
+			r.misled(me.Misleading)
+			ol = me.ByScanOffset
+		case err != nil:
 			return err
+		case ol.ByScan != nil:
+			r.misled(ol.Misleading)
+			ol = ol.ByScan
 		}
-		if !ol.Found {
+		i, pos, ok := walkStart(p, ol.Found, ol.Stopped, ol.SegmentBaseOffset, &ol.Batch)
+		if !ok {
 			return nil
 		}
-		i := floorSegment(p.Segments, ol.SegmentBaseOffset)
-		if i > startSeg || (i == startSeg && ol.Batch.Position > startPos) {
-			startSeg, startPos = i, ol.Batch.Position
+		if i > startSeg || (i == startSeg && pos > startPos) {
+			startSeg, startPos = i, pos
 		}
 	}
 	seen := 0

@@ -123,6 +123,11 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		dd = sidefile.ReadDataDirFiles(t.DataDir)
 	}
 	for pi, p := range t.Partitions {
+		if len(p.Segments) == 1 && p.Segments[0].Snapshot != nil {
+			// One metadata snapshot file: its batches and framing.
+			jobs = append(jobs, &segmentJob{part: pi, files: p.Segments[0], dir: p.Dir, first: true})
+			continue
+		}
 		active, recovered, kept := segmentStates(p, dd)
 		for si := range p.Segments {
 			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir,
@@ -133,11 +138,19 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			jobs = append(jobs, j)
 			sum.Segments++
 		}
+		var lastSeg *segmentJob
+		if len(p.Segments) > 0 {
+			lastSeg = jobs[len(jobs)-1]
+		}
+		// The KRaft snapshots of __cluster_metadata-0, after its segments.
+		for _, ms := range p.MetadataSnapshots {
+			jobs = append(jobs, &segmentJob{part: pi, files: ms.Segment(), dir: p.Dir})
+		}
 		// The partition's side files are a job of their own, after its
 		// segments: the workers check them while later partitions' segments
 		// are checked (the .txnindex comparison replays the whole log).
 		if o.SideFiles && len(p.Segments) > 0 {
-			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, lastSeg: jobs[len(jobs)-1]})
+			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, lastSeg: lastSeg})
 		}
 	}
 	sum.Partitions = len(t.Partitions)
@@ -172,6 +185,9 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 				named.Unlock()
 			}
 			j.res = runJob(&o, j, bufs[w]) // never nil
+			if j.snapshot() && j.res.err == nil {
+				finishSnapshot(j, j.res)
+			}
 			o.meter.Done(&j.reported, j.res.bytes)
 		}
 	}
@@ -217,7 +233,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			left = nil
 			return true
 		}
-		for len(left) > 0 && left[0].SegmentBaseOffset != nil && *left[0].SegmentBaseOffset < j.files.BaseOffset {
+		for len(left) > 0 && !j.snapshot() && left[0].SegmentBaseOffset != nil && *left[0].SegmentBaseOffset < j.files.BaseOffset {
 			count(left[0])
 			left = left[1:]
 		}
@@ -240,6 +256,15 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		for _, f := range fs {
 			count(f)
 		}
+		if bfs, berr := bootstrapFindings(t, &o); berr != nil {
+			err = berr
+		} else {
+			for _, f := range bfs {
+				count(f)
+			}
+		}
+	}
+	if err == nil {
 		// At most 2*Jobs results wait to be emitted: memory stays bounded
 		// when an early segment is slow.
 		inspect.InOrder(len(jobs), workers, 2*o.Jobs, func(w, i int) { check(w, jobs[i]) }, func(i int) bool { return report(jobs[i]) })
@@ -512,7 +537,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		}
 		offsetIndex = x
 		c.emu.off = &indexCompare[indexfmt.OffsetEntry]{entry: indexfmt.NewOffsetIndexFrom(compare, base).Entry, have: c.oidx.n}
-	} else if hasLog {
+	} else if hasLog && !j.snapshot() {
 		c.add(IndexMissing, c.segFile(inspect.IndexSuffix), nil, nil,
 			"no offset index: a broker rebuilds it from the log at load (LogSegment.sanityCheck: NoSuchFileException, then recoverSegment)")
 	}
@@ -529,7 +554,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		}
 		c.emu.time = &indexCompare[indexfmt.TimeEntry]{entry: indexfmt.NewTimeIndexFrom(compare, base).Entry, have: c.tidx.n}
 	}
-	missingTime := sf.TimeIndex == "" && hasLog
+	missingTime := sf.TimeIndex == "" && hasLog && !j.snapshot() // a snapshot has no indexes
 
 	if hasLog {
 		if err := c.checkLog(); err != nil {

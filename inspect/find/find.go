@@ -9,7 +9,10 @@
 // outside the range is not opened, and inside a segment the walk starts
 // where the offset index (for FromOffset) or the time index (for FromTime,
 // the broker's timestamp search) lands, so only the bytes in range are
-// read. Partitions are searched in parallel; events come out partition by
+// read; where an index entry contradicts the batch it leads to, the walk
+// starts where the batches place the bound instead, and the search says so
+// (Event.Misleading), so that it never finds fewer records than the log
+// holds. Partitions are searched in parallel; events come out partition by
 // partition in the order given, in offset order within a partition.
 package find
 
@@ -126,6 +129,11 @@ type Event struct {
 	// with it, the bytes [Position, End) skipped. Its Err names the file and
 	// byte position.
 	Damage *inspect.Damage
+	// Misleading is an index entry the bounds were resolved through that
+	// contradicts the batch it leads to: its segment is searched from
+	// where its batches place the bound instead (inspect.LogRange), so no
+	// match is missed; the event says so.
+	Misleading *inspect.MisleadingEntry
 }
 
 // Result sums up a search.
@@ -297,6 +305,12 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		if f.FromOffset != nil && *f.FromOffset > sf.BaseOffset && indexed {
 			rng.FromOffset = f.FromOffset
 		}
+		var sendErr error
+		rng.Misleading = func(m inspect.MisleadingEntry) {
+			if sendErr == nil {
+				sendErr = send(Event{Partition: p, Misleading: &m})
+			}
+		}
 		damaged := false
 		// damage reports batch b as damage (err): with Salvage the search
 		// goes on past it, else the rest of the segment is not searched.
@@ -358,6 +372,9 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 			})
 		} else {
 			err = one.Walk(rng, visit)
+		}
+		if sendErr != nil {
+			return sendErr
 		}
 		switch {
 		case err == nil, errors.Is(err, errSkipSegment):

@@ -68,20 +68,27 @@ func generateDataDir(t testing.TB) ([]*inspect.Partition, []oracleRecord) {
 	sortLikeLs(parts)
 	var all []oracleRecord
 	for _, p := range parts {
-		m := manifests[p.Name()]
-		for si := range m.Segments {
-			for bi := range m.Segments[si].Batches {
-				b := &m.Segments[si].Batches[bi]
-				if b.Control {
-					continue
-				}
-				for _, r := range b.Records {
-					all = append(all, oracleRecord{p.Name(), b, r})
-				}
+		all = append(all, oracleRecords(p.Name(), manifests[p.Name()])...)
+	}
+	return parts, all
+}
+
+// oracleRecords is every data record m's partition (named dir) holds, in
+// offset order: what a brute force searches.
+func oracleRecords(dir string, m *kafkagen.Manifest) []oracleRecord {
+	var all []oracleRecord
+	for si := range m.Segments {
+		for bi := range m.Segments[si].Batches {
+			b := &m.Segments[si].Batches[bi]
+			if b.Control {
+				continue
+			}
+			for _, r := range b.Records {
+				all = append(all, oracleRecord{dir, b, r})
 			}
 		}
 	}
-	return parts, all
+	return all
 }
 
 // sortLikeLs orders partitions by topic, then number (as kseg ls does).
@@ -144,20 +151,31 @@ func line(dir string, pos, base, off, ts int64, key, value []byte, headers int) 
 
 func search(t *testing.T, parts []*inspect.Partition, opts find.Options) ([]string, find.Result) {
 	t.Helper()
-	var got []string
+	got, _, res := collect(t, parts, opts)
+	return got, res
+}
+
+// collect runs a search and returns its matches as lines and the
+// misleading index entries it reported; damage fails the test (the logs
+// are generated whole).
+func collect(t *testing.T, parts []*inspect.Partition, opts find.Options) (got, misled []string, res find.Result) {
+	t.Helper()
 	res, err := find.Search(parts, opts, func(e find.Event) error {
-		if e.Damage != nil {
+		switch {
+		case e.Damage != nil:
 			t.Errorf("damage in generated data: %v", e.Damage.Err)
-			return nil
+		case e.Misleading != nil:
+			misled = append(misled, e.Misleading.String())
+		default:
+			m := e.Match
+			got = append(got, line(m.Partition.Name(), m.Batch.Position, m.BatchBaseOffset, m.Record.Offset, m.Record.Timestamp, m.Record.Key, m.Record.Value, m.Record.HeaderCount))
 		}
-		m := e.Match
-		got = append(got, line(m.Partition.Name(), m.Batch.Position, m.BatchBaseOffset, m.Record.Offset, m.Record.Timestamp, m.Record.Key, m.Record.Value, m.Record.HeaderCount))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got, res
+	return got, misled, res
 }
 
 func p64(v int64) *int64 { return &v }
@@ -416,15 +434,7 @@ func TestSearchBelowTheLogStartOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var all []oracleRecord
-	for si := range m.Segments {
-		for bi := range m.Segments[si].Batches {
-			b := &m.Segments[si].Batches[bi]
-			for _, r := range b.Records {
-				all = append(all, oracleRecord{"orders-0", b, r})
-			}
-		}
-	}
+	all := oracleRecords("orders-0", m)
 	first := m.Segments[0].Batches[1].Records[0]
 	for _, f := range []find.Filter{
 		{FromOffset: p64(first.Offset)},

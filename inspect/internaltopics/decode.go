@@ -1,6 +1,8 @@
 // Package internaltopics decodes the records of Kafka's internal topics, as
-// DumpLogSegments' --offsets-decoder, --transaction-log-decoder and
-// --cluster-metadata-decoder do:
+// DumpLogSegments' --offsets-decoder, --transaction-log-decoder,
+// --cluster-metadata-decoder, --share-group-state-decoder and
+// --remote-log-metadata-decoder do, and the control records of any topic
+// (control.go):
 //
 //   - __consumer_offsets: offset commits (OffsetCommitKey v0-1,
 //     OffsetCommitValue v0-4) and group metadata (GroupMetadataKey v2,
@@ -11,7 +13,11 @@
 //     v0-1, fully;
 //   - __cluster_metadata: every KRaft metadata record by type name and
 //     version; the fields of every type kseg knows except those holding
-//     credentials.
+//     credentials;
+//   - __share_group_state: ShareSnapshotKey/Value and ShareUpdateKey/Value,
+//     fully;
+//   - __remote_log_metadata: the four records of the topic-based remote
+//     log metadata manager, fully.
 //
 // The schemas are those of the broker's JSON message definitions at the
 // Kafka 4.0 development snapshot the project follows, plus the tagged
@@ -26,13 +32,17 @@ import (
 
 // Decoder names, as Decoded.Decoder and the command line spell them.
 const (
-	ConsumerOffsets  = "consumer_offsets"
-	TransactionState = "transaction_state"
-	ClusterMetadata  = "cluster_metadata"
+	ConsumerOffsets   = "consumer_offsets"
+	TransactionState  = "transaction_state"
+	ClusterMetadata   = "cluster_metadata"
+	ShareGroupState   = "share_group_state"
+	RemoteLogMetadata = "remote_log_metadata"
 )
 
 // Decoders lists the decoder names.
-func Decoders() []string { return []string{ConsumerOffsets, TransactionState, ClusterMetadata} }
+func Decoders() []string {
+	return []string{ConsumerOffsets, TransactionState, ClusterMetadata, ShareGroupState, RemoteLogMetadata}
+}
 
 // ForTopic returns the decoder for a topic's records ("" when none):
 // selected from the internal topic names, as a user of DumpLogSegments
@@ -45,6 +55,10 @@ func ForTopic(topic string) string {
 		return TransactionState
 	case "__cluster_metadata":
 		return ClusterMetadata
+	case "__share_group_state":
+		return ShareGroupState
+	case "__remote_log_metadata":
+		return RemoteLogMetadata
 	}
 	return ""
 }
@@ -56,10 +70,13 @@ type Decoded struct {
 	Decoder string `json:"decoder"`
 	// Type is the record type: offset_commit, group_metadata,
 	// consumer_group_* or unknown (consumer offsets); transaction; the
-	// metadata record's name (TopicRecord, ...) or unknown.
+	// metadata record's name (TopicRecord, ...) or unknown;
+	// share_snapshot, share_update or unknown (share group state); the
+	// remote log metadata record's name or unknown.
 	Type string `json:"type,omitempty"`
 
-	// Metadata records only: the frame version and api key of the header.
+	// Metadata and remote log metadata records only: the frame version
+	// and api key of the header.
 	FrameVersion *int16 `json:"frame_version,omitempty"`
 	APIKey       *int16 `json:"api_key,omitempty"`
 
@@ -76,6 +93,15 @@ type Decoded struct {
 	// Error says why the record does not decode: its bytes do not match the
 	// schema it claims.
 	Error string `json:"error,omitempty"`
+
+	unknownVersion bool
+}
+
+// OK reports whether the record's value was read: not an error, not
+// a type or version this decoder does not know. (A record type whose
+// fields are kept opaque, such as credentials, counts as decoded.)
+func (d *Decoded) OK() bool {
+	return d.Error == "" && d.Type != "unknown" && !d.unknownVersion
 }
 
 // Decode decodes one record's key and value (nil means null) with the
@@ -89,6 +115,10 @@ func Decode(decoder string, key, value []byte) Decoded {
 		return decodeTransactionState(key, value)
 	case ClusterMetadata:
 		return decodeClusterMetadata(value)
+	case ShareGroupState:
+		return decodeShareGroupState(key, value)
+	case RemoteLogMetadata:
+		return decodeRemoteLogMetadata(value)
 	}
 	return Decoded{Decoder: decoder, Error: "unknown decoder"}
 }
@@ -131,6 +161,7 @@ func setValueError(d *Decoded, err error) {
 	d.Value = nil
 	if errors.Is(err, errUnknownVersion) {
 		d.Note = "value " + err.Error()
+		d.unknownVersion = true
 		return
 	}
 	d.Error = "value: " + err.Error()

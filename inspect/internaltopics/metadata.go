@@ -171,7 +171,15 @@ var metadataTypes = map[int16]metadataType{
 func MetadataTypeName(apiKey int16) string { return metadataTypes[apiKey].name }
 
 func decodeClusterMetadata(value []byte) Decoded {
-	d := Decoded{Decoder: ClusterMetadata}
+	return decodeFramed(ClusterMetadata, "metadata record type", value, metadataTypes)
+}
+
+// decodeFramed decodes a value framed as AbstractApiMessageSerde frames
+// metadata records (unsigned varints frame version 1, api key, version,
+// then the message, every byte used), with the message types by api key
+// (what names them).
+func decodeFramed(decoder, what string, value []byte, types map[int16]metadataType) Decoded {
+	d := Decoded{Decoder: decoder}
 	if value == nil {
 		d.Error = "null value: a metadata record always has one"
 		return d
@@ -195,10 +203,10 @@ func decodeClusterMetadata(value []byte) Decoded {
 		d.Error = fmt.Sprintf("frame version %d: only frame version 1 is supported (0 was the 2.8 preview format)", fv)
 		return d
 	}
-	t, ok := metadataTypes[ak]
+	t, ok := types[ak]
 	if !ok {
 		d.Type = "unknown"
-		d.Note = fmt.Sprintf("api key %d is not a metadata record type this decoder knows", ak)
+		d.Note = fmt.Sprintf("api key %d is not a %s this decoder knows", ak, what)
 		return d
 	}
 	d.Type = t.name

@@ -45,7 +45,7 @@ const (
 	kString
 	kBytes
 	kUUID
-	kStruct // only as an array element: the field's fields
+	kStruct // the field's fields: a struct, or an array of them
 )
 
 // versions is an inclusive range of message versions; hi < lo is empty.
@@ -95,6 +95,13 @@ func structs(name string, v versions, fields ...field) field {
 	return x
 }
 
+// structField is a field holding one struct (not an array of them).
+func structField(name string, v versions, fields ...field) field {
+	x := f(name, kStruct, v)
+	x.fields = fields
+	return x
+}
+
 func (x field) null(v versions) field { x.nullable = v; return x }
 
 // taggedAt makes the field a tagged field with this tag in versions v.
@@ -140,7 +147,7 @@ func (fs Fields) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(x.Name)
+		k, _ := marshalNoHTML(x.Name)
 		b.Write(k)
 		b.WriteByte(':')
 		v, err := marshalValue(x.Value)
@@ -158,16 +165,8 @@ func marshalValue(v any) ([]byte, error) {
 	case float64:
 		// JSON has no NaN or infinities: print them as strings.
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return json.Marshal(strconv.FormatFloat(x, 'g', -1, 64))
+			return marshalNoHTML(strconv.FormatFloat(x, 'g', -1, 64))
 		}
-	case string:
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(x); err != nil {
-			return nil, err
-		}
-		return bytes.TrimRight(b.Bytes(), "\n"), nil
 	case []any:
 		var b bytes.Buffer
 		b.WriteByte('[')
@@ -184,7 +183,19 @@ func marshalValue(v any) ([]byte, error) {
 		b.WriteByte(']')
 		return b.Bytes(), nil
 	}
-	return json.Marshal(v)
+	return marshalNoHTML(v)
+}
+
+// marshalNoHTML is json.Marshal with HTML escaping off: <, > and & as they
+// are, as every JSON line kseg prints has them.
+func marshalNoHTML(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // errSchema is the kind of every decoding error.
@@ -278,7 +289,12 @@ func (r *reader) size(fd field, v int16, flexible, wide bool) (n int, ok bool) {
 // decodeStruct reads the fields of a struct at version v.
 func (r *reader) decodeStruct(fields []field, v int16, flexible bool) Fields {
 	out := make(Fields, 0, len(fields))
-	slot := make([]int, len(fields)) // index into out, -1: absent
+	var slotBuf [16]int
+	slot := slotBuf[:0] // index into out, -1: absent
+	if len(fields) > len(slotBuf) {
+		slot = make([]int, 0, len(fields))
+	}
+	slot = slot[:len(fields)]
 	for i, fd := range fields {
 		slot[i] = -1
 		if !fd.versions.has(v) || (fd.tag >= 0 && fd.tagged.has(v)) {
@@ -371,6 +387,9 @@ func (r *reader) value(fd field, v int16, flexible bool) any {
 			return nil
 		}
 		return items
+	}
+	if fd.kind == kStruct {
+		return r.decodeStruct(fd.fields, v, flexible)
 	}
 	return r.scalar(fd, fd.kind, v, flexible)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kseg/kseg/indexfmt"
@@ -195,6 +196,17 @@ func (g *generator) run() error {
 				}
 				produced++
 			}
+		}
+	}
+	for i := 0; i < o.OpenTransactions; i++ {
+		// A transactional batch after the producer's last marker opens a
+		// transaction no marker closes.
+		p, err := g.dataBatch(i, false)
+		if err != nil {
+			return err
+		}
+		if err := g.appendBatch(p); err != nil {
+			return err
 		}
 	}
 	if o.EmptyActiveSegment {
@@ -968,6 +980,11 @@ func (g *generator) finish() error {
 			return fmt.Errorf("gen: %w", err)
 		}
 	}
+	if g.o.DataDirCheckpoints {
+		if err := g.writeDataDirCheckpoints(); err != nil {
+			return err
+		}
+	}
 	g.man.TopicID = topicID(g.o.Seed, g.o.Topic)
 	// partition.metadata: exactly "version: 0\ntopic_id: <id>", no newline
 	// at the end (PartitionMetadata.encode).
@@ -1000,4 +1017,40 @@ func topicID(seed int64, topic string) string {
 		}
 	}
 	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// writeDataDirCheckpoints adds the partition to its data directory's
+// offset checkpoints: the log end offset as high watermark and recovery
+// point (a clean shutdown), the first segment's base as log start offset.
+func (g *generator) writeDataDirCheckpoints() error {
+	name := filepath.Base(filepath.Clean(g.dir))
+	i := strings.LastIndexByte(name, '-')
+	part, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if i <= 0 || err != nil {
+		return fmt.Errorf("gen: %s is not a <topic>-<partition> directory", g.dir)
+	}
+	topic, dataDir := name[:i], filepath.Dir(filepath.Clean(g.dir))
+	start := g.o.StartOffset
+	for file, offset := range map[string]int64{
+		sidefile.ReplicationCheckpointFile:    g.st.nextOffset,
+		sidefile.RecoveryPointCheckpointFile:  g.st.nextOffset,
+		sidefile.LogStartOffsetCheckpointFile: start,
+	} {
+		path := filepath.Join(dataDir, file)
+		var entries []sidefile.OffsetCheckpointEntry
+		if cp := sidefile.ReadOffsetCheckpoint(path); cp.OK() {
+			for _, e := range cp.Value.SortedPartitions() {
+				if e.Topic != topic || e.Partition != int32(part) {
+					entries = append(entries, e)
+				}
+			}
+		} else if cp.Present() {
+			return fmt.Errorf("gen: %s: %w", path, cp.Err)
+		}
+		entries = append(entries, sidefile.OffsetCheckpointEntry{Topic: topic, Partition: int32(part), Offset: offset})
+		if err := os.WriteFile(path, sidefile.AppendOffsetCheckpoint(nil, entries), 0o644); err != nil {
+			return fmt.Errorf("gen: %w", err)
+		}
+	}
+	return nil
 }

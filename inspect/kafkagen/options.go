@@ -94,6 +94,17 @@ type Options struct {
 	// span segments; every transaction is closed by the end of the log.
 	// Aborts are recorded in .txnindex files as the broker does.
 	Transactions bool
+	// OpenTransactions leaves this many producers (at most 3) with a
+	// transaction open at the end of the log: after the transactions
+	// above, each appends one more transactional batch and no marker, as
+	// a producer that died mid-transaction (Transactions only).
+	OpenTransactions int
+	// DataDirCheckpoints records the partition in its data directory's
+	// replication-offset-checkpoint (high watermark: the log end offset),
+	// log-start-offset-checkpoint and recovery-point-offset-checkpoint,
+	// adding to what they list; the directory must be named
+	// <topic>-<partition>.
+	DataDirCheckpoints bool
 	// IndexIntervalBytes is index.interval.bytes (default 4096; use
 	// IndexEveryBatch for 0).
 	IndexIntervalBytes int
@@ -241,6 +252,8 @@ func (o Options) resolved() (Options, error) {
 		return o, fmt.Errorf("gen: EmptyHeaders %d: want 0..%d", o.EmptyHeaders, 1<<26)
 	case o.EmptyHeaders > 0 && o.Magic < 2:
 		return o, fmt.Errorf("gen: headers need magic 2")
+	case o.OpenTransactions < 0 || o.OpenTransactions > 3 || o.OpenTransactions > 0 && !o.Transactions:
+		return o, fmt.Errorf("gen: OpenTransactions %d: want 0..3, with Transactions", o.OpenTransactions)
 	case o.Transactions && o.Magic < 2:
 		return o, fmt.Errorf("gen: transactions need magic 2")
 	case o.StartOffset < 0:

@@ -8,5 +8,5 @@
 // a plan (the *.stale and txnindex checks), rebuild writes one. The index
 // points come from indexfmt.RecoveryIndexer, the rule verify's single-pass
 // stale check feeds as well; the transaction index from a replay of the
-// producer state (txnState).
+// producer state (producerstate.State).
 package recovery

@@ -10,6 +10,7 @@ import (
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/producerstate"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -168,7 +169,7 @@ func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err err
 	if err != nil {
 		return nil, err
 	}
-	r := recoverer{interval: interval, txns: newTxnState(), cutOverlap: opts.CutOverlap, readAheadMin: opts.readAheadMin}
+	r := recoverer{interval: interval, txns: producerstate.New(), cutOverlap: opts.CutOverlap, readAheadMin: opts.readAheadMin}
 	plans := make([]SegmentPlan, 0, len(p.Segments))
 	r.meter = opts.Meter
 	if r.meter == nil {
@@ -200,7 +201,7 @@ type recoverer struct {
 	reported   int64          // bytes of the current segment reported to meter
 	interval   int64
 	cutOverlap bool
-	txns       *txnState
+	txns       *producerstate.State
 	dec        record.RecordDecoder
 	scratch    []byte // for the rare batch the entry scanner refuses (negativeDelta)
 
@@ -243,7 +244,7 @@ func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan,
 			Err: fmt.Errorf("%w: %w: the log is %d bytes, more than the broker can open (%d)", fileio.ErrCorruptHeader, ErrUnrecoverable, size, math.MaxInt32)}
 	}
 
-	start := r.txns.clone()
+	start := r.txns.Clone()
 	run := &segmentRun{
 		name: seg.Log, base: seg.BaseOffset, limit: limit,
 		idx:           indexfmt.NewRecoveryIndexer(seg.BaseOffset, r.interval),
@@ -444,28 +445,29 @@ func (r *recoverer) producerState(run *segmentRun, b *record.Batch, entry func()
 			Err: fmt.Errorf("%w: %w: "+format, append([]any{fileio.ErrCorruptRecords, ErrUnrecoverable}, args...)...)}
 	}
 	if !b.IsControl() {
-		if err := r.txns.dataBatch(b.ProducerID, b.BaseOffset, b.IsTransactional()); err != nil {
+		if err := r.txns.DataBatch(b.ProducerID, b.ProducerEpoch, b.BaseOffset, b.LastOffset, b.MaxTimestamp, b.IsTransactional()); err != nil {
 			return nil, unrecoverable("%v", err)
 		}
 		return nil, nil
 	}
 	// The coordinator epoch and the producer epoch are only logged on the
 	// replication path (checkCoordinatorEpoch, checkProducerEpoch).
-	typ, ok, stop, err := r.firstControlRecord(run, b, entry)
+	m, ok, stop, err := r.firstControlRecord(run, b, entry)
 	if stop != nil || err != nil || !ok {
 		return stop, err
 	}
-	if typ != record.ControlAbort && typ != record.ControlCommit {
+	if !m.IsEnd() {
 		// EndTransactionMarker.deserialize: IllegalArgumentException.
-		return nil, unrecoverable("control batch of producer %d holds a %s record, not a transaction marker (broker: IllegalArgumentException)", b.ProducerID, typ)
+		return nil, unrecoverable("control batch of producer %d holds a %s record, not a transaction marker (broker: IllegalArgumentException)", b.ProducerID, m.Type)
 	}
-	txn, aborted, err := r.txns.endMarker(b.ProducerID, b.BaseOffset, typ == record.ControlAbort)
+	done, err := r.txns.EndMarker(b.ProducerID, b.ProducerEpoch, m.CoordinatorEpoch, b.BaseOffset, m.Timestamp, m.Type == record.ControlAbort)
 	if err != nil {
 		return nil, unrecoverable("%v", err)
 	}
-	if !aborted {
+	if done == nil || !done.Aborted {
 		return nil, nil
 	}
+	txn := indexfmt.AbortedTxn{Version: 0, ProducerID: done.ProducerID, FirstOffset: done.FirstOffset, LastOffset: done.LastOffset, LastStableOffset: done.LastStableOffset}
 	// TransactionIndex.append: last offsets strictly increase within the
 	// (reset) index.
 	if run.lastTxnOffset >= 0 && txn.LastOffset <= run.lastTxnOffset {
@@ -476,67 +478,31 @@ func (r *recoverer) producerState(run *segmentRun, b *record.Batch, entry func()
 	return nil, nil
 }
 
-// errFirstRecord stops record decoding after the first record.
-var errFirstRecord = errors.New("first record read")
-
-// firstControlRecord reads a control batch's first record the way
-// ProducerAppendInfo.append does: batch.iterator() decodes only the first
-// record of an uncompressed batch (checking that nothing follows it when
-// the count is 1) and every record of a compressed one; a record count of 0
-// means an empty batch (the transaction was cleaned away), ok false.
-// Malformed records are InvalidRecordException: a stop reason, after this
-// batch. A null key or value makes the broker fail (NullPointerException);
-// kseg reports that as ErrUnrecoverable too.
-func (r *recoverer) firstControlRecord(run *segmentRun, b *record.Batch, entry func() ([]byte, error)) (typ record.ControlType, ok bool, stop, err error) {
+// firstControlRecord reads a control batch's first record
+// (producerstate.ReadMarker) and sorts its problems the way recovery
+// meets them: malformed records are InvalidRecordException, a stop
+// reason after this batch; a null key or marker value makes the broker
+// fail (NullPointerException), which kseg reports as ErrUnrecoverable.
+func (r *recoverer) firstControlRecord(run *segmentRun, b *record.Batch, entry func() ([]byte, error)) (m producerstate.Marker, ok bool, stop, err error) {
 	e, err := entry()
 	if err != nil {
-		return 0, false, nil, err
+		return m, false, nil, err
 	}
-	var keyErr, valErr error
-	var nullKey, nullValue bool
-	first := true
-	derr := r.dec.Records(run.name, e, b, func(rec *record.Record) error {
-		if !first {
-			return nil
-		}
-		first, ok = false, true
-		nullKey, nullValue = rec.Key == nil, rec.Value == nil
-		if !nullKey {
-			_, typ, keyErr = record.ParseControlKey(rec.Key)
-		}
-		if !nullKey && keyErr == nil && (typ == record.ControlAbort || typ == record.ControlCommit) && !nullValue {
-			_, _, valErr = record.ParseEndTxnMarker(rec.Value)
-		}
-		if b.Compression() == record.CompressionNone {
-			return errFirstRecord
-		}
-		return nil // compressed: the broker decodes every record first
-	})
-	if derr != nil && !errors.Is(derr, errFirstRecord) {
-		if errors.Is(derr, fileio.ErrCorruptRecords) {
-			return 0, false, derr, nil
-		}
-		return 0, false, nil, derr
-	}
-	if !ok {
-		return 0, false, nil, nil
-	}
-	corrupt := func(err error) error {
-		return &fileio.CorruptError{File: run.name, Position: b.Position, Offset: b.BaseOffset, Err: err}
-	}
+	m, ok, err = producerstate.ReadMarker(&r.dec, run.name, e, b)
 	switch {
-	case nullKey:
-		return 0, false, nil, corrupt(fmt.Errorf("%w: %w: control record with a null key (broker: NullPointerException)", fileio.ErrCorruptRecords, ErrUnrecoverable))
-	case keyErr != nil:
-		return 0, false, corrupt(keyErr), nil
-	case typ != record.ControlAbort && typ != record.ControlCommit:
-		return typ, true, nil, nil
-	case nullValue:
-		return 0, false, nil, corrupt(fmt.Errorf("%w: %w: end transaction marker with a null value (broker: NullPointerException)", fileio.ErrCorruptRecords, ErrUnrecoverable))
-	case valErr != nil:
-		return 0, false, corrupt(valErr), nil
+	case err == nil:
+		return m, ok, nil, nil
+	case errors.Is(err, producerstate.ErrNullControlKey), errors.Is(err, producerstate.ErrNullMarkerValue):
+		cause := producerstate.ErrNullControlKey
+		if errors.Is(err, producerstate.ErrNullMarkerValue) {
+			cause = producerstate.ErrNullMarkerValue
+		}
+		return m, false, nil, &fileio.CorruptError{File: run.name, Position: b.Position, Offset: b.BaseOffset,
+			Err: fmt.Errorf("%w: %w: %w", fileio.ErrCorruptRecords, ErrUnrecoverable, cause)}
+	case errors.Is(err, fileio.ErrCorruptRecords):
+		return m, false, err, nil
 	}
-	return typ, true, nil, nil
+	return m, false, nil, err
 }
 
 // negativeDelta handles the one batch ParseBatch refuses that the broker's

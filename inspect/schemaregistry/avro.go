@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hamba/avro/v2"
+
+	"github.com/kseg/kseg/inspect/jsontext"
 )
 
 // Avro schemas are parsed by github.com/hamba/avro/v2 (names, namespaces,
@@ -354,7 +356,7 @@ func appendCodePoints(dst, b []byte) []byte {
 }
 
 // appendJSONString appends UTF-8 text as a JSON string; invalid bytes
-// become U+FFFD, as encoding/json does.
+// become U+FFFD, as encoding/json does (jsontext.AppendChar).
 func appendJSONString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
@@ -364,17 +366,9 @@ func appendJSONString(dst, s []byte) []byte {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, `\u202`...)
-			dst = append(dst, "89"[r-'\u2028'])
-		default:
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
+		var n int
+		dst, n = jsontext.AppendChar(dst, s[i:])
+		i += n
 	}
 	return append(dst, '"')
 }

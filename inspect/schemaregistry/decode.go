@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/kseg/kseg/inspect/jsontext"
 )
 
 // DecoderName is the decoded object's "decoder".
@@ -252,15 +254,17 @@ func (d *Decoder) decodePayload(c *compiled, payload []byte, wire bool) (json.Ra
 		out.Grow(len(j))
 		err = json.Compact(&out, j)
 		d.buf = j[:0]
-		return out.Bytes(), err
+		return jsontext.Valid(out.Bytes()), err
 	case JSONSchema:
 		if !json.Valid(payload) {
 			return nil, errors.New("payload is not a JSON document")
 		}
+		// The document as it is, compacted; bytes that are not UTF-8
+		// become \ufffd (the JSON line must be valid UTF-8).
 		var out bytes.Buffer
 		out.Grow(len(payload))
 		err := json.Compact(&out, payload)
-		return out.Bytes(), err
+		return jsontext.Valid(out.Bytes()), err
 	}
 	return nil, fmt.Errorf("schema type %q", c.ref.Type)
 }

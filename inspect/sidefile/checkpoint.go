@@ -511,11 +511,8 @@ type MetaProperties struct {
 	DirectoryID string // "" when absent
 }
 
-// ParseMetaProperties reads meta.properties: "key=value" (or "key:value",
-// "key value") lines, "#" and "!" comments, blank lines skipped, the way
-// java.util.Properties.load does for the files Kafka writes (no escapes or
-// continuation lines are produced by Properties.store for these keys, so
-// backslash escapes are only unescaped for the common cases). It then
+// ParseMetaProperties reads meta.properties as java.util.Properties.load
+// does (ParseProperties). It then
 // checks what MetaProperties requires: version 0 or 1; for version 1 a
 // node.id and a cluster.id; an int node.id or broker.id; a valid
 // directory.id. A broker refuses to start on a data directory whose
@@ -525,16 +522,13 @@ func ParseMetaProperties(file string, b []byte) (*MetaProperties, error) {
 	bad := func(pos int64, format string, args ...any) error {
 		return fileio.Corruptf(file, pos, ErrCheckpointFormat, format, args...)
 	}
-	for _, l := range javaLines(b) {
-		s := strings.TrimLeft(l.text, " \t\f")
-		if s == "" || s[0] == '#' || s[0] == '!' {
-			continue
-		}
-		k, v := splitProperty(s)
-		if _, seen := mp.Values[k]; !seen {
-			mp.Keys = append(mp.Keys, k)
-		}
-		mp.Values[k] = v
+	props, err := ParseProperties(file, b)
+	if err != nil {
+		return mp, err
+	}
+	for _, e := range props.List {
+		mp.Keys = append(mp.Keys, e.Key)
+		mp.Values[e.Key] = e.Value
 	}
 	if v, ok := mp.Values["version"]; ok {
 		n, ok := javaInt(v, 32)
@@ -576,34 +570,6 @@ func ParseMetaProperties(file string, b []byte) (*MetaProperties, error) {
 		}
 	}
 	return mp, nil
-}
-
-// splitProperty splits a properties line at the first unescaped '=', ':'
-// or whitespace, as Properties.load does, and unescapes "\:", "\=", "\ "
-// and "\\".
-func splitProperty(s string) (key, value string) {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c == '\\' {
-			i += 2
-			continue
-		}
-		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-			break
-		}
-		i++
-	}
-	if i > len(s) {
-		i = len(s)
-	}
-	key = s[:i]
-	rest := strings.TrimLeft(s[i:], " \t\f")
-	if rest != "" && (rest[0] == '=' || rest[0] == ':') && (i == len(s) || s[i] == ' ' || s[i] == '\t' || s[i] == '\f' || s[i] == '=' || s[i] == ':') {
-		rest = strings.TrimLeft(rest[1:], " \t\f")
-	}
-	un := strings.NewReplacer(`\:`, ":", `\=`, "=", `\ `, " ", `\\`, `\`)
-	return un.Replace(key), un.Replace(rest)
 }
 
 // CleanShutdown is what a data directory's .kafka_cleanshutdown says. Its

@@ -1,8 +1,10 @@
 // Package gentest holds what the benchmarks and page-cache tests of several
 // packages share: the benchmark data sets written with package gen, the
 // machine's own read+CRC32C limit, heap and CPU-time meters, and page-cache
-// residency helpers, and hand-built log entries for the tests of recovery
-// and rebuild. It is support code for tests; kseg itself never imports it.
+// residency helpers, hand-built log entries for the tests of recovery
+// and rebuild, and damaged indexes over intact logs for the tests of the
+// rule for misleading index entries. It is support code for tests; kseg
+// itself never imports it.
 package gentest
 
 import (
