@@ -72,6 +72,7 @@ func diffJSON(t *testing.T, wantCode int, args ...string) (lines []map[string]an
 // it truncates to its high watermark), which are listed as only on the
 // original's side.
 func TestDiffRealFixtures(t *testing.T) {
+	t.Parallel()
 	// zeroOrNullPast: no record discarded, or no truncation offset at all
 	// (then the count is null, and truncation_offset too).
 	zeroOrNullPast := func(div map[string]any) bool {

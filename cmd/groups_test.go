@@ -20,6 +20,7 @@ import (
 // transactional, which the replay below checks), both at the end and as
 // of the time of each record.
 func TestGroupsOnRealFixturesMatchDumpLog(t *testing.T) {
+	t.Parallel()
 	real := requireRealFixtures(t)
 	ents, err := os.ReadDir(real)
 	if err != nil {

@@ -496,3 +496,8 @@ func TestTimelineNamesWhyOffsetsHaveNoTimestamp(t *testing.T) {
 		t.Errorf("v2 records at -1: exit %d: %s", code, stderr)
 	}
 }
+
+// countingWriter counts the bytes written to it and keeps none.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
