@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -109,9 +108,9 @@ type groupsLine struct {
 
 func (l groupsLine) MarshalJSON() ([]byte, error) {
 	if l.summary != nil {
-		return json.Marshal(l.summary)
+		return marshalJSON(l.summary)
 	}
-	return json.Marshal(l.offset)
+	return marshalJSON(l.offset)
 }
 
 func offsetCell(f func(*groupOffsetJSON) string) func(groupsLine) string {
