@@ -4,13 +4,16 @@
 #   make dist     every platform's binary, the images and SHA256SUMS in DIST
 #   make image    the image tarball of this architecture's linux binary
 #   make demo     build kseg, generate a partition, look around in it
-#   make test     the whole test suite, with the race detector
+#   make test     every test, quickly: long ones in their short form, the
+#                 race detector where the code runs goroutines
+#   make check    every test in its long form, all under the race detector
+#                 (what CI runs)
 #   make lint     gofmt, go vet, staticcheck
 #   make bench    benchmarks on generated partitions, benchstat, targets
 #
-# Variables: GO, BIN, RACE (make test RACE= for a quicker run without the
-# race detector), FUZZTIME, FUZZMINIMIZETIME, BENCH, BENCH_SEGMENT_BYTES,
-# BENCH_PARTITIONS, BENCH_COUNT, BENCH_OUT.
+# Variables: GO, BIN, RACE (make test RACE= for a run without the race
+# detector), TEST_JSON, FUZZTIME, FUZZMINIMIZETIME, BENCH,
+# BENCH_SEGMENT_BYTES, BENCH_PARTITIONS, BENCH_COUNT, BENCH_OUT.
 # Release variables: VERSION (default: git describe), DIST, IMAGE.
 
 GO       ?= go
@@ -39,7 +42,7 @@ STATICCHECK_VERSION := v0.8.2
 # golang.org/x/perf has no tagged releases: benchstat at a pinned commit.
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 
-.PHONY: all build dist image test demo bench fuzz docs lint clean
+.PHONY: all build dist image test check demo bench fuzz docs lint clean
 
 all: lint test build
 
@@ -58,10 +61,41 @@ dist:
 image:
 	$(RELEASE) image -go "$(GO)" -version "$(VERSION)" -o $(IMAGE)
 
+# The packages whose own code starts goroutines or shares memory between
+# them (the read-ahead, verify's and find's workers, diff's cursors, the
+# schema registry's cache): make test runs their tests under the race
+# detector. cmd's own goroutines (the progress meter fed by workers, signal
+# handling) are raced by RACE_CMD_TESTS; its other tests, which mostly
+# drive the packages above or spawn kseg processes, run without it (under
+# it they take most of ten minutes). race_test.go fails when a package
+# starts goroutines and is not listed, or a name starts no test.
+MODULE         := github.com/kseg/kseg
+RACE_PACKAGES  := inspect inspect/fileio inspect/find inspect/replica inspect/schemaregistry verify
+RACE_CMD_TESTS := TestProgress|TestWarningClearsBar|TestInterrupt|TestRebuildInterrupted
+TEST_JSON      ?= bin/test.json
+
 # -count=1: the suite reads fixtures outside the module, which the test
-# cache cannot see change. On 2 cores the race build costs a few minutes.
+# cache cannot see change. testdata/testtime runs the go test commands at
+# once, prints what go test prints without -v, and ends with where the time
+# went (the slowest packages and tests); every event goes to TEST_JSON.
+GOTEST       = $(GO) test -json -count=1
+race_pkgs    = $(addprefix $(MODULE)/,$(RACE_PACKAGES))
+other_pkgs   = $(filter-out $(race_pkgs),$(shell $(GO) list ./...))
+
+# make test: the quick loop, every test, long ones in their -short form
+# (docs/performance.md, "The test suite": a few minutes on 2 cores).
 test:
-	$(GO) test $(RACE) -count=1 -timeout=30m ./...
+	@mkdir -p $(dir $(TEST_JSON))
+	$(GO) run ./testdata/testtime -json $(TEST_JSON) \
+		'$(GOTEST) -short -timeout=15m $(RACE) $(race_pkgs)' \
+		'$(GOTEST) -short -timeout=15m $(RACE) -run=^($(RACE_CMD_TESTS)) ./cmd' \
+		'$(GOTEST) -short -timeout=15m $(other_pkgs)'
+
+# make check: what CI runs (.ci/run): every test in its long form, every
+# package under the race detector.
+check:
+	@mkdir -p $(dir $(TEST_JSON))
+	$(GO) run ./testdata/testtime -json $(TEST_JSON) '$(GOTEST) -race -timeout=90m ./...'
 
 # A partition of 3 segments x 200 lz4 batches in a temporary directory (a
 # batch every 10 s, with half an hour of silence after two thirds), the

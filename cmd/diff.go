@@ -18,6 +18,7 @@ type diffOptions struct {
 	max         int
 	maxLines    int64 // --max as given
 	force       bool
+	salvage     bool
 	encodingOptions
 }
 
@@ -26,6 +27,7 @@ func (o *diffOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.records, "records", false, "also list every record that differs (only_left, only_right, conflict)")
 	f.Int64Var(&o.maxLines, "max", 0, "with --records: at most this many record lines (0: no limit)")
 	f.BoolVar(&o.force, "force", false, "compare even when the directories name different partitions")
+	f.BoolVar(&o.salvage, "salvage", false, "go on past damage: skip each damaged byte range (a batch that fails its CRC included) and compare the records after it")
 	o.encodingOptions.AddFlags(f)
 }
 
@@ -62,9 +64,14 @@ RIGHT, truncates by the leader-epoch protocol: KIP-101, KIP-279,
 OffsetsForLeaderEpoch repeated while RIGHT answers with an older epoch; null
 when neither side has epochs) left_records_past_truncation (the records of
 LEFT a follower would discard), then left_epochs and right_epochs (where the
-epochs came from: checkpoint, batches or none), truncation_rounds (each
-round: requested_epoch leader_epoch leader_end_offset truncate_to final),
-only_left only_right conflicts removed_by_compaction (counts).
+epochs came from: checkpoint, batches or none), left_epoch_mismatches and
+right_epoch_mismatches (runs of batches whose leader epoch the side's
+leader-epoch-checkpoint contradicts; a warning names the first, and the
+truncation follows the checkpoint as a broker does), truncation_rounds (each
+round: requested_epoch leader_epoch leader_end_offset truncate_to final; at
+most the first 10 and the last 10 rounds) truncation_rounds_omitted (how
+many rounds between them are not listed), only_left only_right conflicts
+removed_by_compaction (counts).
 
 Epochs come from each side's leader-epoch-checkpoint, or, where it is
 missing or does not load, from the partition leader epochs of the batches
@@ -79,10 +86,19 @@ conflict) and the record fields of dump-log (the left record's, or the
 right's for only_right), "right" (the right record) for a conflict, and
 removed_by_compaction for only_left/only_right. --max N caps those lines.
 
+A batch that fails its CRC is damage, never a conflict: its bytes are not
+what was written, and broker recovery would truncate that replica there.
+Damage ends the reading of its segment: the records before it are
+compared, a warning names the file and byte position, and the exit code is
+2. With --salvage each damaged range is skipped instead, as dump-log
+--salvage skips it (a warning names the file and its bytes), the records
+after it are compared, and the exit code is that of the comparison; the
+records of the skipped ranges are missing from that replica.
+
 Exit 0 when the replicas agree over the compared range and have the same
 log end offset, 1 when they differ, 2 when the comparison could not be done
 (e.g. the directories name different partitions, unless --force; damage in
-a log).`,
+a log without --salvage).`,
 		Example: `  kseg diff /mnt/broker1/data/orders-3 /mnt/broker2/data/orders-3
   kseg diff -o json --records old-leader/orders-3 new-leader/orders-3 | jq -c 'select(.kind=="only_left" and (.removed_by_compaction|not))'`,
 		Args: cobra.ExactArgs(2),
@@ -109,11 +125,19 @@ type diffRecordJSON struct {
 }
 
 type roundJSON struct {
-	RequestedEpoch  int32 `json:"requested_epoch"`
-	LeaderEpoch     int32 `json:"leader_epoch"`
-	LeaderEndOffset int64 `json:"leader_end_offset"`
-	TruncateTo      int64 `json:"truncate_to"`
-	Final           bool  `json:"final"`
+	RequestedEpoch  int32  `json:"requested_epoch"`
+	LeaderEpoch     int32  `json:"leader_epoch"`
+	LeaderEndOffset int64  `json:"leader_end_offset"`
+	TruncateTo      *int64 `json:"truncate_to"` // null: to a high watermark not known
+	Final           bool   `json:"final"`
+}
+
+func roundLine(r replica.Round) roundJSON {
+	out := roundJSON{RequestedEpoch: r.RequestedEpoch, LeaderEpoch: r.LeaderEpoch, LeaderEndOffset: r.LeaderEndOffset, Final: r.Final}
+	if !r.NoHighWatermark {
+		out.TruncateTo = ptr(r.TruncateTo)
+	}
+	return out
 }
 
 // divergenceJSON is the contract's divergence line, then the additive
@@ -129,7 +153,10 @@ type divergenceJSON struct {
 	LeftRecordsPastTruncation *int64      `json:"left_records_past_truncation"` // null when truncation_offset is
 	LeftEpochs                string      `json:"left_epochs"`
 	RightEpochs               string      `json:"right_epochs"`
+	LeftEpochMismatches       int         `json:"left_epoch_mismatches"`
+	RightEpochMismatches      int         `json:"right_epoch_mismatches"`
 	TruncationRounds          []roundJSON `json:"truncation_rounds"`
+	TruncationRoundsOmitted   int         `json:"truncation_rounds_omitted"`
 	OnlyLeft                  int64       `json:"only_left"`
 	OnlyRight                 int64       `json:"only_right"`
 	Conflicts                 int64       `json:"conflicts"`
@@ -168,22 +195,13 @@ var diffRecordColumns = []column[*diffRecordJSON]{
 		return strconv.FormatInt(d.Right.Timestamp, 10)
 	})),
 	wideOnly(textColumn("right.key", func(d *diffRecordJSON) string {
-		if d.Right == nil {
-			return ""
-		}
-		return optText(d.Right.Key)
+		return rightField(d, func(r *recordLineJSON) string { return optText(r.Key) })
 	})),
 	wideOnly(textColumn("right.value", func(d *diffRecordJSON) string {
-		if d.Right == nil {
-			return ""
-		}
-		return optText(d.Right.Value)
+		return rightField(d, func(r *recordLineJSON) string { return optText(r.Value) })
 	})),
 	wideOnly(textColumn("right.headers", func(d *diffRecordJSON) string {
-		if d.Right == nil {
-			return ""
-		}
-		return headersText(d.Right.Headers)
+		return rightField(d, func(r *recordLineJSON) string { return headersText(r.Headers) })
 	})),
 	wideOnly(textColumn("removed_by_compaction", func(d *diffRecordJSON) string {
 		if d.RemovedByCompaction == nil {
@@ -193,6 +211,20 @@ var diffRecordColumns = []column[*diffRecordJSON]{
 	})),
 	omitIfEmpty(wideTableOnly(textColumn("key_encoding", func(d *diffRecordJSON) string { return d.KeyEncoding }))),
 	omitIfEmpty(wideTableOnly(textColumn("value_encoding", func(d *diffRecordJSON) string { return d.ValueEncoding }))),
+	omitIfEmpty(wideTableOnly(textColumn("right.key_encoding", func(d *diffRecordJSON) string {
+		return rightField(d, func(r *recordLineJSON) string { return r.KeyEncoding })
+	}))),
+	omitIfEmpty(wideTableOnly(textColumn("right.value_encoding", func(d *diffRecordJSON) string {
+		return rightField(d, func(r *recordLineJSON) string { return r.ValueEncoding })
+	}))),
+}
+
+// rightField is f of a conflict's right record ("" for other lines).
+func rightField(d *diffRecordJSON, f func(*recordLineJSON) string) string {
+	if d.Right == nil {
+		return ""
+	}
+	return f(d.Right)
 }
 
 func nullableInt(p *int64) string {
@@ -212,13 +244,23 @@ var divergenceColumns = []column[*divergenceJSON]{
 	nullableIntColumn("left_records_past_truncation", func(d *divergenceJSON) *int64 { return d.LeftRecordsPastTruncation }),
 	textColumn("left_epochs", func(d *divergenceJSON) string { return d.LeftEpochs }),
 	textColumn("right_epochs", func(d *divergenceJSON) string { return d.RightEpochs }),
+	intColumn("left_epoch_mismatches", func(d *divergenceJSON) int { return d.LeftEpochMismatches }),
+	intColumn("right_epoch_mismatches", func(d *divergenceJSON) int { return d.RightEpochMismatches }),
 	textColumn("truncation_rounds", func(d *divergenceJSON) string {
 		var parts []string
-		for _, r := range d.TruncationRounds {
-			parts = append(parts, fmt.Sprintf("epoch %d -> (%d, %d): truncate to %d", r.RequestedEpoch, r.LeaderEpoch, r.LeaderEndOffset, r.TruncateTo))
+		for i, r := range d.TruncationRounds {
+			if i == maxPrintedRounds/2 && d.TruncationRoundsOmitted > 0 {
+				parts = append(parts, fmt.Sprintf("(%d rounds omitted)", d.TruncationRoundsOmitted))
+			}
+			to := "the high watermark, not known"
+			if r.TruncateTo != nil {
+				to = strconv.FormatInt(*r.TruncateTo, 10)
+			}
+			parts = append(parts, fmt.Sprintf("epoch %d -> (%d, %d): truncate to %s", r.RequestedEpoch, r.LeaderEpoch, r.LeaderEndOffset, to))
 		}
 		return strings.Join(parts, "; ")
 	}),
+	intColumn("truncation_rounds_omitted", func(d *divergenceJSON) int { return d.TruncationRoundsOmitted }),
 	intColumn("only_left", func(d *divergenceJSON) int64 { return d.OnlyLeft }),
 	intColumn("only_right", func(d *divergenceJSON) int64 { return d.OnlyRight }),
 	intColumn("conflicts", func(d *divergenceJSON) int64 { return d.Conflicts }),
@@ -254,7 +296,7 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 		l = newLister(ios, diffRecordColumns)
 	}
 	lines := 0
-	d, err := replica.Compare(left, right, func(x replica.Difference) error {
+	d, err := replica.Compare(left, right, replica.Options{Salvage: opts.salvage}, func(x replica.Difference) error {
 		if l == nil || opts.max > 0 && lines >= opts.max {
 			return nil
 		}
@@ -291,27 +333,47 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 	out := &divergenceJSON{Kind: "divergence", LeftLogEndOffset: d.LeftLogEndOffset, RightLogEndOffset: d.RightLogEndOffset,
 		ComparedFrom: d.ComparedFrom, ComparedTo: d.ComparedTo, FirstDifferenceOffset: d.FirstDifference,
 		TruncationOffset: d.Truncation, LeftRecordsPastTruncation: pastTruncation(d),
-		LeftEpochs: left.EpochSource, RightEpochs: right.EpochSource, TruncationRounds: []roundJSON{},
-		OnlyLeft: d.OnlyLeft, OnlyRight: d.OnlyRight, Conflicts: d.Conflicts, RemovedByCompaction: d.RemovedByCompaction}
-	for _, r := range d.Rounds {
-		out.TruncationRounds = append(out.TruncationRounds, roundJSON(r))
+		LeftEpochs: left.EpochSource, RightEpochs: right.EpochSource, LeftEpochMismatches: left.EpochMismatches, RightEpochMismatches: right.EpochMismatches,
+		TruncationRounds: []roundJSON{},
+		OnlyLeft:         d.OnlyLeft, OnlyRight: d.OnlyRight, Conflicts: d.Conflicts, RemovedByCompaction: d.RemovedByCompaction}
+	rounds := d.Rounds
+	if len(rounds) > maxPrintedRounds {
+		// The first and the last rounds: a follower goes through one per
+		// epoch it has and the leader lacks (300,000 of them made a table
+		// cell of 16 MB).
+		out.TruncationRoundsOmitted = len(rounds) - maxPrintedRounds
+		rounds = append(rounds[:maxPrintedRounds/2:maxPrintedRounds/2], rounds[len(rounds)-maxPrintedRounds/2:]...)
+	}
+	for _, r := range rounds {
+		out.TruncationRounds = append(out.TruncationRounds, roundLine(r))
 	}
 	if !(opts.records && ios.Format() == FormatCSV) {
 		if err := printObject(ios, out, divergenceColumns); err != nil {
 			return err
 		}
 	}
+	for _, s := range d.Skipped {
+		warnSkipped(ios, s)
+	}
+	if n := d.SkippedRanges - int64(len(d.Skipped)); n > 0 {
+		ios.Warnf("%d more damaged ranges skipped (%d bytes skipped in all)", n, d.SkippedBytes)
+	}
 	if len(d.Damage) > 0 {
 		for _, e := range d.Damage {
 			ios.Warnf("%v; the records after it in that segment were not compared", e)
 		}
-		return withHint(errors.New("a replica is damaged: the comparison is incomplete"), "kseg verify names the damage")
+		return withHint(errors.New("a replica is damaged: the comparison is incomplete"), "kseg verify names the damage; --salvage compares the records after it")
 	}
 	if !d.Agree() {
 		return errNegative("the replicas differ")
 	}
 	return nil
 }
+
+// maxPrintedRounds is how many truncation rounds diff prints at most: the
+// first half and the last half, truncation_rounds_omitted counting those
+// between.
+const maxPrintedRounds = 20
 
 // pastTruncation is how many of LEFT's records a follower discards, null
 // when the protocol gives no truncation offset.

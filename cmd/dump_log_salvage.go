@@ -35,18 +35,26 @@ type salvageReport struct {
 func (s *salvageReport) add(d inspect.Damage) error {
 	s.ranges++
 	s.bytes += d.End - d.Position
-	detail := d.Err.Error()
-	var ce *fileio.CorruptError
-	if errors.As(d.Err, &ce) {
-		detail = ce.Err.Error() // the file and position are said apart
-	}
-	s.ios.Warnf("%s: bytes %d..%d (%s) skipped: %s", d.Segment.Log, d.Position, d.End-1, count(d.End-d.Position, "byte"), detail)
+	detail := warnSkipped(s.ios, d)
 	if s.ios.Format() != FormatJSON {
 		return nil
 	}
 	return newJSONEncoder(s.ios).Encode(damageLineJSON{
 		Kind: "damage", Segment: d.Segment.Name(), Position: d.Position, End: d.End, Bytes: d.End - d.Position, Error: detail,
 	})
+}
+
+// warnSkipped says on stderr that the damaged range d was skipped, and
+// returns what is wrong there (without the file and position, which the
+// warning gives apart).
+func warnSkipped(ios *IOStreams, d inspect.Damage) string {
+	detail := d.Err.Error()
+	var ce *fileio.CorruptError
+	if errors.As(d.Err, &ce) {
+		detail = ce.Err.Error()
+	}
+	ios.Warnf("%s: bytes %d..%d (%s) skipped: %s", d.Segment.Log, d.Position, d.End-1, count(d.End-d.Position, "byte"), detail)
+	return detail
 }
 
 // recordsDamaged turns a batch whose records do not decode into a damaged

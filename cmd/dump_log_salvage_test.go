@@ -302,6 +302,7 @@ func TestDumpLogSalvageRecords(t *testing.T) {
 // --salvage finds no damage and lists exactly the batches dump-log lists
 // (its salvage path judges the framing of every batch).
 func TestDumpLogSalvageRealFixtures(t *testing.T) {
+	t.Parallel()
 	root := requireRealFixtures(t)
 	dirs, err := filepath.Glob(filepath.Join(root, "*", "*-[0-9]*"))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // base offset and position of the batch dump-log lists it under; a find
 // for one of those keys finds the records with that key.
 func TestFindMatchesDumpLogOnRealFixtures(t *testing.T) {
+	t.Parallel()
 	checked := 0
 	for _, p := range realPartitions(t) {
 		out, stderr, code := runKseg(t, nil, "-o", "json", "dump-log", "--records", p.Dir)

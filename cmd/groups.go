@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -54,7 +53,8 @@ One line per committed offset, sorted by group, topic, partition: kind
 commit has none) metadata commit_timestamp source (the __consumer_offsets
 partition) source_offset (the record that set it) log_end_offset and lag
 (of the consumed partition when its directory is in the same data
-directory, else null). A last line: kind ("summary") groups offsets
+directory, else null; a topic name Kafka would refuse, such as ../x, is
+never looked up). A last line: kind ("summary") groups offsets
 partitions_read pending_transactional.
 
 Exit 0 (also when no offsets were found), 2 when PATH holds no
@@ -108,9 +108,9 @@ type groupsLine struct {
 
 func (l groupsLine) MarshalJSON() ([]byte, error) {
 	if l.summary != nil {
-		return json.Marshal(l.summary)
+		return marshalJSON(l.summary)
 	}
-	return json.Marshal(l.offset)
+	return marshalJSON(l.offset)
 }
 
 func offsetCell(f func(*groupOffsetJSON) string) func(groupsLine) string {
@@ -181,7 +181,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	st := groups.NewState()
 	var damaged []error
 	for _, p := range parts {
-		if err := st.Load(p, groups.Options{At: opts.at.Value}); err != nil {
+		if err := st.Load(p, groups.Options{At: opts.at.Value, Group: opts.group, Topic: opts.topic}); err != nil {
 			var ce *fileio.CorruptError
 			if !errors.As(err, &ce) {
 				return err
@@ -193,45 +193,20 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	if st.Undecodable > 0 {
 		ios.Warnf("%s did not decode and were skipped (kseg dump-log --decoder consumer_offsets shows them)", count(st.Undecodable, "offset commit record"))
 	}
-	keep := func(k groups.Key) bool {
-		return (opts.group == "" || k.Group == opts.group) && (opts.topic == "" || k.Topic == opts.topic)
-	}
 	l := newLister(ios, groupsColumns)
-	seenGroups := map[string]bool{}
-	leos := map[groups.Key]*int64{}
-	n := 0
-	for _, o := range st.Offsets() {
-		if !keep(o.Key) {
-			continue
+	leos := groups.NewEndOffsets(t.DataDir)
+	sum := &groupsSummaryJSON{Kind: "summary", Offsets: st.Len(), PartitionsRead: st.Partitions, PendingTransactional: st.PendingCount()}
+	group := ""
+	err = st.EachOffset(func(o groups.Offset) error {
+		if sum.Groups == 0 || o.Group != group {
+			sum.Groups, group = sum.Groups+1, o.Group // sorted by group
 		}
-		n++
-		seenGroups[o.Group] = true
-		line := &groupOffsetJSON{Kind: "group_offset", Group: o.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset,
-			LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, CommitTimestamp: o.CommitTimestamp, Source: o.Source, SourceOffset: o.SourceOffset}
-		tp := groups.Key{Topic: o.Topic, Partition: o.Partition}
-		leo, known := leos[tp]
-		if !known && t.DataDir != "" {
-			v, ok, err := groups.LogEndOffset(t.DataDir, o.Topic, o.Partition)
-			if err != nil {
-				ios.Warnf("%s-%d: log end offset unknown: %v", o.Topic, o.Partition, err)
-			} else if ok {
-				leo = &v
-			}
-			leos[tp] = leo
-		}
-		if leo != nil {
-			line.LogEndOffset = leo
-			line.Lag = ptr(*leo - o.Offset)
-		}
-		l.Add(groupsLine{offset: line})
+		l.Add(groupsLine{offset: groupOffsetLine(ios, o, leos)})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	pending := 0
-	for _, o := range st.Pending() {
-		if keep(o.Key) {
-			pending++
-		}
-	}
-	sum := &groupsSummaryJSON{Kind: "summary", Groups: len(seenGroups), Offsets: n, PartitionsRead: st.Partitions, PendingTransactional: pending}
 	if ios.Format() == FormatJSON {
 		l.Add(groupsLine{summary: sum})
 	}
@@ -244,4 +219,23 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 		return withHint(fmt.Errorf("%d %s partitions are damaged: the offsets shown are those before the damage", len(damaged), groups.Topic), "kseg verify names the damage")
 	}
 	return nil
+}
+
+// groupOffsetLine is o's line, with the log end offset and lag of the
+// consumed partition when leos knows it.
+func groupOffsetLine(ios *IOStreams, o groups.Offset, leos *groups.EndOffsets) *groupOffsetJSON {
+	line := &groupOffsetJSON{Kind: "group_offset", Group: o.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset,
+		LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, CommitTimestamp: o.CommitTimestamp, Source: o.Source, SourceOffset: o.SourceOffset}
+	if leo, ok, err := leos.Of(o.Topic, o.Partition); err != nil {
+		ios.Warnf("%s-%d: log end offset unknown: %v", o.Topic, o.Partition, err)
+	} else if ok {
+		line.LogEndOffset = &leo
+		if o.Offset >= 0 {
+			// kafka-consumer-groups shows no lag for -1
+			// (ConsumerGroupCommand.getLag); no negative offset is a
+			// position (and leo - -2^63 does not fit).
+			line.Lag = ptr(leo - o.Offset)
+		}
+	}
+	return line
 }

@@ -20,6 +20,7 @@ import (
 // transactional, which the replay below checks), both at the end and as
 // of the time of each record.
 func TestGroupsOnRealFixturesMatchDumpLog(t *testing.T) {
+	t.Parallel()
 	real := requireRealFixtures(t)
 	ents, err := os.ReadDir(real)
 	if err != nil {
@@ -225,4 +226,44 @@ func TestGroupsCommand(t *testing.T) {
 		t.Errorf("torn: exit %d\n%s\n%s", code, out, stderr)
 	}
 	assertTreeUnchanged(t, root, before)
+}
+
+// TestGroupsLooksUpOnlyLegalTopics: a commit for topic "../other/t" next
+// to one for "t": the partition directory "../other/t-0" beside the data
+// directory holds segments, but a name Kafka refuses (Topic.validate) is
+// no partition of the data directory, so its lag is null; t-0's is known.
+func TestGroupsLooksUpOnlyLegalTopics(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	for _, dir := range []string{filepath.Join(root, "other", "t-0"), filepath.Join(data, "t-0")} {
+		if _, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 1, Batches: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCommits(t, filepath.Join(data, "__consumer_offsets-0"),
+		kafkagen.Record{OffsetDelta: 0, Timestamp: 1000, Key: kafkagen.OffsetCommitKey("g", "../other/t", 0), Value: kafkagen.OffsetCommitValue(3, 1, 0, "", 1000, 0)},
+		kafkagen.Record{OffsetDelta: 1, Timestamp: 1001, Key: kafkagen.OffsetCommitKey("g", "t", 0), Value: kafkagen.OffsetCommitValue(3, 1, 0, "", 1001, 0)},
+	)
+	out, stderr, code := runKseg(t, nil, "-o", "json", "groups", data)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"topic":"../other/t"`) || !strings.HasSuffix(lines[0], `"log_end_offset":null,"lag":null}`) ||
+		!strings.Contains(lines[1], `"topic":"t"`) || strings.Contains(lines[1], `"lag":null`) {
+		t.Errorf("got\n%s", out)
+	}
+}
+
+// writeCommits writes dir, a __consumer_offsets partition of one segment
+// holding one plain batch of recs (offset commits).
+func writeCommits(t *testing.T, dir string, recs ...kafkagen.Record) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, Records: recs})
+	if err := os.WriteFile(filepath.Join(dir, inspect.SegmentName(0)+".log"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

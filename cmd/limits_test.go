@@ -218,6 +218,7 @@ func limFindings(t *testing.T, lines []map[string]any) (checks []string, summary
 // positions run up to just below the int32 limit. Lookups go straight
 // there; verify and rebuild read all 2 GiB and agree with the indexes.
 func TestLimitTwoGiBSegment(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "big-0")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -383,6 +384,7 @@ func TestLimitTwoGiBSegment(t *testing.T) {
 // what recovery builds. (Those three passes over 2.2 million batches run
 // without the race detector only: under it they take minutes.)
 func TestLimitIndexesAtCapacity(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	const capacity = kafkagen.MaxIndexBytes
 	// Segment 0: magic 1, timestamps increasing, so that the time index
@@ -637,9 +639,9 @@ func TestLimitRelativeOffsetsNearInt32Max(t *testing.T) {
 }
 
 // TestLimitThousandsOfPartitions: a data directory of 2000 partitions (20
-// topics of 100), each one segment. rebuild --dry-run and dump-index cover
-// all of them and release every file they open; verify covers all of them
-// in a process limited to 64 open files.
+// topics of 100; -short: 1000, 10 topics), each one segment. rebuild
+// --dry-run and dump-index cover all of them and release every file they
+// open; verify covers all of them in a process limited to 64 open files.
 func TestLimitThousandsOfPartitions(t *testing.T) {
 	src, err := kafkagen.Generate(filepath.Join(t.TempDir(), "src-0"), kafkagen.Options{Seed: 81, Batches: 3, RecordsPerBatch: 2, ValueSize: 10, IndexIntervalBytes: kafkagen.IndexEveryBatch})
 	if err != nil {
@@ -647,7 +649,10 @@ func TestLimitThousandsOfPartitions(t *testing.T) {
 	}
 	seg := &src.Segments[0]
 	dataDir := filepath.Join(t.TempDir(), "data")
-	const topics, partitions = 20, 100
+	topics, partitions := 20, 100
+	if testing.Short() {
+		topics = 10
+	}
 	for tp := 0; tp < topics; tp++ {
 		for p := 0; p < partitions; p++ {
 			dir := filepath.Join(dataDir, fmt.Sprintf("topic%02d-%d", tp, p))
@@ -662,7 +667,7 @@ func TestLimitThousandsOfPartitions(t *testing.T) {
 			}
 		}
 	}
-	const n = topics * partitions
+	n := topics * partitions
 	fds := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")
 		if err != nil {

@@ -119,6 +119,7 @@ func targetsOf(t *testing.T, p *inspect.Partition) (offsets, timestamps []int64)
 }
 
 func TestLookupPaddedIndexAsTheBrokerSearches(t *testing.T) {
+	t.Parallel()
 	for _, o := range []kafkagen.Options{
 		{Seed: 41, Segments: 2, Batches: 80, PreallocatedIndexBytes: 4096, IndexIntervalBytes: 300},
 		{Seed: 42, Segments: 1, Batches: 150, PreallocatedIndexBytes: 10485760, IndexIntervalBytes: kafkagen.IndexEveryBatch, Compression: "gzip"},
@@ -234,6 +235,7 @@ func TestLookupTracePaddingKept(t *testing.T) {
 }
 
 func TestLookupMissingIndexUsesRecoveredIndex(t *testing.T) {
+	t.Parallel()
 	check := func(name, dir string) {
 		t.Helper()
 		// The broker's view: the same logs with the indexes recovery

@@ -192,6 +192,7 @@ func mangleRun(t *testing.T, what string, args ...string) (stdout string, code i
 }
 
 func TestMangledPartitions(t *testing.T) {
+	t.Parallel()
 	sources := mangleSources(t)
 	mutations := 400
 	if testing.Short() {

@@ -16,7 +16,7 @@ import (
 // Execute() and exits with its code, exactly as main does.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"kseg": func() { os.Exit(Execute()) },
+		"kseg": func() { os.Exit(ksegMain()) },
 	})
 }
 

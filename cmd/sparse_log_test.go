@@ -14,6 +14,7 @@ import (
 // dump-log --salvage ends with a damage range from there to the end of
 // the file, instead of scanning the gigabyte no broker could open.
 func TestSparseLogPastSegmentLimit(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "demo-0")
 	m, err := kafkagen.Generate(dir, kafkagen.Options{Seed: 4, Segments: 1, Batches: 10})
 	if err != nil {

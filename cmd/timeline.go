@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"bufio"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,9 +60,10 @@ func (o *timelineOptions) Validate() error {
 // timelineBuckets is about how many buckets the automatic width gives.
 const timelineBuckets = 60
 
-// maxTimelineBuckets bounds the buckets of one series: a --bucket far
-// narrower than the span (1s over a year) would otherwise allocate
-// without end.
+// maxTimelineBuckets bounds the buckets of all series together (32 bytes
+// and a line of output each): a --bucket far narrower than the span (1s
+// over a year; 1ms over minutes, for each of hundreds of partitions with
+// --per-partition) would otherwise allocate and print without end.
 const maxTimelineBuckets = 1 << 20
 
 func newTimelineCommand(ios *IOStreams) *cobra.Command {
@@ -98,8 +101,13 @@ exclusive) records bytes, with partition_dir when --per-partition; then a
 summary line ("kind":"summary": partitions records bytes from to source;
 on stderr with -o csv). --svg FILE also writes the chart as an SVG image.
 
+At most 1,048,576 buckets are shown, all series together: a --bucket that
+makes more is refused, with the narrowest width that fits as a hint; the
+automatic width is widened to fit. The SVG draws at most 800 bars per
+series (a bar then sums consecutive buckets).
+
 Exit codes: 0 shown (also when no partition has a timestamp); 2 a PATH could
-not be read, or FILE not written.`,
+not be read, --bucket makes too many buckets, or FILE not written.`,
 		Example: `  kseg timeline /var/lib/kafka/data
   kseg timeline --bucket 1m --from-time 2023-11-14T22:00:00Z orders-0
   kseg timeline --per-partition --svg traffic.svg data
@@ -177,6 +185,97 @@ func autoBucket(span int64) int64 {
 	return max(int64(math.Round(w/float64(unit))), 1) * unit
 }
 
+// bucketsOver is how many buckets of width bucket cover [from, to] (0
+// when nothing has a timestamp).
+func bucketsOver(from, to, bucket int64) int64 {
+	if from < 0 {
+		return 0
+	}
+	return (to-inspect.BucketStart(from, bucket))/bucket + 1
+}
+
+// bucketsPerSeries is how many buckets each of series series may have:
+// maxTimelineBuckets in all, and at least one each (a bucket as wide as
+// the span; past a million series the output is a line per partition).
+func bucketsPerSeries(series int) int64 {
+	return max(int64(maxTimelineBuckets/max(series, 1)), 1)
+}
+
+// bucketLadder are the widths (ms) suggested for --bucket and taken by
+// the automatic width when about timelineBuckets per series would make too
+// many in all: round widths, then whole days.
+var bucketLadder = []int64{1, 2, 5, 10, 20, 50, 100, 200, 500,
+	1e3, 2e3, 5e3, 10e3, 15e3, 30e3, 60e3, 2 * 60e3, 5 * 60e3, 10 * 60e3, 15 * 60e3, 30 * 60e3,
+	3600e3, 2 * 3600e3, 3 * 3600e3, 6 * 3600e3, 12 * 3600e3, 24 * 3600e3}
+
+// fittingBucket is the narrowest width of at least min ms, from
+// bucketLadder or whole days, whose buckets over [from, to] for each of
+// series series are at most maxTimelineBuckets in all.
+func fittingBucket(from, to, min int64, series int) int64 {
+	perSeries := bucketsPerSeries(series)
+	for _, w := range bucketLadder {
+		if w >= min && bucketsOver(from, to, w) <= perSeries {
+			return w
+		}
+	}
+	day := int64(24 * 3600e3)
+	w := max((to-from)/max(perSeries-1, 1)/day, 1) * day
+	for bucketsOver(from, to, w) > perSeries && w < to-from+day {
+		w += day
+	}
+	return w
+}
+
+// timelineBucket is the bucket width (ms): --bucket, refused (exit 2, with
+// the narrowest width that fits) when its buckets over [from, to] for
+// each of series series are more than maxTimelineBuckets in all; else the
+// automatic width, widened as far as that cap needs (it binds only past
+// about 17,000 series).
+func timelineBucket(opts timelineOptions, from, to int64, series int) (int64, error) {
+	perSeries := bucketsPerSeries(series)
+	if opts.bucket == 0 {
+		bucket := autoBucket(to - from)
+		if bucketsOver(from, to, bucket) > perSeries {
+			bucket = fittingBucket(from, to, bucket, series)
+		}
+		return bucket, nil
+	}
+	bucket := opts.bucket.Milliseconds()
+	n := bucketsOver(from, to, bucket)
+	if n <= perSeries {
+		return bucket, nil
+	}
+	what := fmt.Sprintf("--bucket %s makes %s buckets over %s", opts.bucket, groupCount(n), humanMillis(to-from))
+	alt := "choose --bucket " + durationFlag(fittingBucket(from, to, bucket, series)) + " or wider"
+	if series > 1 {
+		what = fmt.Sprintf("%s for each of %d partitions", what, series)
+		alt += ", or leave out --per-partition"
+	}
+	return 0, withHint(fmt.Errorf("%s: at most %s buckets in all are shown", what, groupCount(int64(maxTimelineBuckets))), alt)
+}
+
+// durationFlag is ms as a Go duration for --bucket (5s, 2m, 48h).
+func durationFlag(ms int64) string {
+	for _, u := range []struct {
+		ms   int64
+		unit string
+	}{{3600e3, "h"}, {60e3, "m"}, {1e3, "s"}} {
+		if ms%u.ms == 0 {
+			return strconv.FormatInt(ms/u.ms, 10) + u.unit
+		}
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
+}
+
+// humanMillis is a span of ms for people (humanDuration, without its
+// overflow past 292 years).
+func humanMillis(ms int64) string {
+	if ms > 1e12 { // over 31 years: whole days
+		return groupCount(ms/(24*3600e3)) + "d"
+	}
+	return humanDuration(time.Duration(ms) * time.Millisecond)
+}
+
 func runTimeline(ios *IOStreams, opts timelineOptions) error {
 	type partTraffic struct {
 		p    *inspect.Partition
@@ -240,12 +339,13 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 	if to < from {
 		from, to = -1, -1 // nothing in the range
 	}
-	bucket := opts.bucket.Milliseconds()
-	if bucket == 0 {
-		bucket = autoBucket(to - from)
+	nSeries := 1
+	if opts.perPartition {
+		nSeries = len(parts)
 	}
-	if from >= 0 && (to-inspect.BucketStart(from, bucket))/bucket >= maxTimelineBuckets {
-		return usageErrorf("--bucket %s makes %d buckets over %s: choose a wider bucket", opts.bucket, (to-from)/bucket+1, humanDuration(time.Duration(to-from)*time.Millisecond))
+	bucket, err := timelineBucket(opts, from, to, nSeries)
+	if err != nil {
+		return err
 	}
 
 	var series []timelineSeries
@@ -261,10 +361,10 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 			s = &series[len(series)-1]
 		}
 		r, b, ur, _ := inspect.AddTraffic(s.buckets, bucket, pt.segs)
-		sum.Records += r
-		sum.Bytes += b
+		sum.Records = inspect.CappedSum(sum.Records, r)
+		sum.Bytes = inspect.CappedSum(sum.Bytes, b)
 		if ur > 0 {
-			ios.Warnf("%s: %d offsets have no timestamp (magic 0) and are not shown", pt.p.Dir, ur)
+			ios.Warnf("%s: %d offsets have no timestamp (%s) and are not shown", pt.p.Dir, ur, whyUntimed(pt.segs))
 		}
 	}
 	if !opts.perPartition {
@@ -303,6 +403,22 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 	}
 }
 
+// whyUntimed says why a partition's offsets have no timestamp: magic 0
+// batches have no timestamp field; magic 1 and 2 batches may carry -1.
+func whyUntimed(segs []inspect.SegmentTraffic) string {
+	var magic0, minus1 bool
+	for _, s := range segs {
+		magic0, minus1 = magic0 || s.Magic0, minus1 || s.NoTimestamp
+	}
+	switch {
+	case magic0 && minus1:
+		return "magic 0 batches, and batches whose timestamps are -1"
+	case minus1:
+		return "their batches' timestamps are -1: written without one"
+	}
+	return "magic 0"
+}
+
 func addTimelineRows(l *lister[timelineBucketJSON], series []timelineSeries) {
 	for _, s := range series {
 		var dir *string
@@ -335,7 +451,7 @@ func timelineSummaryText(ios *IOStreams, s timelineSummaryJSON, bucket int64) st
 	return fmt.Sprintf("%s, %s, %s from %s to %s (%s), %s buckets, %s",
 		countOf(s.Partitions, "partition"), countOf(s.Records, "record"), humanSize(s.Bytes),
 		ios.timeText(*s.From), ios.timeText(*s.To), ios.ago(*s.To),
-		humanDuration(time.Duration(bucket)*time.Millisecond), src)
+		humanMillis(bucket), src)
 }
 
 // barWidth is the width of the bars of a chart on a terminal of width
@@ -363,96 +479,131 @@ func bar(value, maxValue int64, width int) string {
 }
 
 // drawTimeline draws each series as a bar chart: a line per bucket with
-// its start time, records and bytes, and a bar of its records.
+// its start time, records and bytes, and a bar of its records. Each
+// series is gone over twice (the column widths and the busiest bucket,
+// then the lines), so nothing is held per bucket: the lines stream.
 func drawTimeline(ios *IOStreams, series []timelineSeries, bucket int64, sum timelineSummaryJSON) error {
-	var b strings.Builder
+	w := bufio.NewWriter(ios.Out)
+	row := func(bk *inspect.TimelineBucket) [3]string {
+		start := ios.timeText(bk.Start)
+		if bucket%1000 == 0 {
+			start = secondsTime(ios, &bk.Start)
+		}
+		return [3]string{start, groupCount(bk.Records), humanSize(bk.Bytes)}
+	}
 	for k, s := range series {
 		if k > 0 {
-			b.WriteByte('\n')
+			w.WriteByte('\n')
 		}
 		if s.name != "" {
-			b.WriteString(escapeControl(s.name) + "\n")
-		}
-		rows := make([][3]string, len(s.buckets))
-		var widths [3]int
-		var maxRecords int64
-		for i, bk := range s.buckets {
-			start := ios.timeText(bk.Start)
-			if bucket%1000 == 0 {
-				start = secondsTime(ios, &bk.Start)
-			}
-			rows[i] = [3]string{start, groupCount(bk.Records), humanSize(bk.Bytes)}
-			for j := range rows[i] {
-				widths[j] = max(widths[j], displayWidth(rows[i][j]))
-			}
-			maxRecords = max(maxRecords, bk.Records)
+			w.WriteString(escapeControl(s.name) + "\n")
 		}
 		header := [3]string{"start", "records", "bytes"}
+		var widths [3]int
 		for j := range header {
-			widths[j] = max(widths[j], len(header[j]))
+			widths[j] = len(header[j])
+		}
+		var maxRecords int64
+		for i := range s.buckets {
+			r := row(&s.buckets[i])
+			for j := range r {
+				widths[j] = max(widths[j], displayWidth(r[j]))
+			}
+			maxRecords = max(maxRecords, s.buckets[i].Records)
 		}
 		label := widths[0] + 2 + widths[1] + 2 + widths[2]
 		width := barWidth(ios.TerminalWidth(), label)
 		if len(s.buckets) > 0 {
-			fmt.Fprintf(&b, "%-*s  %*s  %*s\n", widths[0], header[0], widths[1], header[1], widths[2], header[2])
+			fmt.Fprintf(w, "%-*s  %*s  %*s\n", widths[0], header[0], widths[1], header[1], widths[2], header[2])
 		}
-		for i, r := range rows {
+		for i := range s.buckets {
+			r := row(&s.buckets[i])
 			line := fmt.Sprintf("%-*s  %*s  %*s  %s", widths[0], r[0], widths[1], r[1], widths[2], r[2], bar(s.buckets[i].Records, maxRecords, width))
-			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			w.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
 	}
 	line := timelineSummaryText(ios, sum, bucket)
 	for _, l := range wrapIndented(line, ios.TerminalWidth()) {
-		b.WriteString(l + "\n")
+		w.WriteString(l + "\n")
 	}
-	_, err := fmt.Fprint(ios.Out, b.String())
-	return err
+	return w.Flush()
+}
+
+// maxSVGBars bounds the bars of the SVG image, all series together (about
+// 150 bytes each): a series gets at most a bar per pixel column of its
+// chart, fewer when there are many series; a bar then sums consecutive
+// buckets, and its tooltip says from when to when.
+const maxSVGBars = 1 << 16
+
+// svgBars is how many bars each of n series of buckets buckets gets.
+func svgBars(n, buckets, chartWidth int) int {
+	return max(min(buckets, chartWidth, maxSVGBars/max(n, 1)), 1)
 }
 
 // writeTimelineSVG writes the chart as an SVG image: per series, a bar of
-// records per bucket, with the first and last times under it, written by
-// timeText (UTC, or the local zone with --local, as in the tables). The
-// file is written to a temporary name beside it, then renamed.
+// records per bucket (or per run of buckets, svgBars), with the first and
+// last times under it, written by timeText (UTC, or the local zone with
+// --local, as in the tables). The file is written to a temporary name
+// beside it, then renamed.
 func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum timelineSummaryJSON, timeText func(int64) string) error {
 	const (
 		chartW, chartH = 800, 160
 		margin         = 40
 	)
-	var b strings.Builder
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	b := bufio.NewWriter(tmp)
 	height := len(series)*(chartH+2*margin) + margin
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", chartW+2*margin, height)
-	fmt.Fprintf(&b, `<title>kseg timeline: %d records, %d bytes, %d ms buckets</title>`+"\n", sum.Records, sum.Bytes, bucket)
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", chartW+2*margin, height)
+	fmt.Fprintf(b, `<title>kseg timeline: %d records, %d bytes, %d ms buckets</title>`+"\n", sum.Records, sum.Bytes, bucket)
 	for k, s := range series {
 		top := margin + k*(chartH+2*margin)
 		name := "all partitions"
 		if s.name != "" {
 			name = s.name
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s: records per %s</text>`+"\n", margin, top-8, xmlEscape(name), humanDuration(time.Duration(bucket)*time.Millisecond))
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", margin, top, chartW, chartH)
-		var maxRecords int64
-		for _, bk := range s.buckets {
-			maxRecords = max(maxRecords, bk.Records)
-		}
-		if len(s.buckets) == 0 || maxRecords == 0 {
+		fmt.Fprintf(b, `<text x="%d" y="%d">%s: records per %s</text>`+"\n", margin, top-8, xmlEscape(name), humanMillis(bucket))
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", margin, top, chartW, chartH)
+		if len(s.buckets) == 0 {
 			continue
 		}
-		w := float64(chartW) / float64(len(s.buckets))
-		for i, bk := range s.buckets {
-			h := float64(chartH) * float64(bk.Records) / float64(maxRecords)
-			fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b7dd8"><title>%s: %s, %s</title></rect>`+"\n",
-				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, timeText(bk.Start), count(bk.Records, "record"), count(bk.Bytes, "byte"))
+		// Bar i sums the buckets [i*n/bars, (i+1)*n/bars).
+		n := len(s.buckets)
+		bars := svgBars(len(series), n, chartW)
+		sumOf := func(i int) (first, last int, records, bytes int64) {
+			first, last = i*n/bars, (i+1)*n/bars-1
+			for _, bk := range s.buckets[first : last+1] {
+				records, bytes = inspect.CappedSum(records, bk.Records), inspect.CappedSum(bytes, bk.Bytes)
+			}
+			return first, last, records, bytes
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", margin, top+chartH+16, timeText(s.buckets[0].Start))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, timeText(s.buckets[len(s.buckets)-1].End))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", margin-4, top+10, maxRecords)
+		var maxRecords int64
+		for i := range bars {
+			_, _, r, _ := sumOf(i)
+			maxRecords = max(maxRecords, r)
+		}
+		if maxRecords == 0 {
+			continue
+		}
+		w := float64(chartW) / float64(bars)
+		for i := range bars {
+			first, last, records, bytes := sumOf(i)
+			when := timeText(s.buckets[first].Start)
+			if last > first {
+				when += " to " + timeText(s.buckets[last].End)
+			}
+			h := float64(chartH) * float64(records) / float64(maxRecords)
+			fmt.Fprintf(b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b7dd8"><title>%s: %s, %s</title></rect>`+"\n",
+				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, when, count(records, "record"), count(bytes, "byte"))
+		}
+		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", margin, top+chartH+16, timeText(s.buckets[0].Start))
+		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, timeText(s.buckets[n-1].End))
+		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", margin-4, top+10, maxRecords)
 	}
 	b.WriteString("</svg>\n")
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if _, err := tmp.WriteString(b.String()); err != nil {
+	if err := b.Flush(); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -3,7 +3,9 @@ package cmd
 import (
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,7 +259,7 @@ func TestTimelinePartitionsRangeAndSVG(t *testing.T) {
 		t.Errorf("%d bars in the SVG, %d buckets", bars, len(per))
 	}
 
-	if _, stderr, code := runIn(t, dir, "timeline", "--bucket", "1ms", "."); code != 2 || !strings.Contains(stderr, "choose a wider bucket") {
+	if _, stderr, code := runIn(t, dir, "timeline", "--bucket", "1ms", "."); code != 2 || !strings.Contains(stderr, "kseg: hint: choose --bucket 5ms or wider") {
 		t.Errorf("too many buckets: exit %d, %q", code, stderr)
 	}
 }
@@ -369,3 +371,133 @@ func TestGenTrafficShapes(t *testing.T) {
 		t.Errorf("exit %d, %q", code, stderr)
 	}
 }
+
+// TestTimelineCapsBucketsOfAllSeries: the cap on buckets holds for all
+// series together. Two partitions of steady traffic over about 10
+// minutes: --bucket 1ms makes over half a million buckets for their sum
+// (shown), but --per-partition doubles it, which is refused (exit 2) with
+// the narrowest width that fits as a hint; at 2ms both series fit, shown
+// as a table (a line per bucket) and drawn as an SVG of 800 bars per
+// series whose records add up (it had 150 bytes a bucket).
+func TestTimelineCapsBucketsOfAllSeries(t *testing.T) {
+	dir := t.TempDir()
+	var records int64
+	for i, name := range []string{"a-0", "b-0"} {
+		m, err := kafkagen.Generate(filepath.Join(dir, name), kafkagen.Options{Seed: int64(i), Batches: 100, RecordsPerBatch: 2, ValueSize: 10, Traffic: "steady"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		records += m.LogEndOffset
+	}
+	out, _, code := runIn(t, dir, "-o", "json", "timeline", "--bucket", "1ms", ".")
+	buckets, _ := timelineLines(t, out)
+	if code != 0 || len(buckets) <= 1<<19 || len(buckets) > 1<<20 {
+		t.Fatalf("the sum at 1ms: exit %d, %d buckets", code, len(buckets))
+	}
+	_, stderr, code := runIn(t, dir, "-o", "json", "timeline", "--per-partition", "--bucket", "1ms", ".")
+	if code != 2 || !strings.Contains(stderr, "buckets in all are shown") || !strings.Contains(stderr, "kseg: hint: choose --bucket 2ms or wider, or leave out --per-partition") {
+		t.Fatalf("--per-partition at 1ms: exit %d: %s", code, stderr)
+	}
+
+	perSeries := int64(len(buckets)+1) / 2 // at 2ms
+	svg := filepath.Join(t.TempDir(), "t.svg")
+	cw := &countingWriter{}
+	_, _, code = runKseg(t, func(ios *IOStreams) { ios.Out = cw }, "timeline", "--per-partition", "--bucket", "2ms", "--svg", svg, dir)
+	if code != 0 || cw.n < 2*perSeries*30 {
+		t.Fatalf("exit %d, %d bytes written for 2 x %d buckets", code, cw.n, perSeries)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rects []struct {
+			Title string `xml:"title"`
+		} `xml:"rect"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("not SVG: %v", err)
+	}
+	bars, sum := 0, int64(0)
+	for _, r := range doc.Rects {
+		if r.Title == "" {
+			continue
+		}
+		bars++
+		var n int64
+		if i := strings.Index(r.Title, ": "); i < 0 {
+			t.Fatalf("bar title %q", r.Title)
+		} else if _, err := fmt.Sscanf(r.Title[i+2:], "%d records", &n); err != nil {
+			t.Fatalf("bar title %q: %v", r.Title, err)
+		}
+		sum += n
+	}
+	if bars != 2*800 || sum != records || len(b) > 2*800*200+4096 {
+		t.Errorf("SVG: %d bars of %d records in all (want 1600 of %d), %d bytes", bars, sum, records, len(b))
+	}
+}
+
+// TestTimelineBucketFits: the automatic width is widened as far as the
+// cap needs for many series (60 buckets each over 20,000 partitions
+// would be 1.2 million), never narrowed; an explicit one that does not
+// fit is refused with a --bucket value Go parses; spans past 292 years
+// are said in days.
+func TestTimelineBucketFits(t *testing.T) {
+	from, to := int64(1_700_000_000_000), int64(1_700_003_600_000) // an hour
+	for _, series := range []int{1, 300, 17_000, 20_000, 1 << 20, 3 << 20} {
+		auto := autoBucket(to - from)
+		got, err := timelineBucket(timelineOptions{}, from, to, series)
+		if err != nil || got < auto || bucketsOver(from, to, got)*int64(series) > maxTimelineBuckets && bucketsOver(from, to, got) > 1 {
+			t.Errorf("%d series: width %d (%d buckets each), %v", series, got, bucketsOver(from, to, got), err)
+		}
+	}
+	_, err := timelineBucket(timelineOptions{bucket: time.Millisecond}, from, to, 300)
+	var h *hintError
+	if !errors.As(err, &h) || !strings.Contains(h.hint, "choose --bucket 2s or wider") {
+		t.Fatalf("1ms over an hour for 300 partitions: %v", err)
+	}
+	d, perr := time.ParseDuration("2s")
+	if w, err := timelineBucket(timelineOptions{bucket: d}, from, to, 300); perr != nil || err != nil || w != 2_000 {
+		t.Errorf("the hinted width: %d, %v", w, err)
+	}
+	for ms, want := range map[int64]string{5: "5ms", 2000: "2s", 120_000: "2m", 48 * 3600e3: "48h", 1500: "1500ms"} {
+		if got := durationFlag(ms); got != want {
+			t.Errorf("durationFlag(%d) = %s, want %s", ms, got, want)
+		}
+	}
+	if got := humanMillis(math.MaxInt64); got != "106,751,991,167d" {
+		t.Errorf("humanMillis(2^63-1) = %s", got)
+	}
+}
+
+// TestTimelineNamesWhyOffsetsHaveNoTimestamp: offsets without a
+// timestamp are left out with a warning that says why: magic 0 batches
+// have no timestamp field; v2 batches whose records carry -1
+// (RecordBatch.NO_TIMESTAMP, which a producer may send) are not magic 0.
+func TestTimelineNamesWhyOffsetsHaveNoTimestamp(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := kafkagen.Generate(filepath.Join(dir, "old-0"), kafkagen.Options{Seed: 1, Batches: 5, Magic: kafkagen.MagicV0}); err != nil {
+		t.Fatal(err)
+	}
+	v2 := filepath.Join(dir, "none-0")
+	if err := os.MkdirAll(v2, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := kafkagen.AppendBatch(nil, kafkagen.Batch{ProducerID: -1, Records: []kafkagen.Record{{OffsetDelta: 0, Timestamp: -1, Value: []byte("a")}, {OffsetDelta: 1, Timestamp: -1, Value: []byte("b")}}})
+	if err := os.WriteFile(filepath.Join(v2, kafkagen.SegmentName(0)+".log"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runKseg(t, nil, "-o", "json", "timeline", filepath.Join(dir, "old-0"))
+	if code != 0 || !strings.Contains(stderr, "offsets have no timestamp (magic 0) and are not shown") {
+		t.Errorf("magic 0: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = runKseg(t, nil, "-o", "json", "timeline", v2)
+	if code != 0 || strings.Contains(stderr, "magic 0") || !strings.Contains(stderr, "2 offsets have no timestamp (their batches' timestamps are -1") {
+		t.Errorf("v2 records at -1: exit %d: %s", code, stderr)
+	}
+}
+
+// countingWriter counts the bytes written to it and keeps none.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }

@@ -106,9 +106,10 @@ position offset message. The default table shows severity, check, the file
 as <partition>/<file>, position and the message (wrapped, or under the row
 on a narrow terminal); -o wide every field. A run without findings says so
 in one line. -o junit writes JUnit XML for CI: a testsuite per partition, a
-testcase per segment (its .log) and side file, a failure per error finding
-(and per warning with --strict) with its check id, file and position,
-warnings as system-out. position is a byte position in file; position
+testcase per file checked (a segment's .log and indexes each, and each side
+file), a failure per error finding (and per warning with --strict) with its
+check id, file and position, at most one per testcase (a file's further
+failing findings are testcases "FILE #2", ...), warnings as system-out. position is a byte position in file; position
 and offset are empty (JSON null) when they do not apply. The summary
 counts partitions, segments, batches (valid ones), bytes (of .log files),
 errors, warnings and infos (info findings, listed or not): the table's last
@@ -117,7 +118,7 @@ line (with the time taken and the rate), the last JSON line
 (log.crc, log.corrupt-header, log.truncated, log.offset-order,
 log.offset-range, log.records, index.*, timeindex.*, txnindex.*,
 segment.overlap, segment.leftover, snapshot.*, checkpoint.*,
-leader-epoch.range).
+leader-epoch.range, leader-epoch.mismatch).
 
 Exit codes: 0 no error findings; 1 errors found (or, with --strict,
 warnings); 2 a PATH could not be read.`,

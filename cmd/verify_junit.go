@@ -17,10 +17,15 @@ import (
 // verify -o junit: the findings as JUnit XML, the report format CI systems
 // (GitHub Actions reporters, GitLab's junit artifacts, Jenkins) render
 // without a plugin. One <testsuite> per partition directory (and one per
-// data directory whose own files were checked), one <testcase> per
-// segment (named by its .log; findings about its indexes belong to it) and
-// per side file checked, a <failure> per error finding (and per warning
-// with --strict), warnings otherwise as <system-out> lines.
+// data directory whose own files were checked), one <testcase> per file
+// checked (a segment's .log, .index, .timeindex and .txnindex each, and
+// each side file), and one <failure> per error finding (and per warning
+// with --strict). A test case holds one <failure> at most, as the JUnit
+// schema has it and as CI systems show it: a file's further failing
+// findings are test cases of their own, named "FILE #2", "FILE #3"...
+// So failures counts failing test cases and <failure> elements alike,
+// and every count is the sum of those below it. Warnings otherwise are
+// <system-out> lines of their file's case.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -33,18 +38,21 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Cases    []*junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
-	ClassName string         `xml:"classname,attr"`
-	Name      string         `xml:"name,attr"`
-	Failures  []junitFailure `xml:"failure"`
-	SystemOut string         `xml:"system-out,omitempty"`
+	ClassName string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+	// more are the cases of the file's further failing findings, written
+	// right after this one.
+	more []*junitCase
 }
 
 type junitFailure struct {
@@ -59,19 +67,13 @@ type junitReport struct {
 	strict bool
 	suites []*junitSuite
 	// byDir is the suite of a directory (cleaned path); byFile the case
-	// of a file (cleaned path), a segment's index files mapping to its
-	// case.
+	// of a file (cleaned path).
 	byDir  map[string]*junitSuite
-	byFile map[string]caseRef
-}
-
-type caseRef struct {
-	suite *junitSuite
-	i     int
+	byFile map[string]*junitCase
 }
 
 func newJUnitReport(strict bool) *junitReport {
-	return &junitReport{strict: strict, byDir: map[string]*junitSuite{}, byFile: map[string]caseRef{}}
+	return &junitReport{strict: strict, byDir: map[string]*junitSuite{}, byFile: map[string]*junitCase{}}
 }
 
 // suite returns the suite of dir, made on first use.
@@ -86,25 +88,21 @@ func (r *junitReport) suite(dir string) *junitSuite {
 	return s
 }
 
-// addCase adds a test case for name in dir, which the given files (all
-// of dir) report into.
-func (r *junitReport) addCase(dir, name string, files ...string) {
-	if _, ok := r.byFile[filepath.Clean(filepath.Join(dir, name))]; ok {
-		return
+// addCase adds the test case of the file name in dir (once) and returns it.
+func (r *junitReport) addCase(dir, name string) *junitCase {
+	key := filepath.Clean(filepath.Join(dir, name))
+	if c, ok := r.byFile[key]; ok {
+		return c
 	}
 	s := r.suite(dir)
-	s.Cases = append(s.Cases, junitCase{ClassName: dir, Name: name})
-	ref := caseRef{suite: s, i: len(s.Cases) - 1}
-	r.byFile[filepath.Clean(filepath.Join(dir, name))] = ref
-	for _, f := range files {
-		if f != "" {
-			r.byFile[filepath.Clean(f)] = ref
-		}
-	}
+	c := &junitCase{ClassName: dir, Name: name}
+	s.Cases = append(s.Cases, c)
+	r.byFile[key] = c
+	return c
 }
 
 // addTarget adds the cases of what verify checks under t: each
-// partition's segments and side files, and the data directory's own
+// partition's segment files and side files, and the data directory's own
 // files.
 func (r *junitReport) addTarget(t *inspect.Target) error {
 	if t.Kind != "segment" && t.DataDir != "" {
@@ -118,7 +116,11 @@ func (r *junitReport) addTarget(t *inspect.Target) error {
 	for _, p := range t.Partitions {
 		r.suite(p.Dir)
 		for _, s := range p.Segments {
-			r.addCase(p.Dir, s.Name(), s.Log, s.Index, s.TimeIndex, s.TxnIndex)
+			for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+				if f != "" {
+					r.addCase(p.Dir, filepath.Base(f))
+				}
+			}
 		}
 		if t.Kind == "segment" {
 			continue
@@ -140,32 +142,26 @@ func (r *junitReport) addTarget(t *inspect.Target) error {
 }
 
 // add files a finding under its file's case (made if the file had none:
-// a leftover file, a side file found only by the check).
+// a missing index, a leftover file, a side file found only by the check).
+// A failing finding goes to the file's case, or when that case already
+// failed, to a case of its own named after it.
 func (r *junitReport) add(f verify.Finding) {
-	ref, ok := r.byFile[filepath.Clean(f.File)]
-	if !ok && f.SegmentBaseOffset != nil {
-		// A segment's file that is not there (a missing index).
-		ref, ok = r.byFile[filepath.Join(filepath.Dir(filepath.Clean(f.File)), inspect.SegmentName(*f.SegmentBaseOffset)+inspect.LogSuffix)]
+	dir, name := filepath.Split(f.File)
+	dir = strings.TrimSuffix(dir, string(filepath.Separator))
+	if dir == "" {
+		dir = "."
 	}
-	if !ok {
-		dir, name := filepath.Split(f.File)
-		dir = strings.TrimSuffix(dir, string(filepath.Separator))
-		if dir == "" {
-			dir = "."
-		}
-		r.addCase(dir, name)
-		ref = r.byFile[filepath.Clean(f.File)]
-	}
-	c := &ref.suite.Cases[ref.i]
-	if f.IsError() || r.strict {
-		c.Failures = append(c.Failures, junitFailure{
-			Message: f.Check + ": " + f.Message,
-			Type:    f.Check,
-			Text:    findingDetail(f),
-		})
+	c := r.addCase(dir, name)
+	if !f.IsError() && !r.strict {
+		c.SystemOut += f.Severity + " " + f.Check + " " + findingWhere(f) + ": " + f.Message + "\n"
 		return
 	}
-	c.SystemOut += f.Severity + " " + f.Check + " " + findingWhere(f) + ": " + f.Message + "\n"
+	failure := &junitFailure{Message: f.Check + ": " + f.Message, Type: f.Check, Text: findingDetail(f)}
+	if c.Failure == nil {
+		c.Failure = failure
+		return
+	}
+	c.more = append(c.more, &junitCase{ClassName: c.ClassName, Name: c.Name + " #" + strconv.Itoa(len(c.more)+2), Failure: failure})
 }
 
 // findingWhere is a finding's file and byte position (file:position).
@@ -190,20 +186,25 @@ func findingDetail(f verify.Finding) string {
 	return b.String()
 }
 
-// write writes the report as XML with its counts.
+// write writes the report as XML with its counts: a suite's tests are its
+// cases and its failures the failing ones (each with one <failure>); the
+// root's are their sums.
 func (r *junitReport) write(w io.Writer, elapsed time.Duration) error {
 	out := junitSuites{Name: "kseg verify", Time: strconv.FormatFloat(elapsed.Seconds(), 'f', 3, 64)}
 	for _, s := range r.suites {
-		s.Tests = len(s.Cases)
-		s.Failures = 0
+		flat := junitSuite{Name: s.Name}
 		for _, c := range s.Cases {
-			if len(c.Failures) > 0 {
-				s.Failures++
+			flat.Cases = append(append(flat.Cases, c), c.more...)
+		}
+		flat.Tests = len(flat.Cases)
+		for _, c := range flat.Cases {
+			if c.Failure != nil {
+				flat.Failures++
 			}
 		}
-		out.Tests += s.Tests
-		out.Failures += s.Failures
-		out.Suites = append(out.Suites, *s)
+		out.Tests += flat.Tests
+		out.Failures += flat.Failures
+		out.Suites = append(out.Suites, flat)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

@@ -64,12 +64,13 @@ func TestVerifyJUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The cases of a partition: its segments (by .log), then its side
-	// files, snapshots last, in name order.
+	// The cases of a partition: its segments' files (.log, .index,
+	// .timeindex), then its side files, snapshots last, in name order.
 	wantCases := func(m *kafkagen.Manifest) string {
 		var names []string
 		for i := range m.Segments {
-			names = append(names, filepath.Base(m.LogPath(&m.Segments[i])))
+			s := &m.Segments[i]
+			names = append(names, filepath.Base(m.LogPath(s)), filepath.Base(m.IndexPath(s)), filepath.Base(m.TimeIndexPath(s)))
 		}
 		names = append(names, "leader-epoch-checkpoint", "partition.metadata")
 		snaps, _ := filepath.Glob(filepath.Join(m.Dir, "*.snapshot"))
@@ -107,7 +108,7 @@ func TestVerifyJUnit(t *testing.T) {
 	if total != r.Tests {
 		t.Errorf("tests=%d, cases %d", r.Tests, total)
 	}
-	// Each segment's .log names its case; side files have their own.
+	// Each file checked has its case.
 	for suite, want := range map[string]string{
 		".":       "recovery-point-offset-checkpoint",
 		"demo-0":  wantCases(m),
@@ -142,25 +143,100 @@ func TestVerifyJUnit(t *testing.T) {
 			}
 		}
 	}
-	want := []failure{{"demo-0", "00000000000000000000.log", "log.crc"}, {"demo-0", "00000000000000000000.log", "index.size"}}
+	// The .index's finding fails the .index's case, not a second
+	// <failure> of the .log's.
+	want := []failure{{"demo-0", "00000000000000000000.log", "log.crc"}, {"demo-0", "00000000000000000000.index", "index.size"}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("failures %v, want %v", got, want)
 	}
-	if r.Failures != 1 { // one failing test case, with two failures
-		t.Errorf("failures=%d, want 1 failing case", r.Failures)
+	if r.Failures != 2 {
+		t.Errorf("failures=%d, want 2 failing cases", r.Failures)
 	}
-	if seg1 := filepath.Base(m.LogPath(&m.Segments[1])); len(out) != 1 || !strings.HasPrefix(out[0], seg1+": warning timeindex.missing ") {
+	assertJUnitCounts(t, r)
+	// The missing .timeindex's warning is its own (absent) file's.
+	if ti := filepath.Base(m.TimeIndexPath(&m.Segments[1])); len(out) != 1 || !strings.HasPrefix(out[0], ti+": warning timeindex.missing ") {
 		t.Errorf("warnings in system-out: %q", out)
 	}
 	// --strict: the warning fails its case too.
 	stdout, _, _ = runIn(t, dir, "-o", "junit", "verify", "--strict", ".")
-	if r := parseJUnit(t, stdout); r.Failures != 2 {
-		t.Errorf("--strict: %d failing cases, want 2", r.Failures)
+	if r := parseJUnit(t, stdout); r.Failures != 3 {
+		t.Errorf("--strict: %d failing cases, want 3", r.Failures)
+	} else {
+		assertJUnitCounts(t, r)
 	}
 	assertTreeUnchanged(t, dir, before)
 
 	// Other commands refuse -o junit.
 	if _, stderr, code := runKseg(t, nil, "-o", "junit", "ls", dir); code != 2 || !strings.Contains(stderr, "-o junit is for kseg verify only") {
 		t.Errorf("ls -o junit: exit %d, %q", code, stderr)
+	}
+}
+
+// assertJUnitCounts: every case holds one <failure> at most, a suite's
+// tests and failures are its cases and failing cases, and the root's are
+// their sums.
+func assertJUnitCounts(t *testing.T, r parsedJUnit) {
+	t.Helper()
+	tests, failures := 0, 0
+	for _, s := range r.Suites {
+		failing := 0
+		for _, c := range s.Cases {
+			if len(c.Failures) > 1 {
+				t.Errorf("suite %s: case %s has %d <failure> elements", s.Name, c.Name, len(c.Failures))
+			}
+			if len(c.Failures) > 0 {
+				failing++
+			}
+		}
+		if s.Tests != len(s.Cases) || s.Failures != failing {
+			t.Errorf("suite %s: tests=%d failures=%d, for %d cases of which %d fail", s.Name, s.Tests, s.Failures, len(s.Cases), failing)
+		}
+		tests += s.Tests
+		failures += s.Failures
+	}
+	if r.Tests != tests || r.Failures != failures {
+		t.Errorf("testsuites: tests=%d failures=%d, the suites add up to %d and %d", r.Tests, r.Failures, tests, failures)
+	}
+}
+
+// TestVerifyJUnitOneFailurePerFinding: a .log with three batches whose
+// CRC fails (three log.crc findings) is three failing test cases, the
+// file's own and "#2", "#3" after it, each with one <failure>; the
+// counts add up.
+func TestVerifyJUnitOneFailurePerFinding(t *testing.T) {
+	dir := t.TempDir()
+	m, err := kafkagen.Generate(filepath.Join(dir, "demo-0"), demoShape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0 := &m.Segments[0]
+	log, err := os.ReadFile(m.LogPath(s0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []int{10, 20, 30} {
+		log[s0.Batches[b].Position+17] ^= 0x55 // the stored CRC
+	}
+	if err := os.WriteFile(m.LogPath(s0), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, code := runIn(t, dir, "-o", "junit", "verify", ".")
+	if code != exitNegative {
+		t.Fatalf("exit %d", code)
+	}
+	r := parseJUnit(t, stdout)
+	assertJUnitCounts(t, r)
+	name := filepath.Base(m.LogPath(s0))
+	var failing []string
+	for _, s := range r.Suites {
+		for _, c := range s.Cases {
+			for _, f := range c.Failures {
+				failing = append(failing, c.Name+" "+f.Type)
+			}
+		}
+	}
+	want := []string{name + " log.crc", name + " #2 log.crc", name + " #3 log.crc"}
+	if strings.Join(failing, ", ") != strings.Join(want, ", ") || r.Failures != 3 {
+		t.Errorf("failing cases %q (failures=%d), want %q", failing, r.Failures, want)
 	}
 }

@@ -172,11 +172,14 @@ func ksegExecutable(t *testing.T) string {
 }
 
 // runChild runs the kseg executable as cmd says and returns stderr and
-// the exit code.
+// the exit code; stdout goes to c.Stdout, or is discarded.
 func runChild(t *testing.T, c *exec.Cmd) (stderr string, code int) {
 	t.Helper()
 	var errOut strings.Builder
-	c.Stdout, c.Stderr = io.Discard, &errOut
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	c.Stderr = &errOut
 	err := c.Run()
 	var exit *exec.ExitError
 	switch {

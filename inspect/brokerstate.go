@@ -130,17 +130,26 @@ func BrokerStateFrom(p *Partition, dd *sidefile.DataDirFiles) *BrokerState {
 }
 
 func brokerStateOf(p *Partition, all []SegmentFiles, dd *sidefile.DataDirFiles) *BrokerState {
-	st := &BrokerState{all: all, LogStartSource: LogStartFromFirstSegment}
+	st := &BrokerState{all: all}
 	st.Recovery = StartOfRecovery(all, p.Topic, p.Partition, dd)
-	if len(all) > 0 {
-		st.LogStart = all[0].BaseOffset
+	st.LogStart, st.LogStartSource = LogStartOffset(all, p.Topic, p.Partition, dd)
+	return st
+}
+
+// LogStartOffset is the log start offset a broker sets at load for the
+// partition topic-partition of segments segs (BrokerState.LogStart) from
+// the data directory's files dd (nil: none), and where it came from.
+func LogStartOffset(segs []SegmentFiles, topic string, partition int32, dd *sidefile.DataDirFiles) (int64, string) {
+	start, source := int64(0), LogStartFromFirstSegment
+	if len(segs) > 0 {
+		start = segs[0].BaseOffset
 	}
-	if dd != nil && p.Topic != "" {
-		if ls, ok := sidefile.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok && ls > st.LogStart {
-			st.LogStart, st.LogStartSource = ls, LogStartFromCheckpoint
+	if dd != nil && topic != "" {
+		if ls, ok := sidefile.CheckpointedOffset(&dd.LogStarts, topic, partition); ok && ls > start {
+			start, source = ls, LogStartFromCheckpoint
 		}
 	}
-	return st
+	return start, source
 }
 
 // High watermark sources.

@@ -193,6 +193,26 @@ func ParsePartitionDirName(name string) (topic string, partition int32, ok bool)
 	return name[:i], int32(p), true
 }
 
+// ValidTopicName is Kafka's Topic.isValid: 1 to 249 characters of
+// [a-zA-Z0-9._-], and not "." or "..". Only such a name can be a topic's
+// directory name; any other (a "../x" read from a record) names no
+// partition of a data directory.
+func ValidTopicName(name string) bool {
+	if name == "" || name == "." || name == ".." || len(name) > maxTopicNameLength {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// maxTopicNameLength is Topic.MAX_NAME_LENGTH.
+const maxTopicNameLength = 249
+
 // segmentSuffix returns the suffix of a segment file name, or "" when the
 // name is not a segment file (LogFileUtils.isLogFile / isIndexFile: the name
 // must END with the suffix, so x.log.swap is not a log).

@@ -288,3 +288,25 @@ func TestResolveDataDirMatchesSequentialReads(t *testing.T) {
 		t.Errorf("Resolve(%q):\n got %+v\nwant %+v", root, got, &want)
 	}
 }
+
+// TestValidTopicName holds ValidTopicName to Kafka's Topic.isValid, case
+// by case (the checks of TopicTest.testInvalidTopicNames and
+// testTopicHasCollisionChars' valid names).
+func TestValidTopicName(t *testing.T) {
+	long := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 'a'
+		}
+		return string(b)
+	}
+	for name, want := range map[string]bool{
+		"orders": true, "a.b_c-D9": true, "..a": true, "...": true, "_": true, "-": true, long(249): true,
+		"": false, ".": false, "..": false, long(250): false, "../other/t": false, "a/b": false, "a b": false,
+		"é": false, "a\x00": false, "topic\n": false, "t*": false, "a,b": false, "a+b": false,
+	} {
+		if got := inspect.ValidTopicName(name); got != want {
+			t.Errorf("ValidTopicName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -319,7 +319,7 @@ func ScanEnd(it *LogIterator, log io.ReaderAt, name string, size, base, start in
 	it.ResetReader(log, name, size, start)
 	for it.Next() {
 		b := it.Batch()
-		end.Next, end.Epoch, end.HasBatch = b.LastOffset+1, b.PartitionLeaderEpoch, true
+		end.Next, end.Epoch, end.HasBatch = b.NextOffset(), b.PartitionLeaderEpoch, true
 		end.MaxTimestamp = max(end.MaxTimestamp, b.MaxTimestamp)
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {

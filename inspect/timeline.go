@@ -3,6 +3,7 @@ package inspect
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/record"
@@ -26,7 +27,8 @@ import (
 
 // TrafficMark is one step of a segment's traffic: the offsets before
 // EndOffset and the log bytes before EndPosition not covered by an earlier
-// mark are attributed to Timestamp (-1: none, magic 0).
+// mark are attributed to Timestamp (-1: none: magic 0, or records written
+// without one).
 type TrafficMark struct {
 	Timestamp   int64
 	EndOffset   int64 // exclusive
@@ -40,6 +42,11 @@ type SegmentTraffic struct {
 	BaseOffset  int64
 	Marks       []TrafficMark
 	FromBatches bool // the time index was not usable: the marks come from batch headers
+	// Why marks have no timestamp (FromBatches: a time index entry always
+	// has one): Magic0, a batch of magic 0, which has no timestamp field;
+	// NoTimestamp, a batch of magic 1 or 2 whose largest timestamp is -1
+	// (RecordBatch.NO_TIMESTAMP: its records were written without one).
+	Magic0, NoTimestamp bool
 	// Misleading is the index entry that made the time index unusable:
 	// one that contradicts the batch it leads to (MisleadingEntry). The
 	// marks then come from the batch headers (FromBatches).
@@ -80,7 +87,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		// whole before the damage, and the bytes from there on are
 		// counted at the last time.
 		st.FromBatches = true
-		st.Marks, err = batchMarks(seg)
+		err = batchMarks(seg, &st)
 		return st, err
 	}
 	valid := 0
@@ -98,7 +105,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 	}
 	if valid == 0 && next > seg.BaseOffset {
 		st.FromBatches = true
-		st.Marks, err = batchMarks(seg)
+		err = batchMarks(seg, &st)
 		return st, err
 	}
 	last := TrafficMark{Timestamp: -1, EndOffset: seg.BaseOffset}
@@ -108,7 +115,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		if err != nil {
 			return st, fmt.Errorf("%s: slot %d: %w", seg.TimeIndexName, i, err)
 		}
-		end := min(max(e.Offset+1, last.EndOffset), next)
+		end := min(max(record.OffsetAfter(e.Offset), last.EndOffset), next)
 		pos := seg.LogSize
 		if end < next {
 			b, found, err := fetch.lookup(end)
@@ -116,14 +123,14 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 				return st, err
 			}
 			m := fetch.misleading
-			if m == nil && found && end == e.Offset+1 {
+			if m == nil && found && end == record.OffsetAfter(e.Offset) {
 				m = fetch.timeEntryProblem(TimeHit{Slot: i, Timestamp: e.Timestamp, Offset: e.Offset}, &b)
 			}
 			if m != nil {
 				// An entry that misleads: the segment's traffic is read
 				// from its batch headers instead.
 				st.FromBatches, st.Misleading = true, m
-				st.Marks, err = batchMarks(seg)
+				err = batchMarks(seg, &st)
 				return st, err
 			}
 			if found {
@@ -158,25 +165,29 @@ func (c *offsetCursor) timeEntryProblem(hit TimeHit, b *record.Batch) *Misleadin
 	return nil
 }
 
-// batchMarks is a segment's marks from its batch headers: one per batch,
-// at the largest timestamp so far, the last ending at the log's size (a
-// torn or damaged tail included).
-func batchMarks(seg *Segment) ([]TrafficMark, error) {
+// batchMarks sets st's marks from seg's batch headers: one per batch, at
+// the largest timestamp so far, the last ending at the log's size (a torn
+// or damaged tail included); and says why a batch had no timestamp.
+func batchMarks(seg *Segment, st *SegmentTraffic) error {
 	var marks []TrafficMark
 	maxTS := int64(-1)
 	end := seg.BaseOffset
 	sc := seg.Batches(0)
 	for sc.Next() {
 		b := sc.Batch()
+		if b.MaxTimestamp < 0 {
+			st.Magic0 = st.Magic0 || b.Magic == 0
+			st.NoTimestamp = st.NoTimestamp || b.Magic > 0
+		}
 		maxTS = max(maxTS, b.MaxTimestamp)
-		end = max(end, b.LastOffset+1)
+		end = max(end, b.NextOffset())
 		marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: b.Position + b.Size})
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
-		return nil, err
+		return err
 	}
-	marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: seg.LogSize})
-	return marks, nil
+	st.Marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: seg.LogSize})
+	return nil
 }
 
 // TimelineBucket is the traffic of one time bucket: offsets (Records) and
@@ -235,10 +246,10 @@ func AddTraffic(buckets []TimelineBucket, bucket int64, segs []SegmentTraffic) (
 		if i >= int64(len(buckets)) {
 			return
 		}
-		buckets[i].Records += n
-		buckets[i].Bytes += b
-		records += n
-		bytes += b
+		buckets[i].Records = CappedSum(buckets[i].Records, n)
+		buckets[i].Bytes = CappedSum(buckets[i].Bytes, b)
+		records = CappedSum(records, n)
+		bytes = CappedSum(bytes, b)
 	}
 	prevEnd := segs[0].BaseOffset
 	var pendN, pendB int64 // offsets and bytes waiting for a timestamp
@@ -251,11 +262,11 @@ func AddTraffic(buckets []TimelineBucket, bucket int64, segs []SegmentTraffic) (
 			prevEnd = max(prevEnd, m.EndOffset)
 			prevPos = max(prevPos, m.EndPosition)
 			if m.Timestamp < 0 {
-				pendN += n
-				pendB += b
+				pendN = CappedSum(pendN, n)
+				pendB = CappedSum(pendB, b)
 				continue
 			}
-			add(m.Timestamp, n+pendN, b+pendB)
+			add(m.Timestamp, CappedSum(n, pendN), CappedSum(b, pendB))
 			pendN, pendB = 0, 0
 			lastTS = m.Timestamp
 		}
@@ -271,7 +282,9 @@ func AddTraffic(buckets []TimelineBucket, bucket int64, segs []SegmentTraffic) (
 }
 
 // NewBuckets returns the contiguous buckets of width bucket (ms) that
-// cover [from, to]; nil when from is negative.
+// cover [from, to]; nil when from is negative. The last bucket's end is
+// at most 2^63-1 (math.MaxInt64): a bucket holding the largest timestamp
+// there is ends there (an exclusive end past it does not fit in an int64).
 func NewBuckets(from, to, bucket int64) []TimelineBucket {
 	if from < 0 || to < from || bucket <= 0 {
 		return nil
@@ -281,7 +294,17 @@ func NewBuckets(from, to, bucket int64) []TimelineBucket {
 	out := make([]TimelineBucket, n)
 	for i := range out {
 		out[i].Start = start + int64(i)*bucket
-		out[i].End = out[i].Start + bucket
+		out[i].End = CappedSum(out[i].Start, bucket)
 	}
 	return out
+}
+
+// CappedSum is a+b for non-negative a and b, or math.MaxInt64 when the
+// sum does not fit: counts of offsets and bytes, and bucket ends, never
+// wrap to negative numbers.
+func CappedSum(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

@@ -1,6 +1,9 @@
 package inspect
 
 import (
+	"encoding/binary"
+	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -79,11 +82,13 @@ func TestSegmentTrafficOf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fromBatches, err := batchMarks(seg)
+		var bt SegmentTraffic
+		err = batchMarks(seg, &bt)
 		seg.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
+		fromBatches := bt.Marks
 		last, lastB := st.Marks[len(st.Marks)-1], fromBatches[len(fromBatches)-1]
 		if last.EndOffset != lastB.EndOffset || last.EndPosition != lastB.EndPosition || last.EndPosition != seg.LogSize {
 			t.Errorf("%s: marks end at %+v, batch marks at %+v, log size %d", sf.Log, last, lastB, seg.LogSize)
@@ -101,5 +106,99 @@ func TestSegmentTrafficOf(t *testing.T) {
 				t.Errorf("%s: mark %+v ends at no batch boundary", sf.Log, m)
 			}
 		}
+	}
+}
+
+// writeEdgeSegment writes a segment of two batches ending at offset
+// 2^63-1 (base 2^63-8: offsets 2^63-8..2^63-6, then 2^63-5..2^63-1), with
+// an offset index and a time index (entries at each batch's last offset)
+// when indexed; it returns the partition directory and the log size.
+func writeEdgeSegment(t *testing.T, indexed bool, maxTS int64) (string, int64) {
+	t.Helper()
+	base := int64(math.MaxInt64 - 7)
+	dir := filepath.Join(t.TempDir(), "edge-0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(first int64, n int, ts int64) []byte {
+		b := kafkagen.Batch{BaseOffset: first, ProducerID: -1}
+		for i := range n {
+			b.Records = append(b.Records, kafkagen.Record{OffsetDelta: int32(i), Timestamp: ts, Value: []byte("v")})
+		}
+		return kafkagen.AppendBatch(nil, b)
+	}
+	b1 := batch(base, 3, 1_700_000_000_000)
+	log := append(b1, batch(base+3, 5, maxTS)...)
+	name := filepath.Join(dir, SegmentName(base))
+	if err := os.WriteFile(name+LogSuffix, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if indexed {
+		idx := binary.BigEndian.AppendUint32(nil, 3) // offset base+3 at the second batch
+		idx = binary.BigEndian.AppendUint32(idx, uint32(len(b1)))
+		tidx := binary.BigEndian.AppendUint64(nil, 1_700_000_000_000)
+		tidx = binary.BigEndian.AppendUint32(tidx, 2)
+		tidx = binary.BigEndian.AppendUint64(tidx, uint64(maxTS))
+		tidx = binary.BigEndian.AppendUint32(tidx, 7) // offset 2^63-1
+		if err := os.WriteFile(name+IndexSuffix, idx, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name+TimeIndexSuffix, tidx, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, int64(len(log))
+}
+
+// TestTrafficAtTheInt64Edges: a batch ending at offset 2^63-1 is counted
+// (its offsets up to the log end offset, which is 2^63-1 since no offset
+// follows: record.OffsetAfter), from the time index and from the batch
+// headers alike, never taken for offsets without a timestamp; a
+// timestamp of 2^63-1 gets a bucket whose end does not wrap.
+func TestTrafficAtTheInt64Edges(t *testing.T) {
+	for _, indexed := range []bool{true, false} {
+		for _, maxTS := range []int64{1_700_000_000_500, math.MaxInt64} {
+			dir, size := writeEdgeSegment(t, indexed, maxTS)
+			p, err := ReadPartition(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			segs, err := p.Traffic()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if segs[0].FromBatches == indexed {
+				t.Errorf("indexed %v: read from batches %v", indexed, segs[0].FromBatches)
+			}
+			from, to := TimeSpan(segs)
+			if from != 1_700_000_000_000 || to != maxTS {
+				t.Errorf("indexed %v: span %d..%d", indexed, from, to)
+			}
+			bucket := int64(1000)
+			if maxTS == math.MaxInt64 {
+				bucket = 1 << 62 // two buckets
+			}
+			buckets := NewBuckets(from, to, bucket)
+			if len(buckets) == 0 {
+				t.Errorf("indexed %v, max timestamp %d: no bucket", indexed, maxTS)
+				continue
+			}
+			for i, b := range buckets {
+				if b.End <= b.Start || i > 0 && b.Start != buckets[i-1].End {
+					t.Errorf("bucket %d of %d: %d..%d", i, len(buckets), b.Start, b.End)
+				}
+			}
+			if last := buckets[len(buckets)-1]; last.End < to {
+				t.Errorf("the last bucket %d..%d does not reach %d", last.Start, last.End, to)
+			}
+			r, b, ur, ub := AddTraffic(buckets, bucket, segs)
+			if r != 7 || b != size || ur != 0 || ub != 0 {
+				t.Errorf("indexed %v, max timestamp %d: %d records, %d bytes, untimed %d, %d; want 7 (2^63-8 up to the log end offset 2^63-1), %d, 0, 0",
+					indexed, maxTS, r, b, ur, ub, size)
+			}
+		}
+	}
+	if got := CappedSum(math.MaxInt64-1, 5); got != math.MaxInt64 {
+		t.Errorf("CappedSum = %d", got)
 	}
 }

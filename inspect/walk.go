@@ -83,6 +83,17 @@ type WalkBatch struct {
 	CRCValid bool
 }
 
+// CRCDamage is the damage a batch handed out with CRCValid false is: its
+// bytes are not what was written, so a consumer's CRC check refuses it
+// (DefaultRecordBatch.ensureValid) and broker recovery truncates the
+// segment there. Readers that answer from records (find, diff) take it as
+// damage, never as records.
+func (w WalkBatch) CRCDamage() Damage {
+	b := w.Batch
+	return Damage{Segment: w.Segment, Position: b.Position, End: b.End(),
+		Err: fileio.Corruptf(w.Segment.Log, b.Position, fileio.ErrCRC, "stored crc %d does not match the computed %d", b.CRC, record.ComputeCRC(b.Magic, w.Entry))}
+}
+
 // Damage is a stretch of a .log that a salvaging walk (WalkSalvage)
 // skipped: the bytes [Position, End) hold no batch it could read. End is
 // where the next valid batch starts, or the file size when none does.

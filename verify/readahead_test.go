@@ -39,12 +39,15 @@ func sameWithReadAhead(t *testing.T, name, path string, o Options) {
 // TestReadAheadMatchesSequential: on every case of the damage matrix, on
 // partitions of many small batches and on the real brokers' data, verify
 // reports exactly the same with the read-ahead as without, with and
-// without --records, with -j 1 and -j 2.
+// without --records, with -j 1 and -j 2 (-short: the damage cases take
+// the two in turn).
 func TestReadAheadMatchesSequential(t *testing.T) {
-	for _, tc := range damageCases {
+	for i, tc := range damageCases {
 		dir := tc.damaged(t)
-		for _, o := range []Options{{Jobs: 1}, {Jobs: 2, Records: true}} {
-			sameWithReadAhead(t, tc.name, dir, o)
+		for j, o := range []Options{{Jobs: 1}, {Jobs: 2, Records: true}} {
+			if !testing.Short() || i%2 == j {
+				sameWithReadAhead(t, tc.name, dir, o)
+			}
 		}
 	}
 	for _, shape := range []kafkagen.Options{
@@ -89,11 +92,16 @@ func TestWholeIndexMatchesFile(t *testing.T) {
 // end (partitionEnds) from its checks, while its files are open; the
 // findings must be those of opening the segment again, on the damage
 // matrix and the real fixtures, with -j 1 (always taken from the checks)
-// and -j 2 (whichever finished first).
+// and -j 2 (whichever finished first); -short takes the two in turn.
 func TestSegmentEndMatchesReopened(t *testing.T) {
+	n := 0
 	same := func(name, path string) {
 		t.Helper()
+		n++
 		for _, jobs := range []int{1, 2} {
+			if testing.Short() && n%2 != jobs-1 {
+				continue
+			}
 			o := Options{Jobs: jobs, SideFiles: true}
 			want, wsum := verifyPath(t, path, o)
 			got, gsum := func() ([]Finding, Summary) {

@@ -129,8 +129,12 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			continue
 		}
 		active, recovered, kept := segmentStates(p, dd)
+		var ps *partitionSide // read by the partition's first job that needs it
+		if o.SideFiles && !p.Only {
+			ps = &partitionSide{p: p, dd: side.dataDir}
+		}
 		for si := range p.Segments {
-			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir,
+			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir, epochs: ps,
 				active: active[si], recovered: recovered[si], kept: kept, first: si == 0}
 			if si+1 < len(p.Segments) && !p.Only {
 				j.hasNext, j.next = true, p.Segments[si+1]
@@ -150,7 +154,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		// segments: the workers check them while later partitions' segments
 		// are checked (the .txnindex comparison replays the whole log).
 		if o.SideFiles && len(p.Segments) > 0 {
-			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, lastSeg: lastSeg})
+			jobs = append(jobs, &segmentJob{part: pi, side: true, dir: p.Dir, lastSeg: lastSeg, epochs: ps})
 		}
 	}
 	sum.Partitions = len(t.Partitions)
@@ -174,7 +178,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	check := func(w int, j *segmentJob) {
 		switch {
 		case j.side:
-			j.res = side.run(t.Partitions[j.part], j.lastSeg.end())
+			j.res = side.run(t.Partitions[j.part], j.lastSeg.end(), j.epochs)
 		default:
 			if bufs[w] == nil {
 				bufs[w] = &buffers{scan: make([]byte, scanBuffer), it: inspect.NewLogIterator(inspect.IterOptions{Salvage: true, Window: o.Window, ReadAhead: o.readAheadMin >= 0, ReadAheadMin: o.readAheadMin})}
@@ -207,6 +211,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	part := -1
 	var left []Finding // leftover files of the current partition, by base offset
 	var carried []Finding
+	var epochs capped // the current partition's leader-epoch.mismatch findings, from its segments
 	// report emits a checked job's findings, jobs in order; false after
 	// an error, which stops the run.
 	report := func(j *segmentJob) bool {
@@ -220,19 +225,22 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 			}
 			part = j.part
 			left, carried = leftovers(t.Partitions[part]), nil
+			epochs = capped{max: o.MaxFindingsPerCheck}
 		}
 		if j.side {
 			// After the partition's last segment: its leftover files not
-			// yet reported, then its side files.
+			// yet reported, then its side files, the checkpoint's
+			// contradictions with the segments' batches first.
 			for _, f := range left {
 				count(f)
 			}
-			for _, f := range j.res.findings {
+			for _, f := range append(epochs.findings(), j.res.findings...) {
 				count(f)
 			}
 			left = nil
 			return true
 		}
+		epochs.merge(&j.res.epochs)
 		for len(left) > 0 && !j.snapshot() && left[0].SegmentBaseOffset != nil && *left[0].SegmentBaseOffset < j.files.BaseOffset {
 			count(left[0])
 			left = left[1:]
@@ -355,6 +363,9 @@ type segmentJob struct {
 	active, recovered bool
 	kept              string // why the next start does not recover it
 	first             bool   // the partition's first segment
+	// epochs: the partition's side files, shared by its jobs (nil without
+	// side-file checks).
+	epochs *partitionSide
 	// last: the partition's last segment, whose check also finds its end
 	// for the side files' checks (segmentResult.segEnd; with one worker
 	// only, see Run). lastSeg: a side job's partition's last segment
@@ -370,6 +381,7 @@ type segmentJob struct {
 type segmentResult struct {
 	findings []Finding
 	next     []Finding // findings about the next segment
+	epochs   capped    // leader-epoch.mismatch findings (the checkpoint's, reported with the side files)
 	batches  int64
 	bytes    int64
 	err      error
@@ -443,6 +455,9 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		lastOff: math.MinInt64, maxTs: -1, maxTsOff: base,
 		emu:   newRecoveryEmu(base, int64(o.IndexIntervalBytes)),
 		track: offsetTracker{base: base, limit: math.MaxInt64},
+
+		matcher:       j.epochs.matcher(),
+		epochFindings: capped{max: o.MaxFindingsPerCheck},
 	}
 	res := &segmentResult{}
 	var closers []io.Closer
@@ -603,7 +618,7 @@ func checkSegment(o *Options, j *segmentJob, b *buffers) *segmentResult {
 		res.err = c.err
 		return res
 	}
-	res.findings, res.next, res.batches = c.sink.findings(), c.sink.next, c.batches
+	res.findings, res.next, res.batches, res.epochs = c.sink.findings(), c.sink.next, c.batches, c.epochFindings
 	if c.oidx != nil {
 		res.rescanned = c.oidx.rescanned
 	}

@@ -75,6 +75,11 @@ type segChecker struct {
 	maxTs      int64
 	maxTsOff   int64
 
+	// matcher compares the trusted batches with the partition's
+	// leader-epoch-checkpoint (nil: none to compare with).
+	matcher       *inspect.EpochMatcher
+	epochFindings capped
+
 	err error // the first I/O error met by a check
 }
 
@@ -167,8 +172,10 @@ func (c *segChecker) checkLog() error {
 			return err
 		}
 		c.batch(b, true, first)
+		c.epochMismatch(c.matcher.Batch(b))
 		c.opts.meter.Advance(&c.job.reported, b.End())
 	}
+	c.epochMismatch(c.matcher.Flush())
 	return it.Err()
 }
 

@@ -27,6 +27,7 @@ var warningJustified = map[string]string{
 	SnapshotOffset:          "a snapshot beyond the log end is deleted at load (ProducerStateManager.truncateAndReload); one inside a batch restores producer state at an offset no batch ends at",
 	CheckpointRecoveryPoint: "a recovery point beyond the log end: the log lost data the broker had flushed, and the broker's next start resets the point (LogLoader)",
 	LeaderEpochRange:        "LeaderEpochFileCache drops the entries (epochs and start offsets must increase, entries past the log end are truncated): the epochs a follower's OffsetsForLeaderEpoch gets change",
+	LeaderEpochMismatch:     "the broker loads the checkpoint as it is and answers OffsetsForLeaderEpoch from it (LeaderEpochFileCache.endOffsetFor), not from the batches: a follower of this replica is told an epoch's end where its batches say otherwise, and truncates there",
 }
 
 func TestWarningChecksJustified(t *testing.T) {

@@ -73,7 +73,7 @@ func init() {
 // (verify.Checks lists the segment checks).
 func SideFileChecks() []string {
 	return []string{SnapshotCRC, SnapshotFormat, SnapshotOffset, CheckpointFormat, CheckpointRecoveryPoint,
-		CheckpointLogStart, LeaderEpochRange, TxnIndexMismatch}
+		CheckpointLogStart, LeaderEpochRange, LeaderEpochMismatch, TxnIndexMismatch}
 }
 
 // sideChecker checks the side files of the partitions of one target. The
@@ -151,20 +151,20 @@ func (s *sideChecker) dataDirFindings() ([]Finding, error) {
 
 // run is partitionFindings as a worker's job: a panic (a bug, never an
 // answer) becomes an error naming the partition, as runJob's does.
-func (s *sideChecker) run(p *inspect.Partition, last *segmentEnd) (res *segmentResult) {
+func (s *sideChecker) run(p *inspect.Partition, last *segmentEnd, ps *partitionSide) (res *segmentResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = &segmentResult{err: fmt.Errorf("internal error checking the side files of %s: %v", p.Dir, r)}
 		}
 	}()
-	fs, err := s.partitionFindings(p, last)
+	fs, err := s.partitionFindings(p, last, ps)
 	return &segmentResult{findings: fs, err: err}
 }
 
-// partitionFindings checks one partition's side files against its
-// segments (last as partitionEnds takes it). Workers call it
-// concurrently: it only reads the checker.
-func (s *sideChecker) partitionFindings(p *inspect.Partition, last *segmentEnd) ([]Finding, error) {
+// partitionFindings checks one partition's side files (those ps read,
+// when given) against its segments (last as partitionEnds takes it).
+// Workers call it concurrently: it only reads the checker.
+func (s *sideChecker) partitionFindings(p *inspect.Partition, last *segmentEnd, ps *partitionSide) ([]Finding, error) {
 	if !s.opts.SideFiles {
 		return nil, nil
 	}
@@ -172,7 +172,12 @@ func (s *sideChecker) partitionFindings(p *inspect.Partition, last *segmentEnd) 
 		// A single segment file: only what concerns that segment.
 		return s.txnIndexFindings(p, nil)
 	}
-	side := p.SideFiles()
+	var side *inspect.PartitionSideFiles
+	if ps != nil {
+		side = ps.load().side
+	} else {
+		side = p.SideFiles()
+	}
 	snaps := &snapshotSet{files: side.Snapshots}
 	ends, err := partitionEnds(p, last)
 	if err != nil {

@@ -243,10 +243,13 @@ func TestCheckpointFindings(t *testing.T) {
 	sfExpect(t, "epoch beyond", sfVerify(t, data), LeaderEpochRange, sidefile.LeaderEpochCheckpointFile, -1)
 	epochs(ee(2, 0), ee(4, s1), ee(3, s2))
 	// The broker's cache keeps (2, 0) and (3, s2): epoch 4 is dropped, so
-	// the last batch's epoch is missing from it as well.
+	// the last batch's epoch is missing from it as well, and the second
+	// segment's batches (epoch 3) fall in its epoch 2.
 	got = sfVerify(t, data)
-	if len(got) != 2 || got[0].Check != LeaderEpochRange || !strings.Contains(got[0].Message, "entry 1: epoch 4 from offset") ||
-		!strings.Contains(got[1].Message, "leader epoch 4, newer than the checkpoint's latest epoch (3)") {
+	if len(got) != 3 || got[0].Check != LeaderEpochMismatch || !strings.Contains(got[0].Message, fmt.Sprintf("offsets %d..%d (", s1, s2-1)) ||
+		!strings.Contains(got[0].Message, fmt.Sprintf("written in leader epoch 3, but the checkpoint puts offset %d in epoch 2 (its entry from offset 0 up to %d)", s1, s2)) ||
+		got[1].Check != LeaderEpochRange || !strings.Contains(got[1].Message, "entry 1: epoch 4 from offset") ||
+		!strings.Contains(got[2].Message, "leader epoch 4, newer than the checkpoint's latest epoch (3)") {
 		t.Errorf("epochs out of order: %s", sfDescribe(got))
 	}
 	epochs(ee(2, 0), ee(-1, s1))
@@ -496,6 +499,92 @@ func TestSideFindingsOrderAcrossJobs(t *testing.T) {
 		got, gotSum := verifyPath(t, data, Options{SideFiles: true, Jobs: jobs, IndexIntervalBytes: sfShape.IndexIntervalBytes})
 		if sfDescribe(got) != sfDescribe(want) || gotSum != sum {
 			t.Errorf("jobs %d: findings%s\nsummary %+v\nwant (jobs 1)%s\nsummary %+v", jobs, sfDescribe(got), gotSum, sfDescribe(want), sum)
+		}
+	}
+}
+
+// TestLeaderEpochMismatch: a leader-epoch-checkpoint that contradicts
+// the batches is leader-epoch.mismatch, one finding per run of batches,
+// naming their offsets and bytes and the entry. The shape writes epochs
+// 2, 3, 4 from each segment's base offset (s0 = 0, s1, s2). Epoch 3 said
+// to start 30 offsets late puts the first batches of segment 1 in epoch
+// 2; said to start 30 early, it puts the last batches of segment 0 in
+// epoch 3. A log start offset (log-start-offset-checkpoint) after them
+// takes them out of the comparison; so does a first entry after them (a
+// cache truncated from the start). Alternating epochs past the limit of
+// findings are counted in one more finding. The same with one worker and
+// two (segment jobs on both cores share the checkpoint).
+func TestLeaderEpochMismatch(t *testing.T) {
+	for _, jobs := range []int{1, 2} {
+		data, dir, m := sfDataDir(t, sfShape)
+		s1, s2 := m.Segments[1].BaseOffset, m.Segments[2].BaseOffset
+		epochs := func(es ...sidefile.EpochEntry) {
+			sfWrite(t, filepath.Join(dir, sidefile.LeaderEpochCheckpointFile), sidefile.AppendLeaderEpochCheckpoint(nil, es))
+		}
+		run := func() []Finding {
+			got, _ := verifyPath(t, data, Options{SideFiles: true, Jobs: jobs})
+			var out []Finding
+			for _, f := range got {
+				if f.Check == LeaderEpochMismatch {
+					out = append(out, f)
+				}
+			}
+			return out
+		}
+		// The batches' first offset at or after o, and the last offset
+		// of the batches before it (both in the manifest).
+		split := func(o int64) (first, lastBefore int64, pos int64) {
+			for _, b := range m.Batches() {
+				if b.BaseOffset >= o {
+					return b.BaseOffset, lastBefore, b.Position
+				}
+				lastBefore = b.LastOffset
+			}
+			t.Fatalf("no batch at or after %d", o)
+			return
+		}
+		ee := func(e int32, o int64) sidefile.EpochEntry { return sidefile.EpochEntry{Epoch: e, StartOffset: o} }
+
+		late, lastBeforeLate, _ := split(s1 + 30)
+		_, _, s1Pos := split(s1)
+		epochs(ee(2, 0), ee(3, late), ee(4, s2))
+		got := run()
+		if len(got) != 1 || *got[0].Offset != s1 || got[0].Severity != SeverityWarning ||
+			!strings.Contains(got[0].Message, fmt.Sprintf("offsets %d..%d (", s1, lastBeforeLate)) ||
+			!strings.Contains(got[0].Message, fmt.Sprintf("bytes %d..", s1Pos)) ||
+			!strings.Contains(got[0].Message, fmt.Sprintf("written in leader epoch 3, but the checkpoint puts offset %d in epoch 2 (its entry from offset 0 up to %d)", s1, late)) {
+			t.Errorf("-j %d: epoch 3 late: %s", jobs, sfDescribe(got))
+		}
+
+		early, _, earlyPos := split(s1 - 30)
+		epochs(ee(2, 0), ee(3, early), ee(4, s2))
+		got = run()
+		if len(got) != 1 || *got[0].Offset != early || !strings.Contains(got[0].Message, fmt.Sprintf("offsets %d..%d (", early, s1-1)) ||
+			!strings.Contains(got[0].Message, fmt.Sprintf("bytes %d..", earlyPos)) ||
+			!strings.Contains(got[0].Message, fmt.Sprintf("written in leader epoch 2, but the checkpoint puts offset %d in epoch 3 (its entry from offset %d up to %d)", early, early, s2)) {
+			t.Errorf("-j %d: epoch 3 early: %s", jobs, sfDescribe(got))
+		}
+		// The log start offset at s1: the early batches are not compared.
+		sfWrite(t, filepath.Join(data, sidefile.LogStartOffsetCheckpointFile), sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "orders", Partition: 0, Offset: s1}}))
+		if got := run(); len(got) != 0 {
+			t.Errorf("-j %d: below the log start: %s", jobs, sfDescribe(got))
+		}
+		os.Remove(filepath.Join(data, sidefile.LogStartOffsetCheckpointFile))
+		// A cache truncated from the start at s1 (no entry below it).
+		epochs(ee(3, s1), ee(4, s2))
+		if got := run(); len(got) != 0 {
+			t.Errorf("-j %d: below the first entry: %s", jobs, sfDescribe(got))
+		}
+		// Every other offset of segments 1 and 2 an epoch of its own: far
+		// more runs than the limit of 100 findings.
+		var es []sidefile.EpochEntry
+		for o := s1; o < m.LogEndOffset; o += 2 {
+			es = append(es, ee(int32(10+o), o))
+		}
+		epochs(append([]sidefile.EpochEntry{ee(2, 0)}, es...)...)
+		got = run()
+		if len(got) != 101 || !strings.Contains(got[100].Message, "more leader-epoch.mismatch findings in this file are not listed (limit 100 per file and check)") {
+			t.Errorf("-j %d: many runs: %d findings, the last %s", jobs, len(got), sfDescribe(got[len(got)-1:]))
 		}
 	}
 }

@@ -75,11 +75,17 @@ func (s *sink) findings() []Finding {
 	for _, k := range keys {
 		o := s.over[k]
 		f := o.first
-		f.Message = fmt.Sprintf("%d more %s findings in this file are not listed (limit %d per file and check); the first of them: %s", o.n, k.check, s.max, f.Message)
+		f.Message = overflowMessage(o.n, k.check, s.max, f.Message)
 		out = append(out, f)
 	}
 	sortFindings(out)
 	return out
+}
+
+// overflowMessage is the closing finding's message: n more findings of
+// check were left out past the limit max, the first of them saying first.
+func overflowMessage(n int, check string, max int, first string) string {
+	return fmt.Sprintf("%d more %s findings in this file are not listed (limit %d per file and check); the first of them: %s", n, check, max, first)
 }
 
 // fileRank orders a segment's files: the .log, then the offset, time and

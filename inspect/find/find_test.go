@@ -185,7 +185,8 @@ func p64(v int64) *int64 { return &v }
 // patterns, compaction gaps, transactions), random filters of every kind
 // and their combinations find exactly the records (in ls order, offset
 // order within a partition) that filtering the generator's own record
-// list finds, with any number of workers and with --max.
+// list finds, with any number of workers and with --max (60 random
+// filters, 24 under -short).
 func TestSearchMatchesBruteForce(t *testing.T) {
 	parts, all := generateDataDir(t)
 	rng := rand.New(rand.NewPCG(7, 15))
@@ -201,7 +202,11 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 		{FromOffset: p64(1 << 40)},
 		{ToOffset: p64(0)},
 	}
-	for range 60 {
+	random := 60
+	if testing.Short() {
+		random = 24
+	}
+	for range random {
 		var f find.Filter
 		r := pick()
 		switch rng.IntN(8) {

@@ -18,7 +18,7 @@ type Record struct {
 	Headers     []RecordHeader
 }
 
-// Batch is a hand-built uncompressed v2 batch.
+// Batch is a hand-built v2 batch.
 type Batch struct {
 	BaseOffset  int64
 	LeaderEpoch int32 // partitionLeaderEpoch (-1: none)
@@ -26,12 +26,16 @@ type Batch struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	Transactional bool
-	Records       []Record
+	// Compression is a codec name of Options.Compression ("" or "none":
+	// uncompressed).
+	Compression string
+	Records     []Record
 }
 
-// AppendBatch appends b as one uncompressed v2 batch with CreateTime
-// timestamps: baseTimestamp is the first record's, maxTimestamp the
-// largest, lastOffsetDelta the last record's delta.
+// AppendBatch appends b as one v2 batch with CreateTime timestamps:
+// baseTimestamp is the first record's, maxTimestamp the largest,
+// lastOffsetDelta the last record's delta. It panics on an unknown codec
+// name (a test's mistake).
 func AppendBatch(dst []byte, b Batch) []byte {
 	h := v2Header{
 		baseOffset:           b.BaseOffset,
@@ -58,6 +62,20 @@ func AppendBatch(dst []byte, b Batch) []byte {
 		h.maxTimestamp = max(h.maxTimestamp, r.Timestamp)
 		h.lastOffsetDelta = r.OffsetDelta
 		payload = appendV2Record(payload, r.Timestamp-h.baseTimestamp, r.OffsetDelta, r.Key, r.Value, r.Headers)
+	}
+	if b.Compression != "" && b.Compression != "none" {
+		c, ok := codecByName[b.Compression]
+		if !ok {
+			panic("kafkagen: unknown codec " + b.Compression)
+		}
+		z, err := newCompressor(c)
+		if err == nil {
+			payload, err = z.compress(payload, 2)
+		}
+		if err != nil {
+			panic("kafkagen: " + err.Error())
+		}
+		h.attributes |= int16(c.id)
 	}
 	dst, _ = appendV2Batch(dst, &h, payload)
 	return dst

@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"math"
 
 	"github.com/kseg/kseg/inspect/fileio"
 )
@@ -122,6 +123,21 @@ func (b *Batch) IsControl() bool { return b.Magic >= 2 && b.Attributes&AttrContr
 
 // End is the byte position just past the entry.
 func (b *Batch) End() int64 { return b.Position + b.Size }
+
+// NextOffset is the offset after the batch, OffsetAfter(LastOffset): a
+// log's log end offset when the batch is its last.
+func (b *Batch) NextOffset() int64 { return OffsetAfter(b.LastOffset) }
+
+// OffsetAfter is o+1, except for o = 2^63-1, which no offset follows
+// (offsets are Kafka longs): then o itself. A log whose last batch ends
+// at 2^63-1 thus has the log end offset 2^63-1, the largest there is,
+// where o+1 would wrap to -2^63, the smallest.
+func OffsetAfter(o int64) int64 {
+	if o == math.MaxInt64 {
+		return o
+	}
+	return o + 1
+}
 
 // ParseBatch decodes the header of the entry at position pos. hdr holds the
 // first bytes of the entry: at least HeaderSizeUpToMagic, and

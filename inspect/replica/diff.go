@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 
 	"github.com/kseg/kseg/inspect"
@@ -27,7 +28,13 @@ type Replica struct {
 	// (leader-epoch-checkpoint), "batches" (the partition leader epochs of
 	// the batches, the file being absent or unloadable) or "none".
 	EpochSource string
-	// HighWatermark is the replication-offset-checkpoint entry, when any.
+	// EpochMismatches counts the runs of batches the
+	// leader-epoch-checkpoint contradicts (inspect.EpochMatcher; a
+	// warning says where the first is): the truncation follows the
+	// checkpoint all the same, as the broker answers from it.
+	EpochMismatches int
+	// HighWatermark is the replication-offset-checkpoint entry, when any,
+	// bounded by the log start and end offsets.
 	HighWatermark *int64
 	// Warnings are problems with side files that were worked around.
 	Warnings []string
@@ -50,8 +57,11 @@ func Open(p *inspect.Partition) (*Replica, error) {
 	}
 	r.LogStartOffset = min(st.LogStart, r.LogEndOffset)
 	if p.DataDir != "" {
-		hws := sidefile.ReadOffsetCheckpoint(filepath.Join(p.DataDir, sidefile.ReplicationCheckpointFile))
-		if hw, ok := sidefile.CheckpointedOffset(&hws, p.Topic, p.Partition); ok {
+		// Bounded by the log start and end offsets as the broker loads
+		// it (inspect.HighWatermark: a checkpointed -1 or 2^63-1 is no
+		// truncation point of this log); without an entry, none.
+		dd := &sidefile.DataDirFiles{Dir: p.DataDir, HighWatermarks: sidefile.ReadOffsetCheckpoint(filepath.Join(p.DataDir, sidefile.ReplicationCheckpointFile))}
+		if hw, src := inspect.HighWatermark(dd, p.Topic, p.Partition, r.LogStartOffset, r.LogEndOffset); src == inspect.HighWatermarkFromCheckpoint {
 			r.HighWatermark = &hw
 		}
 	}
@@ -60,6 +70,9 @@ func Open(p *inspect.Partition) (*Replica, error) {
 		cache, err := f.Value.Cache()
 		if err == nil {
 			r.Epochs, r.EpochSource = EpochCache(cache), "checkpoint"
+			if err := r.matchEpochs(f.Path, f.Value); err != nil {
+				return nil, err
+			}
 		} else {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %v: epochs taken from the batches", f.Path, err))
 		}
@@ -80,6 +93,57 @@ func Open(p *inspect.Partition) (*Replica, error) {
 		r.EpochSource = "none"
 	}
 	return r, nil
+}
+
+// matchEpochs compares the leader-epoch-checkpoint cp (read from path)
+// with the batches' partition leader epochs, reading batch headers only,
+// and says where it contradicts them (as verify's leader-epoch.mismatch).
+// Damage ends a segment's comparison: it is the comparison's to report.
+func (r *Replica) matchEpochs(path string, cp *sidefile.LeaderEpochCheckpoint) error {
+	m := inspect.NewEpochMatcher(cp, r.LogStartOffset)
+	if m == nil {
+		return nil
+	}
+	var first *inspect.EpochMismatch
+	var firstLog string
+	note := func(x *inspect.EpochMismatch, log string) {
+		if x == nil {
+			return
+		}
+		r.EpochMismatches++
+		if first == nil {
+			first, firstLog = x, log
+		}
+	}
+	for _, sf := range r.Partition.Segments {
+		if sf.Log == "" {
+			continue
+		}
+		seg, err := inspect.OpenSegment(sf, inspect.SegmentOptions{})
+		if err != nil {
+			return err
+		}
+		it := seg.Batches(0)
+		for it.Next() {
+			note(m.Batch(it.Batch()), sf.Log)
+		}
+		note(m.Flush(), sf.Log)
+		err = it.Err()
+		it.Close()
+		seg.Close()
+		if err != nil && !isDamage(err) {
+			return err
+		}
+	}
+	if first != nil {
+		times := "once"
+		if r.EpochMismatches > 1 {
+			times = fmt.Sprintf("%d times, first", r.EpochMismatches)
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s contradicts the batches %s: offsets %d..%d (bytes %d..%d of %s) were written in leader epoch %d, but the checkpoint puts offset %d in epoch %d (its entry from offset %d); the truncation follows the checkpoint, as the broker's answers do (kseg verify lists each as leader-epoch.mismatch)",
+			path, times, first.FirstOffset, first.LastOffset, first.FirstPosition, first.EndPosition-1, firstLog, first.BatchEpoch, first.FirstOffset, first.Entry.Epoch, first.Entry.StartOffset))
+	}
+	return nil
 }
 
 // Side is the replica as the truncation protocol sees it.
@@ -133,10 +197,31 @@ type Divergence struct {
 	LeftRecordsPastTruncation int64
 	// Counts of differences by kind (compaction gaps apart).
 	OnlyLeft, OnlyRight, Conflicts, RemovedByCompaction int64
-	// Damage met while reading either replica (the records after it in
-	// that segment were not compared).
+	// Damage met while reading either replica without Options.Salvage:
+	// the records after it in that segment were not compared.
 	Damage []error
+	// Skipped are the damaged ranges a salvaging comparison read past
+	// (the first MaxListedDamage of each replica, in file order), and
+	// SkippedRanges and SkippedBytes count all of them. The records in
+	// them are not compared: the other replica's show as on its side
+	// only.
+	Skipped                     []inspect.Damage
+	SkippedRanges, SkippedBytes int64
 }
+
+// Options tune a comparison.
+type Options struct {
+	// Salvage reads each replica past damage as dump-log --salvage does
+	// (inspect.Partition.WalkSalvage): a batch whose CRC does not match
+	// or whose records do not decode is skipped, an unreadable stretch is
+	// skipped up to the next valid batch, and the records after them are
+	// compared. Without it, damage ends the reading of its segment.
+	Salvage bool
+}
+
+// MaxListedDamage is how many skipped ranges of each replica a
+// salvaging comparison lists (Divergence.Skipped); the rest are counted.
+const MaxListedDamage = 100
 
 // Agree reports whether the replicas hold the same records over the
 // compared range and end at the same offset.
@@ -146,8 +231,10 @@ func (d *Divergence) Agree() bool {
 
 // Compare compares left and right record by record from max(log start
 // offsets): fn is called for each difference in offset order (records at
-// or past the smaller log end offset are only on the longer side).
-func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, error) {
+// or past the smaller log end offset are only on the longer side). A
+// batch that fails its CRC is damage, never a difference: its records are
+// not what was written.
+func Compare(left, right *Replica, opts Options, fn func(Difference) error) (*Divergence, error) {
 	d := &Divergence{
 		LeftLogEndOffset:  left.LogEndOffset,
 		RightLogEndOffset: right.LogEndOffset,
@@ -170,13 +257,15 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 	if d.Truncation != nil {
 		leftFrom = min(leftFrom, *d.Truncation)
 	}
-	lc := stream(left.Partition, leftFrom, left.LogStartOffset)
-	if d.Truncation != nil {
+	lc := stream(left.Partition, leftFrom, left.LogStartOffset, opts.Salvage)
+	// A truncation to the log end offset discards nothing (the record at
+	// 2^63-1 of a log ending there included: its log end offset is
+	// 2^63-1 too, record.OffsetAfter).
+	lc.counting = d.Truncation != nil && *d.Truncation < left.LogEndOffset
+	if lc.counting {
 		lc.countFrom = *d.Truncation
-	} else {
-		lc.countFrom = 1<<63 - 1
 	}
-	rc := stream(right.Partition, d.ComparedFrom, right.LogStartOffset)
+	rc := stream(right.Partition, d.ComparedFrom, right.LogStartOffset, opts.Salvage)
 	defer lc.stop()
 	defer rc.stop()
 	a, b := lc.next(), rc.next()
@@ -213,6 +302,10 @@ func Compare(left, right *Replica, fn func(Difference) error) (*Divergence, erro
 			}
 			d.Damage = append(d.Damage, c.err)
 		}
+		d.Damage = append(d.Damage, c.res.damage...)
+		d.Skipped = append(d.Skipped, c.res.skipped...)
+		d.SkippedRanges += c.res.skippedRanges
+		d.SkippedBytes += c.res.skippedBytes
 	}
 	d.LeftRecordsPastTruncation = lc.counted
 	return d, nil
@@ -230,10 +323,18 @@ func (d *Divergence) count(diff Difference) {
 	default:
 		d.Conflicts++
 	}
-	if diff.Offset < d.ComparedTo && d.FirstDifference == nil {
+	if d.compared(diff.Offset) && d.FirstDifference == nil {
 		o := diff.Offset
 		d.FirstDifference = &o
 	}
+}
+
+// compared reports whether offset o (at or above ComparedFrom) is in the
+// compared range, below ComparedTo; a ComparedTo of 2^63-1 is a log end
+// offset that holds the record at 2^63-1 (record.OffsetAfter), which is
+// compared too.
+func (d *Divergence) compared(o int64) bool {
+	return o < d.ComparedTo || o == math.MaxInt64 && d.ComparedTo == math.MaxInt64
 }
 
 // sameRecord: equal timestamp, key, value and headers (a null key or value
@@ -258,14 +359,37 @@ type cursor struct {
 	buf  []*Record
 	err  error
 	errc chan error
+	// res is the reading goroutine's account of damage, complete once
+	// errc has been received from.
+	res streamDamage
 	// ranges are the offset ranges of the batches read to reach the
 	// current record, its own included: [first, last] each.
 	ranges [][2]int64
-	// counted is how many records at or after countFrom were handed out.
+	// counted is how many records at or after countFrom were handed out
+	// (while counting).
+	counting           bool
 	countFrom, counted int64
 }
 
-func stream(p *inspect.Partition, from, logStart int64) *cursor {
+// streamDamage is what a cursor's walk met: without salvage, the damage
+// that ended the reading of a segment inside a batch the walk handed out
+// (a CRC mismatch, records that do not decode); with it, the ranges it
+// skipped.
+type streamDamage struct {
+	damage                      []error
+	skipped                     []inspect.Damage
+	skippedRanges, skippedBytes int64
+}
+
+func (s *streamDamage) skip(d inspect.Damage) {
+	s.skippedRanges++
+	s.skippedBytes += d.End - d.Position
+	if len(s.skipped) < MaxListedDamage {
+		s.skipped = append(s.skipped, d)
+	}
+}
+
+func stream(p *inspect.Partition, from, logStart int64, salvage bool) *cursor {
 	// The walk starts through the offset index, as a fetch does; below the
 	// log start offset a fetch is refused (OffsetOutOfRange), so records
 	// still on disk there are read from the start of the log.
@@ -277,7 +401,25 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 	go func() {
 		defer close(c.ch)
 		var dec record.RecordDecoder
-		err := p.Walk(rng, func(w inspect.WalkBatch) error {
+		var damaged *inspect.SegmentFiles // without salvage: the rest of this segment is not read
+		// damage takes batch damage d: skipped when salvaging, else the
+		// end of its segment's reading.
+		damage := func(d inspect.Damage) {
+			if salvage {
+				c.res.skip(d)
+				return
+			}
+			c.res.damage = append(c.res.damage, d.Err)
+			damaged = d.Segment
+		}
+		fn := func(w inspect.WalkBatch) error {
+			if w.Segment == damaged {
+				return nil
+			}
+			if !w.CRCValid {
+				damage(w.CRCDamage())
+				return nil
+			}
 			br := batchRecords{first: w.Batch.LastOffset, last: w.Batch.LastOffset}
 			if w.Batch.Magic >= 2 {
 				br.first = w.Batch.BaseOffset // kept by the cleaner (MemoryRecords.filterTo)
@@ -290,6 +432,14 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 				}
 				return nil
 			})
+			if err != nil {
+				if !isDamage(err) {
+					return err
+				}
+				// Records that do not decode: the batch is damage.
+				damage(inspect.Damage{Segment: w.Segment, Position: b.Position, End: b.End(), Err: err})
+				return nil
+			}
 			if br.last >= from {
 				select {
 				case c.ch <- br:
@@ -297,8 +447,17 @@ func stream(p *inspect.Partition, from, logStart int64) *cursor {
 					return errStopped
 				}
 			}
-			return err
-		})
+			return nil
+		}
+		var err error
+		if salvage {
+			err = p.WalkSalvage(rng, fn, func(d inspect.Damage) error {
+				c.res.skip(d)
+				return nil
+			})
+		} else {
+			err = p.Walk(rng, fn)
+		}
 		if errors.Is(err, errStopped) {
 			err = nil
 		}
@@ -352,7 +511,7 @@ func (c *cursor) next() *Record {
 	}
 	r := c.buf[0]
 	c.buf = c.buf[1:]
-	if r.Record.Offset >= c.countFrom {
+	if c.counting && r.Record.Offset >= c.countFrom {
 		c.counted++
 	}
 	return r

@@ -5,7 +5,7 @@
 package replica
 
 import (
-	"slices"
+	"sort"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/sidefile"
@@ -45,9 +45,10 @@ func (c EpochCache) EndOffsetFor(requested int32, logEndOffset int64) (int32, in
 	case ok && latest == requested:
 		return requested, logEndOffset
 	}
-	// higherEntry: the first entry with an epoch > requested.
-	hi := slices.IndexFunc(c, func(e sidefile.EpochEntry) bool { return e.Epoch > requested })
-	if hi < 0 {
+	// higherEntry: the first entry with an epoch > requested, by binary
+	// search (epochs increase in the cache, as in the broker's TreeMap).
+	hi := sort.Search(len(c), func(i int) bool { return c[i].Epoch > requested })
+	if hi == len(c) {
 		return UndefinedEpoch, UndefinedEpochOffset
 	}
 	if hi == 0 {
@@ -98,6 +99,10 @@ type Round struct {
 	// latest epoch, KIP-279).
 	TruncateTo int64
 	Final      bool
+	// NoHighWatermark: the round sends the follower to its high watermark
+	// (an undefined answer, or a follower without epochs), and none is
+	// checkpointed: the round is the last and TruncateTo means nothing.
+	NoHighWatermark bool
 }
 
 // Side is what the truncation protocol knows of one replica.
@@ -126,13 +131,15 @@ type Side struct {
 //     min(its end offset for the epoch, the leader's end offset, its log
 //     end offset), and is done.
 //
-// ok is false when no truncation point follows (no epochs and no high
-// watermark).
+// ok is false when no truncation point follows (the protocol sends the
+// follower to its high watermark, and it has none): the last round then
+// says so (NoHighWatermark).
 func Truncation(follower, leader Side) (offset int64, rounds []Round, ok bool) {
 	cache, leo := follower.Epochs, follower.LogEndOffset
 	toHighWatermark := func(r Round) (int64, []Round, bool) {
 		if follower.HighWatermark == nil {
-			return 0, rounds, false
+			r.Final, r.NoHighWatermark = true, true
+			return 0, append(rounds, r), false
 		}
 		r.TruncateTo, r.Final = min(*follower.HighWatermark, leo), true
 		return r.TruncateTo, append(rounds, r), true

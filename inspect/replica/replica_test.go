@@ -1,13 +1,18 @@
 package replica_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/replica"
 	"github.com/kseg/kseg/inspect/sidefile"
@@ -125,7 +130,7 @@ type outcome struct {
 func compare(t *testing.T, left, right *replica.Replica) outcome {
 	t.Helper()
 	var o outcome
-	d, err := replica.Compare(left, right, func(x replica.Difference) error {
+	d, err := replica.Compare(left, right, replica.Options{}, func(x replica.Difference) error {
 		s := fmt.Sprintf("%s %d", x.Kind, x.Offset)
 		if x.RemovedByCompaction {
 			s += " compaction"
@@ -318,15 +323,226 @@ func TestTruncationFallbacks(t *testing.T) {
 		rounds           int
 	}{
 		{"follower without epochs: its high watermark", replica.Side{LogEndOffset: 40, HighWatermark: &hw}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 20, true, 1},
-		{"follower without epochs nor high watermark", replica.Side{LogEndOffset: 40}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 0, false, 0},
+		{"follower without epochs nor high watermark", replica.Side{LogEndOffset: 40}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 0, false, 1},
 		{"leader older than the follower: high watermark", replica.Side{Epochs: e(5, 0), LogEndOffset: 40, HighWatermark: &hw}, replica.Side{Epochs: e(3, 0), LogEndOffset: 100}, 20, true, 1},
-		{"leader older, no high watermark", replica.Side{Epochs: e(5, 0), LogEndOffset: 40}, replica.Side{Epochs: e(3, 0), LogEndOffset: 100}, 0, false, 0},
+		{"leader older, no high watermark", replica.Side{Epochs: e(5, 0), LogEndOffset: 40}, replica.Side{Epochs: e(3, 0), LogEndOffset: 100}, 0, false, 1},
 		{"leader moved on: the end of the follower's epoch there", replica.Side{Epochs: e(1, 0, 2, 10), LogEndOffset: 30}, replica.Side{Epochs: e(1, 0, 2, 10, 3, 25), LogEndOffset: 50}, 25, true, 1},
 		{"the high watermark above the log end: the log end", replica.Side{LogEndOffset: 15, HighWatermark: &hw}, replica.Side{Epochs: e(1, 0), LogEndOffset: 50}, 15, true, 1},
 	} {
 		got, rounds, ok := replica.Truncation(c.follower, c.leader)
 		if got != c.want || ok != c.ok || len(rounds) != c.rounds {
 			t.Errorf("%s: %d %v %+v, want %d %v with %d rounds", c.name, got, ok, rounds, c.want, c.ok, c.rounds)
+		}
+		// The last round is listed whatever its answer; it says when it
+		// sent the follower to a high watermark that is not known.
+		if n := len(rounds); n > 0 && (!rounds[n-1].Final || rounds[n-1].NoHighWatermark == ok) {
+			t.Errorf("%s: last round %+v", c.name, rounds[n-1])
+		}
+	}
+}
+
+// TestHighWatermarkBoundedAtOpen: a replication-offset-checkpoint entry
+// outside [log start, log end] is bounded as the broker loads it
+// (UnifiedLog.updateHighWatermark), so a follower without epochs
+// truncates inside its log, not to -5 or past its end.
+func TestHighWatermarkBoundedAtOpen(t *testing.T) {
+	for _, c := range []struct{ hw, want int64 }{{-5, 0}, {math.MinInt64, 0}, {12, 12}, {99, 20}, {math.MaxInt64, 20}} {
+		data := t.TempDir()
+		cp := sidefile.AppendOffsetCheckpoint(nil, []sidefile.OffsetCheckpointEntry{{Topic: "t", Partition: 0, Offset: c.hw}})
+		if err := os.WriteFile(filepath.Join(data, sidefile.ReplicationCheckpointFile), cp, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeReplica(t, filepath.Join(data, "t-0"), history(0, 20, 1, "a"), layout{batchSizes: []int{4}, rollEvery: 2, noEpochs: true})
+		target, err := inspect.Resolve(filepath.Join(data, "t-0")) // with its data directory
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, err := replica.Open(target.Partitions[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		right := writeReplica(t, filepath.Join(t.TempDir(), "t-0"), history(0, 30, 1, "a"), layout{batchSizes: []int{4}, rollEvery: 2})
+		if left.HighWatermark == nil || *left.HighWatermark != c.want {
+			t.Errorf("checkpointed %d: high watermark %v, want %d", c.hw, left.HighWatermark, c.want)
+		}
+		if x, _, ok := replica.Truncation(left.Side(), right.Side()); !ok || x != c.want {
+			t.Errorf("checkpointed %d: truncation %d %v, want %d", c.hw, x, ok, c.want)
+		}
+	}
+}
+
+// TestCorruptBatchIsDamage: one flipped byte in a record value of
+// right's third batch (offsets 6..8 of batches of 3, segments of 4
+// batches) makes its CRC fail. That batch is damage, never a conflict:
+// without salvage the rest of its segment (offsets 6..11) is not read and
+// the damage names the file and the batch's byte position; with salvage
+// only that batch is skipped (its range listed), and the records after it
+// are compared and agree.
+func TestCorruptBatchIsDamage(t *testing.T) {
+	root := t.TempDir()
+	hist := history(0, 30, 1, "a")
+	l := layout{batchSizes: []int{3}, rollEvery: 4}
+	left := writeReplica(t, filepath.Join(root, "left", "orders-0"), hist, l)
+	right := writeReplica(t, filepath.Join(root, "right", "orders-0"), hist, l)
+	var pos, end int64
+	seg := right.Partition.Segments[0]
+	n := 0
+	if err := right.Partition.Walk(inspect.LogRange{}, func(w inspect.WalkBatch) error {
+		if n == 2 {
+			pos, end = w.Batch.Position, w.Batch.End()
+		}
+		n++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(seg.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := bytes.Index(b[pos:end], []byte("a-8")) // offset 8's value
+	if v < 0 {
+		t.Fatal("no value a-8 in the third batch")
+	}
+	b[pos+int64(v)] ^= 0x20 // "A-8": the records still decode
+	if err := os.WriteFile(seg.Log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, salvage := range []bool{false, true} {
+		var diffs []string
+		d, err := replica.Compare(left, right, replica.Options{Salvage: salvage}, func(x replica.Difference) error {
+			diffs = append(diffs, fmt.Sprintf("%s %d", x.Kind, x.Offset))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "only_left 6..11"
+		if salvage {
+			want = "only_left 6..8"
+		}
+		if got := kinds(diffs); got != want || d.Conflicts != 0 {
+			t.Errorf("salvage %v: differences %q (%d conflicts), want %q", salvage, got, d.Conflicts, want)
+		}
+		switch {
+		case !salvage:
+			var ce *fileio.CorruptError
+			if len(d.Damage) != 1 || !errors.As(d.Damage[0], &ce) || !errors.Is(ce, fileio.ErrCRC) || ce.File != seg.Log || ce.Position != pos || len(d.Skipped) != 0 {
+				t.Errorf("damage %v, skipped %v; want a crc mismatch at %s position %d", d.Damage, d.Skipped, seg.Log, pos)
+			}
+		default:
+			if len(d.Damage) != 0 || len(d.Skipped) != 1 || d.Skipped[0].Position != pos || d.Skipped[0].End != end ||
+				!errors.Is(d.Skipped[0].Err, fileio.ErrCRC) || d.SkippedRanges != 1 || d.SkippedBytes != end-pos {
+				t.Errorf("salvage: damage %v, skipped %+v (%d ranges, %d bytes); want [%d, %d)", d.Damage, d.Skipped, d.SkippedRanges, d.SkippedBytes, pos, end)
+			}
+		}
+	}
+}
+
+// endOffsetForByScan is LeaderEpochFileCache.endOffsetFor written as a
+// walk over every entry: the floor and higher entries of requested.
+func endOffsetForByScan(c replica.EpochCache, requested int32, leo int64) (int32, int64) {
+	if requested == replica.UndefinedEpoch {
+		return replica.UndefinedEpoch, replica.UndefinedEpochOffset
+	}
+	if len(c) > 0 && c[len(c)-1].Epoch == requested {
+		return requested, leo
+	}
+	floor, higher := -1, -1
+	for i, e := range c {
+		if e.Epoch <= requested {
+			floor = i
+		}
+		if e.Epoch > requested && higher < 0 {
+			higher = i
+		}
+	}
+	switch {
+	case higher < 0:
+		return replica.UndefinedEpoch, replica.UndefinedEpochOffset
+	case floor < 0:
+		return requested, c[higher].StartOffset
+	}
+	return c[floor].Epoch, c[higher].StartOffset
+}
+
+// TestEndOffsetForAgainstAScan: the binary search answers as the walk over
+// every entry, for every epoch around random caches.
+func TestEndOffsetForAgainstAScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 300 {
+		var c replica.EpochCache
+		epoch, off := int32(rng.IntN(3)), int64(rng.IntN(5))
+		for range rng.IntN(12) {
+			c = append(c, sidefile.EpochEntry{Epoch: epoch, StartOffset: off})
+			epoch += 1 + int32(rng.IntN(3))
+			off += 1 + int64(rng.IntN(9))
+		}
+		for req := int32(-1); req <= epoch+1; req++ {
+			e, o := c.EndOffsetFor(req, off+5)
+			we, wo := endOffsetForByScan(c, req, off+5)
+			if e != we || o != wo {
+				t.Fatalf("%v: endOffsetFor(%d) = (%d, %d), the scan says (%d, %d)", c, req, e, o, we, wo)
+			}
+		}
+	}
+}
+
+// epochLadder is two caches of n epochs each that interleave: the
+// follower led the odd epochs 1, 3, ... 2n-1 (epoch 2k+1 from offset
+// 2k+1), the leader the even ones 0, 2, ... 2n-2 and 2n (epoch 2k from
+// 2k). Each round the leader answers with the epoch below the one asked,
+// which the follower does not know: one round per follower epoch (KIP-279).
+func epochLadder(n int) (follower, leader replica.EpochCache) {
+	for k := range n {
+		follower = append(follower, sidefile.EpochEntry{Epoch: int32(2*k + 1), StartOffset: int64(2*k + 1)})
+		leader = append(leader, sidefile.EpochEntry{Epoch: int32(2 * k), StartOffset: int64(2 * k)})
+	}
+	leader = append(leader, sidefile.EpochEntry{Epoch: int32(2 * n), StartOffset: int64(2 * n)})
+	return follower, leader
+}
+
+// TestTruncationThroughManyEpochs: 50,000 rounds, one per follower epoch:
+// round k asks for epoch 2n-1-2k, the leader answers (2n-2-2k, its start
+// of epoch 2n-2k), and the follower, which has no epoch 2n-2-2k,
+// truncates to where its epoch 2n-1-2k starts; the last round asks for 1
+// and gets (0, 2), an epoch the follower does not know either but older
+// than any it has (endOffsetFor answers the request itself), so it
+// truncates to 1 and is done. The first and last rounds are worked out
+// again with the scan (endOffsetForByScan).
+func TestTruncationThroughManyEpochs(t *testing.T) {
+	const n = 50_000
+	f, l := epochLadder(n)
+	leo := int64(2*n + 10)
+	got, rounds, ok := replica.Truncation(replica.Side{Epochs: f, LogEndOffset: leo}, replica.Side{Epochs: l, LogEndOffset: leo})
+	if !ok || got != 1 || len(rounds) != n {
+		t.Fatalf("truncation %d %v after %d rounds, want 1 after %d", got, ok, len(rounds), n)
+	}
+	for k, r := range rounds {
+		want := replica.Round{RequestedEpoch: int32(2*n - 1 - 2*k), LeaderEpoch: int32(2*n - 2 - 2*k), LeaderEndOffset: int64(2*n - 2*k), TruncateTo: int64(2*n - 1 - 2*k), Final: k == n-1}
+		if r != want {
+			t.Fatalf("round %d: %+v, want %+v", k, r, want)
+		}
+		if k >= 50 && k < n-50 {
+			continue
+		}
+		cache := f.TruncateFromEnd(int64(2*n + 1 - 2*k)) // what the follower has at round k
+		le, lo := endOffsetForByScan(l, r.RequestedEpoch, leo)
+		fe, fo := endOffsetForByScan(cache, le, leo)
+		if le != r.LeaderEpoch || lo != r.LeaderEndOffset || (fe != le) == r.Final || min(fo, lo) != r.TruncateTo {
+			t.Fatalf("round %d: %+v; the scan says (%d, %d), then (%d, %d)", k, r, le, lo, fe, fo)
+		}
+	}
+}
+
+// BenchmarkTruncationManyEpochs: the truncation of a follower through
+// 300,000 epochs the leader lacks (one round each, epochLadder).
+func BenchmarkTruncationManyEpochs(b *testing.B) {
+	f, l := epochLadder(300_000)
+	leo := int64(600_010)
+	for b.Loop() {
+		if _, rounds, ok := replica.Truncation(replica.Side{Epochs: f, LogEndOffset: leo}, replica.Side{Epochs: l, LogEndOffset: leo}); !ok || len(rounds) != 300_000 {
+			b.Fatal(len(rounds), ok)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -384,6 +385,24 @@ func (c *LeaderEpochCheckpoint) EntryFor(offset int64) (e EpochEntry, ok bool) {
 		return e, false
 	}
 	return c.Entries[c.kept[n-1]], true
+}
+
+// EpochRange is EntryFor with where the entry's epoch ends: the next
+// kept entry's start offset (math.MaxInt64 after the latest).
+func (c *LeaderEpochCheckpoint) EpochRange(offset int64) (e EpochEntry, end int64, ok bool) {
+	c.load()
+	if c.cacheErr != nil {
+		return e, 0, false
+	}
+	n := sort.Search(len(c.kept), func(i int) bool { return c.Entries[c.kept[i]].StartOffset > offset })
+	end = math.MaxInt64
+	if n < len(c.kept) {
+		end = c.Entries[c.kept[n]].StartOffset
+	}
+	if n == 0 {
+		return e, end, false
+	}
+	return c.Entries[c.kept[n-1]], end, true
 }
 
 // Latest is the cache's latest entry (the current epoch), ok false when
