@@ -216,7 +216,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 		return err
 	}
 	if len(damaged) > 0 {
-		return withHint(fmt.Errorf("%d %s partitions are damaged: the offsets shown are those before the damage", len(damaged), groups.Topic), "kseg verify names the damage")
+		return withHint(fmt.Errorf("%s damaged: the offsets shown are those before the damage", count(len(damaged), groups.Topic+" partition")), "kseg verify names the damage")
 	}
 	return nil
 }
@@ -229,13 +229,7 @@ func groupOffsetLine(ios *IOStreams, o groups.Offset, leos *groups.EndOffsets) *
 	if leo, ok, err := leos.Of(o.Topic, o.Partition); err != nil {
 		ios.Warnf("%s-%d: log end offset unknown: %v", o.Topic, o.Partition, err)
 	} else if ok {
-		line.LogEndOffset = &leo
-		if o.Offset >= 0 {
-			// kafka-consumer-groups shows no lag for -1
-			// (ConsumerGroupCommand.getLag); no negative offset is a
-			// position (and leo - -2^63 does not fit).
-			line.Lag = ptr(leo - o.Offset)
-		}
+		line.LogEndOffset, line.Lag = &leo, groups.Lag(o, leo)
 	}
 	return line
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kseg/kseg/inspect"
 )
 
 func TestHumanNumbers(t *testing.T) {
@@ -87,13 +89,13 @@ func TestAutoBucket(t *testing.T) {
 		0: 1000, 59_000: 1000, 61_000: 1000, 350_000: 6000, 3_540_000: 59_000, 3_600_000: 60_000, 3_700_000: 60_000,
 		10_000_000: 3 * 60_000, 86_400_000: 24 * 60_000, 30 * 86_400_000: 12 * 3_600_000, 365 * 86_400_000: 146 * 3_600_000,
 	} {
-		if got := autoBucket(span); got != want {
-			t.Errorf("autoBucket(%d) = %d, want %d", span, got, want)
+		if got := inspect.AutoBucket(span, timelineBuckets); got != want {
+			t.Errorf("AutoBucket(%d) = %d, want %d", span, got, want)
 		}
 		// About 60: rounding to the unit keeps the count within
 		// [40, 90] once the span covers 60 seconds.
-		if n := span / autoBucket(span); span >= 60_000 && (n < 40 || n > 90) {
-			t.Errorf("autoBucket(%d): %d buckets", span, n)
+		if n := span / inspect.AutoBucket(span, timelineBuckets); span >= 60_000 && (n < 40 || n > 90) {
+			t.Errorf("AutoBucket(%d): %d buckets", span, n)
 		}
 	}
 }

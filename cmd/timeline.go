@@ -169,22 +169,6 @@ type timelineSeries struct {
 	buckets []inspect.TimelineBucket
 }
 
-// autoBucket is the width (ms) of about timelineBuckets buckets over span
-// ms (the contract's default): span / timelineBuckets rounded to the
-// nearest whole second below a minute, whole minute below an hour, else
-// whole hour; never less than a second.
-func autoBucket(span int64) int64 {
-	w := float64(span) / timelineBuckets
-	unit := time.Second.Milliseconds()
-	switch {
-	case w >= float64(time.Hour.Milliseconds()):
-		unit = time.Hour.Milliseconds()
-	case w >= float64(time.Minute.Milliseconds()):
-		unit = time.Minute.Milliseconds()
-	}
-	return max(int64(math.Round(w/float64(unit))), 1) * unit
-}
-
 // bucketsOver is how many buckets of width bucket cover [from, to] (0
 // when nothing has a timestamp).
 func bucketsOver(from, to, bucket int64) int64 {
@@ -234,7 +218,7 @@ func fittingBucket(from, to, min int64, series int) int64 {
 func timelineBucket(opts timelineOptions, from, to int64, series int) (int64, error) {
 	perSeries := bucketsPerSeries(series)
 	if opts.bucket == 0 {
-		bucket := autoBucket(to - from)
+		bucket := inspect.AutoBucket(to-from, timelineBuckets)
 		if bucketsOver(from, to, bucket) > perSeries {
 			bucket = fittingBucket(from, to, bucket, series)
 		}
