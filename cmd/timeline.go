@@ -3,8 +3,8 @@ package cmd
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -530,15 +530,19 @@ func svgBars(n, buckets, chartWidth int) int {
 // --local, as in the tables). The file is written to a temporary name
 // beside it, then renamed.
 func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum timelineSummaryJSON, timeText func(int64) string) error {
+	_, err := writeReplacing(path, func(b io.Writer) error {
+		writeSVG(b, series, bucket, sum, timeText)
+		return nil
+	})
+	return err
+}
+
+// writeSVG draws the chart for writeTimelineSVG.
+func writeSVG(b io.Writer, series []timelineSeries, bucket int64, sum timelineSummaryJSON, timeText func(int64) string) {
 	const (
 		chartW, chartH = 800, 160
 		margin         = 40
 	)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	b := bufio.NewWriter(tmp)
 	height := len(series)*(chartH+2*margin) + margin
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", chartW+2*margin, height)
 	fmt.Fprintf(b, `<title>kseg timeline: %d records, %d bytes, %d ms buckets</title>`+"\n", sum.Records, sum.Bytes, bucket)
@@ -586,21 +590,7 @@ func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum ti
 		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, timeText(s.buckets[n-1].End))
 		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", margin-4, top+10, maxRecords)
 	}
-	b.WriteString("</svg>\n")
-	if err := b.Flush(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	fmt.Fprint(b, "</svg>\n")
 }
 
 // xmlEscape escapes text for an XML text node.
