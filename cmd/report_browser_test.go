@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -452,4 +453,71 @@ func TestReportPageHostileData(t *testing.T) {
 		t.Errorf("findings: %q", findings)
 	}
 	r.checkClean(t, file)
+}
+
+// The page follows the viewer's theme (prefers-color-scheme), and prints
+// without its controls.
+func TestReportPageThemesAndPrint(t *testing.T) {
+	dir := reportDataDir(t, t.TempDir(), true)
+	file := writeReport(t, reportAt, dir)
+	r := openPage(t, file, 1280, 900)
+	colours := map[string]string{}
+	for _, scheme := range []string{"light", "dark"} {
+		if _, err := chromedp.Call(r.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+			t.Fatal(err)
+		}
+		colours[scheme] = eval[string](t, r, `getComputedStyle(document.body).backgroundColor + ' ' + getComputedStyle(document.body).color`)
+	}
+	if colours["light"] == colours["dark"] || !strings.HasPrefix(colours["light"], "rgb(255, 255, 255)") {
+		t.Errorf("themes: light %q, dark %q", colours["light"], colours["dark"])
+	}
+	if _, err := chromedp.Call(r.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"}); err != nil {
+		t.Fatal(err)
+	}
+	if shown := eval[int](t, r, `[...document.querySelectorAll('.controls, nav, .pager')].filter(e => getComputedStyle(e).display !== 'none').length`); shown != 0 {
+		t.Errorf("printing shows %d controls", shown)
+	}
+	// Before printing every row is drawn; after, the pages come back.
+	n := eval[int](t, r, `window.dispatchEvent(new Event('beforeprint')), document.querySelectorAll('#findings-table tbody tr').length`)
+	all := eval[int](t, r, `JSON.parse(document.getElementById('kseg-data').textContent).filter(l => l.kind === 'finding' && l.severity !== 'info').length`)
+	if n != all {
+		t.Errorf("printing draws %d finding rows of %d", n, all)
+	}
+	eval[bool](t, r, `window.dispatchEvent(new Event('afterprint'))`)
+	r.checkClean(t, file)
+}
+
+// TestReportScreenshots writes docs/report-demo.png and
+// docs/report-damaged.png (make screenshots): the page on a demo data
+// directory and on a damaged one, drawn by Chromium. It runs only when
+// KSEG_SCREENSHOTS names the directory to write them to.
+func TestReportScreenshots(t *testing.T) {
+	out := os.Getenv("KSEG_SCREENSHOTS")
+	if out == "" {
+		t.Skip("KSEG_SCREENSHOTS is not set (make screenshots sets it)")
+	}
+	for _, c := range []struct {
+		name    string
+		damaged bool
+	}{{"report-demo.png", false}, {"report-damaged.png", true}} {
+		root := t.TempDir()
+		reportDataDir(t, filepath.Join(root, "data"), c.damaged)
+		t.Chdir(root) // the page names the data directory "data", as a user would
+		file := filepath.Join(root, "report.html")
+		at := time.Date(2023, 11, 15, 0, 0, 0, 0, time.UTC)
+		if _, stderr, code := runKseg(t, func(ios *IOStreams) { ios.SetNow(func() time.Time { return at }) },
+			"report", reportAt, "--html", file, "data"); code != 0 {
+			t.Fatalf("kseg report: exit %d: %s", code, stderr)
+		}
+		r := openPage(t, file, 1280, 900)
+		png, err := chromedp.Run(r.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, c.name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.checkClean(t, file)
+	}
 }
