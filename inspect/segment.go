@@ -249,7 +249,7 @@ func (s *Segment) Batches(start int64) *LogIterator {
 // batches is Batches through the segment's own iterator (the lookups
 // allocate nothing), reading log, restarted at start.
 func (s *Segment) batches(log io.ReaderAt, start int64) *LogIterator {
-	s.it.s.headers = true
+	s.it.s.SetHeaders(true)
 	s.it.ResetReader(log, s.LogName, s.LogSize, start)
 	return &s.it
 }
