@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/record"
 )
@@ -323,5 +324,23 @@ func TestLastOffsetAtMaxWithoutNextSegment(t *testing.T) {
 	c.track.finish(c)
 	if len(c.sink.findings()) != 0 || len(c.sink.next) != 0 {
 		t.Fatalf("findings %+v, about the next segment %+v; want none", c.sink.findings(), c.sink.next)
+	}
+}
+
+// A negative index.interval.bytes other than IndexEveryBatch is refused, as
+// the broker's LogConfig refuses it (atLeast(0)) and as recovery's plan
+// and the generator refuse it (indexfmt.IndexInterval), instead of being
+// taken as the default.
+func TestNegativeIndexIntervalRefused(t *testing.T) {
+	m := generate(t, kafkagen.Options{Seed: 5, Batches: 10})
+	target, err := inspect.Resolve(m.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(target, Options{IndexIntervalBytes: -2}, func(Finding) {}); err == nil {
+		t.Fatal("verify with IndexIntervalBytes -2: no error")
+	}
+	if _, err := Run(target, Options{IndexIntervalBytes: IndexEveryBatch}, func(Finding) {}); err != nil {
+		t.Fatalf("verify with IndexEveryBatch: %v", err)
 	}
 }

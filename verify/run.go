@@ -21,12 +21,10 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultIndexIntervalBytes is the broker's index.interval.bytes
-	// default (ServerLogConfigs.LOG_INDEX_INTERVAL_BYTES_DEFAULT).
-	DefaultIndexIntervalBytes = 4096
-	// IndexEveryBatch selects index.interval.bytes = 0 in
+	// DefaultIndexIntervalBytes and IndexEveryBatch are indexfmt's, for
 	// Options.IndexIntervalBytes (0 there means the default).
-	IndexEveryBatch = -1
+	DefaultIndexIntervalBytes = indexfmt.DefaultIndexIntervalBytes
+	IndexEveryBatch           = indexfmt.IndexEveryBatch
 	// DefaultMaxFindingsPerCheck bounds the findings of one check in one
 	// file (Options.MaxFindingsPerCheck).
 	DefaultMaxFindingsPerCheck = 100
@@ -80,14 +78,8 @@ func (o Options) resolved() Options {
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.NumCPU()
 	}
-	switch o.IndexIntervalBytes {
-	case 0:
-		o.IndexIntervalBytes = DefaultIndexIntervalBytes
-	case IndexEveryBatch:
-		o.IndexIntervalBytes = 0
-	}
-	if o.IndexIntervalBytes < 0 {
-		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	if n, err := indexfmt.IndexInterval(int64(o.IndexIntervalBytes)); err == nil {
+		o.IndexIntervalBytes = int(n)
 	}
 	if o.MaxFindingsPerCheck == 0 {
 		o.MaxFindingsPerCheck = DefaultMaxFindingsPerCheck
@@ -113,6 +105,9 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 	var sum Summary
 	if t == nil {
 		return sum, errors.New("verify: no target")
+	}
+	if _, err := indexfmt.IndexInterval(int64(opts.IndexIntervalBytes)); err != nil {
+		return sum, fmt.Errorf("verify: %w", err)
 	}
 	o := opts.resolved()
 	o.meter = inspect.NewMeter(opts.Progress, t.LogBytes)

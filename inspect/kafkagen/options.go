@@ -3,6 +3,8 @@ package kafkagen
 import (
 	"fmt"
 	"math"
+
+	"github.com/kseg/kseg/indexfmt"
 )
 
 // Sentinels for the two options whose zero value is a meaningful Kafka
@@ -13,8 +15,8 @@ const (
 	MagicV0 int8 = -1
 	// IndexEveryBatch selects index.interval.bytes = 0 in
 	// Options.IndexIntervalBytes: every batch except the first of a segment
-	// gets an index entry (the broker's test is bytesSinceLastIndexEntry > 0).
-	IndexEveryBatch = -1
+	// gets an index entry (indexfmt's).
+	IndexEveryBatch = indexfmt.IndexEveryBatch
 )
 
 // Defaults applied to zero-valued fields.
@@ -23,7 +25,7 @@ const (
 	DefaultBatches            = 100
 	DefaultRecordsPerBatch    = 10
 	DefaultValueSize          = 64
-	DefaultIndexIntervalBytes = 4096          // ServerLogConfigs.LOG_INDEX_INTERVAL_BYTES_DEFAULT
+	DefaultIndexIntervalBytes = indexfmt.DefaultIndexIntervalBytes
 	DefaultStartTimestamp     = 1700000000000 // 2023-11-14T22:13:20Z
 	// MaxIndexBytes is segment.index.bytes' default (10485760,
 	// ServerLogConfigs.LOG_INDEX_SIZE_MAX_BYTES_DEFAULT): the capacity the
@@ -220,20 +222,16 @@ func (o Options) resolved() (Options, error) {
 	if o.Timestamps == "" {
 		o.Timestamps = "increasing"
 	}
-	switch o.IndexIntervalBytes {
-	case 0:
-		o.IndexIntervalBytes = DefaultIndexIntervalBytes
-	case IndexEveryBatch:
-		o.IndexIntervalBytes = 0
-	}
+	interval, intervalErr := indexfmt.IndexInterval(int64(o.IndexIntervalBytes))
+	o.IndexIntervalBytes = int(interval)
 	if o.StartTimestamp == 0 {
 		o.StartTimestamp = DefaultStartTimestamp
 	}
 	switch {
 	case o.Segments < 0, o.Batches < 0, o.RecordsPerBatch < 0, o.ValueSize < 0:
 		return o, fmt.Errorf("gen: Segments, Batches, RecordsPerBatch and ValueSize must not be negative")
-	case o.IndexIntervalBytes < 0:
-		return o, fmt.Errorf("gen: IndexIntervalBytes %d: want >= 0 or IndexEveryBatch", o.IndexIntervalBytes)
+	case intervalErr != nil:
+		return o, fmt.Errorf("gen: %w", intervalErr)
 	case o.SegmentBytes < 0 || o.SegmentBytes > math.MaxInt32:
 		return o, fmt.Errorf("gen: SegmentBytes %d: want 0..%d (a .log must stay below 2 GiB)", o.SegmentBytes, math.MaxInt32)
 	case o.RecordsPerBatch > 100000:

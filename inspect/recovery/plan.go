@@ -14,21 +14,18 @@ import (
 	"github.com/kseg/kseg/inspect/record"
 )
 
-// DefaultIndexIntervalBytes is the broker's index.interval.bytes default
-// (ServerLogConfigs.LOG_INDEX_INTERVAL_BYTES_DEFAULT).
-const DefaultIndexIntervalBytes = 4096
-
-// IndexEveryBatch asks for index.interval.bytes = 0 in
-// Options.IndexIntervalBytes, whose zero value means the default: every
-// batch except the first of a segment then gets an index entry.
-const IndexEveryBatch = -1
+// The index.interval.bytes of Options.IndexIntervalBytes (indexfmt's).
+const (
+	DefaultIndexIntervalBytes = indexfmt.DefaultIndexIntervalBytes
+	IndexEveryBatch           = indexfmt.IndexEveryBatch
+)
 
 // Options are the broker settings recovery depends on, and the one repair
 // kseg plans beyond recovery.
 type Options struct {
 	// IndexIntervalBytes is the broker's index.interval.bytes: 0 means the
 	// default 4096, IndexEveryBatch means 0; other negative values are
-	// invalid.
+	// refused (indexfmt.IndexInterval).
 	IndexIntervalBytes int64
 	// Progress, when set, is called with the bytes of .log read so far and
 	// their total: every few MiB at most, and last with done == total when
@@ -56,15 +53,7 @@ type Options struct {
 // Interval returns the effective index.interval.bytes, or an error for an
 // invalid IndexIntervalBytes.
 func (o Options) Interval() (int64, error) {
-	switch {
-	case o.IndexIntervalBytes == 0:
-		return DefaultIndexIntervalBytes, nil
-	case o.IndexIntervalBytes == IndexEveryBatch:
-		return 0, nil
-	case o.IndexIntervalBytes < 0:
-		return 0, fmt.Errorf("index interval bytes %d: want >= 0", o.IndexIntervalBytes)
-	}
-	return o.IndexIntervalBytes, nil
+	return indexfmt.IndexInterval(o.IndexIntervalBytes)
 }
 
 // SegmentRecovery is what broker recovery (LogSegment.recover) leaves for one
