@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"path/filepath"
-
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
@@ -24,7 +22,7 @@ type epochView struct {
 }
 
 func newEpochView(ios *IOStreams, p *inspect.Partition) *epochView {
-	f := sidefile.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, sidefile.LeaderEpochCheckpointFile))
+	f := p.LeaderEpochCheckpoint()
 	switch {
 	case !f.Present():
 		return &epochView{}

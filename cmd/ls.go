@@ -575,7 +575,7 @@ type lsSide struct {
 
 func readLsSide(p *inspect.Partition) *lsSide {
 	return &lsSide{
-		leaderEpochs: sidefile.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, sidefile.LeaderEpochCheckpointFile)),
+		leaderEpochs: p.LeaderEpochCheckpoint(),
 		snapshots:    len(p.Snapshots),
 	}
 }

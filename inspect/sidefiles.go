@@ -31,16 +31,27 @@ func ReadPartitionSideFiles(dir string) (*PartitionSideFiles, error) {
 }
 
 // SideFiles reads the side files of p, a partition ReadPartition listed
-// (not one segment file, Only): the snapshots are those its listing
+// (not one segment file, SingleSegment): the snapshots are those its listing
 // found, and the directory is not listed again.
 func (p *Partition) SideFiles() *PartitionSideFiles {
 	return readSideFiles(p.Dir, p.Snapshots)
 }
 
+// LeaderEpochCheckpoint reads p's leader-epoch-checkpoint: the one read of
+// that file of a partition (ls, SideFiles for verify, diff, lookup's epoch
+// entry).
+func (p *Partition) LeaderEpochCheckpoint() sidefile.SideFile[sidefile.LeaderEpochCheckpoint] {
+	return readLeaderEpochs(p.Dir)
+}
+
+func readLeaderEpochs(dir string) sidefile.SideFile[sidefile.LeaderEpochCheckpoint] {
+	return sidefile.ReadLeaderEpochCheckpoint(filepath.Join(dir, sidefile.LeaderEpochCheckpointFile))
+}
+
 func readSideFiles(dir string, snaps []SnapshotFile) *PartitionSideFiles {
 	return &PartitionSideFiles{
 		Dir:               dir,
-		LeaderEpochs:      sidefile.ReadLeaderEpochCheckpoint(filepath.Join(dir, sidefile.LeaderEpochCheckpointFile)),
+		LeaderEpochs:      readLeaderEpochs(dir),
 		PartitionMetadata: sidefile.ReadPartitionMetadata(filepath.Join(dir, sidefile.PartitionMetadataFile)),
 		Snapshots:         snaps,
 	}

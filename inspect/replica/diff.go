@@ -65,7 +65,7 @@ func Open(p *inspect.Partition) (*Replica, error) {
 			r.HighWatermark = &hw
 		}
 	}
-	f := sidefile.ReadLeaderEpochCheckpoint(filepath.Join(p.Dir, sidefile.LeaderEpochCheckpointFile))
+	f := p.LeaderEpochCheckpoint()
 	if f.Present() && f.Err == nil {
 		cache, err := f.Value.Cache()
 		if err == nil {
