@@ -217,11 +217,12 @@ func Execute() int {
 // flushes stdout, prints any error once ("kseg: <error>") and maps it to an
 // exit code.
 func execute(root *cobra.Command, ios *IOStreams, args []string) (code int) {
-	// The one recover in kseg. A panic is a bug, never an answer: the user
-	// gets one line and exit 2, not a goroutine dump. (Damaged input must
-	// not panic at all; the mapping's fault guard turns a truncated file
-	// into an error before this point.) Panics in other goroutines cannot
-	// be caught here.
+	// A panic is a bug, never an answer: the user gets one line and exit
+	// 2, not a goroutine dump. Damaged input must not panic at all (the
+	// fault guard, fileio.GuardFaults, turns a file cut short under its
+	// mapping into an error); verify's workers recover their own panics
+	// into errors naming the segment, since this one sees only the main
+	// goroutine's.
 	defer func() {
 		if r := recover(); r != nil {
 			_ = ios.Flush()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/kseg/kseg/indexfmt"
@@ -87,25 +86,13 @@ type readers struct {
 // against faults.
 func (s *Segment) guarded() readers { return readers{s.Log, s.Index, s.TimeIndex} }
 
-// unguarded runs lookup over the fast readers, holding one fault guard
-// for all of its reads instead of one per read: setting and restoring the
-// goroutine's fault mode and arming a recover on each of the forty-odd
-// small reads of a timestamp lookup cost a quarter of a time index search
-// (docs/performance.md). It reports whether a mapped file faulted, i.e.
-// another process cut it short while mapped; the caller then repeats the
-// lookup over the guarded readers, whose error names the file.
+// unguarded runs lookup over the fast readers under one fault guard for
+// all of its reads (fileio.GuardFaults) instead of one per read. It
+// reports whether a mapped file faulted (another process cut it short);
+// the caller then repeats the lookup over the guarded readers, whose
+// error names the file.
 func (s *Segment) unguarded(lookup func(r readers)) (faulted bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(interface{ Addr() uintptr }); !ok {
-				panic(r)
-			}
-			faulted = true
-		}
-	}()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	lookup(s.fast)
-	return false
+	return fileio.GuardFaults(func() { lookup(s.fast) })
 }
 
 // SegmentOptions say how OpenSegment opens a segment's files.

@@ -19,8 +19,8 @@ import (
 // The size is fixed when the file is opened: a log a broker is still
 // appending to is read up to that point. A mapped file that shrinks under
 // the mapping raises SIGBUS on access; ReadAt turns that into a
-// *CorruptError of kind ErrFault naming the file, instead of a crash. This
-// guard is the only recover() on a data path in kseg.
+// *CorruptError of kind ErrFault naming the file, instead of a crash
+// (GuardFaults, the one fault guard).
 //
 // A File opened with Options.CacheNeutral leaves the page cache as it
 // found it: see Options. A File is not safe for concurrent use when it
@@ -172,19 +172,31 @@ type unguardedFile struct{ f *File }
 
 func (u unguardedFile) ReadAt(p []byte, off int64) (int, error) { return u.f.readAt(p, off, false) }
 
-// readMapped copies from the mapping with faults turned into errors. The
-// fault flag is per goroutine, so it is set around each access.
+// readMapped copies from the mapping with faults turned into errors.
 func (f *File) readMapped(p []byte, off int64) (n int, err error) {
+	if GuardFaults(func() { n, err = f.mm.ReadAt(p, off) }) {
+		return 0, &CorruptError{File: f.Name, Position: off, Offset: -1, Err: fmt.Errorf("%w: the file was truncated while mapped", ErrFault)}
+	}
+	return n, err
+}
+
+// GuardFaults runs fn with memory faults turned into a recovered panic
+// (debug.SetPanicOnFault, per goroutine) and reports whether one happened:
+// a mapped file cut short by another process. Any other panic goes on.
+// It is the one fault guard: File's mapped reads take one per read, the
+// segment lookups one per lookup (Segment.unguarded).
+func GuardFaults(fn func()) (faulted bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(interface{ Addr() uintptr }); !ok {
 				panic(r)
 			}
-			n, err = 0, &CorruptError{File: f.Name, Position: off, Offset: -1, Err: fmt.Errorf("%w: the file was truncated while mapped", ErrFault)}
+			faulted = true
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return f.mm.ReadAt(p, off)
+	fn()
+	return false
 }
 
 // Close unmaps or closes the file; a cache-neutral File first releases
