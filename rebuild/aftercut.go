@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/recovery"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
@@ -165,7 +166,7 @@ func (ac *AfterCut) apply(noBackup bool) ([]string, error) {
 		written = append(written, to)
 	}
 	if len(files) > 0 {
-		if err := syncDir(filepath.Dir(files[0])); err != nil {
+		if err := fileio.SyncDir(filepath.Dir(files[0])); err != nil {
 			return written, err
 		}
 	}

@@ -54,87 +54,43 @@ func sectionSource(r io.ReaderAt, off, n int64) source {
 	}
 }
 
-// replaceFile writes final atomically (prom tsdb fileutil's recipe plus a
-// backup): a temporary file in the same directory is written, fsynced and
-// closed; with backup the current file gets a second name, final.bak (a
-// hard link, or a complete copy renamed into place where links are not
-// supported); then the temporary file is renamed over final and the
-// directory fsynced. At every instant final names either the whole old
+// replaceFile writes final atomically (fileio.WriteAtomic), with backup
+// giving the current file a second name, final.bak (a hard link, or a
+// complete copy where links are not supported), before the new file is
+// renamed over final. At every instant final names either the whole old
 // file or the whole new one, and a .bak, once it exists, is whole.
 //
 // It returns the paths it created (final, and final.bak when made).
 func replaceFile(final string, src source, perm fs.FileMode, own owner, backup bool) (written []string, err error) {
-	dir := filepath.Dir(final)
-	if err := step("create"); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(final)+".*.kseg-tmp")
-	if err != nil {
-		return nil, fmt.Errorf("creating a temporary file for %s: %w", final, err)
-	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := step("write"); err != nil {
-		return nil, err
-	}
-	// Errors name the file being replaced; the wrapped error names the
-	// temporary file (removed on the way out).
-	if err := src(tmp); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", final, err)
-	}
-	if err := step("fsync"); err != nil {
-		return nil, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return nil, fmt.Errorf("fsync %s: %w", final, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return nil, fmt.Errorf("chmod %s: %w", tmp.Name(), err)
-	}
-	if err := own.apply(tmp); err != nil {
-		return nil, fmt.Errorf("chown %s: %w", tmp.Name(), err)
-	}
-	if err := step("close"); err != nil {
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("closing %s: %w", tmp.Name(), err)
+	o := fileio.AtomicOptions{Perm: perm, SetPerm: true, Step: step,
+		Prepare: func(f *os.File) error {
+			if err := own.apply(f); err != nil {
+				return fmt.Errorf("chown: %w", err)
+			}
+			return nil
+		},
+		Named: func() { written = append([]string{final}, written...) },
 	}
 	if backup {
-		if err := step("backup"); err != nil {
-			return nil, err
+		o.BeforeName = func() error {
+			if err := step("backup"); err != nil {
+				return err
+			}
+			bak := final + BackupSuffix
+			if err := keepBackup(final, bak); err != nil {
+				return err
+			}
+			written = append(written, bak)
+			return fileio.SyncDir(filepath.Dir(final))
 		}
-		bak := final + BackupSuffix
-		if err := keepBackup(final, bak); err != nil {
-			return nil, err
-		}
-		written = append(written, bak)
-		if err := syncDir(dir); err != nil {
-			return written, err
-		}
 	}
-	if err := step("rename"); err != nil {
-		return written, err
-	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return written, fmt.Errorf("replacing %s: %w", final, err)
-	}
-	renamed = true
-	written = append([]string{final}, written...)
-	if err := step("sync-dir"); err != nil {
-		return written, err
-	}
-	return written, syncDir(dir)
+	_, err = fileio.WriteAtomic(final, src, o)
+	return written, err
 }
 
 // keepBackup gives final's current content the name bak, which must not
 // exist: a hard link (the old inode keeps its bytes when final is renamed
-// over), else a complete copy renamed into place.
+// over), else a complete copy given the name as a new file.
 func keepBackup(final, bak string) error {
 	err := os.Link(final, bak)
 	if err == nil {
@@ -157,36 +113,10 @@ func keepBackup(final, bak string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(bak), "."+filepath.Base(bak)+".*.kseg-tmp")
+	_, err = fileio.WriteAtomic(bak, sectionSource(in, 0, fi.Size()), fileio.AtomicOptions{Perm: fi.Mode().Perm(), SetPerm: true, New: true})
 	if err != nil {
-		return fmt.Errorf("creating a temporary file for %s: %w", bak, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := sectionSource(in, 0, fi.Size())(tmp); err != nil {
 		return fmt.Errorf("copying %s to %s: %w", final, bak, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if _, err := os.Lstat(bak); err == nil {
-		return fmt.Errorf("%s already exists", bak)
-	}
-	if err := os.Rename(tmp.Name(), bak); err != nil {
-		return err
-	}
-	done = true
 	return nil
 }
 
@@ -246,62 +176,15 @@ func cutLog(log, saved string, validBytes, size int64, logInfo fs.FileInfo) ([]s
 	return written, keepModTime(log, logInfo)
 }
 
-// saveNew writes a new file at path, which must not exist, atomically:
-// temporary file, fsync, hard link to the final name (which fails rather
-// than replace an existing file), directory fsync.
+// saveNew writes a new file at path, which must not exist, atomically
+// (fileio.WriteAtomic, New), with like's permissions and owner.
 func saveNew(path string, src source, like fs.FileInfo) error {
-	dir := filepath.Dir(path)
-	if err := step("save-create"); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.kseg-tmp")
-	if err != nil {
-		return fmt.Errorf("creating a temporary file for %s: %w", path, err)
-	}
-	defer func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}()
-	if err := step("save-write"); err != nil {
-		return err
-	}
-	if err := src(tmp); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := step("save-fsync"); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", path, err)
-	}
-	if err := tmp.Chmod(like.Mode().Perm()); err != nil {
-		return err
-	}
-	if err := ownerOf(like).apply(tmp); err != nil {
-		return err
-	}
-	if err := step("save-close"); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := step("save-link"); err != nil {
-		return err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s already exists: %w", path, err)
-		}
-		// No hard links here: a rename after checking the name is free.
-		if _, lerr := os.Lstat(path); lerr == nil {
-			return fmt.Errorf("%s already exists", path)
-		}
-		if err := os.Rename(tmp.Name(), path); err != nil {
-			return err
-		}
-	}
-	return syncDir(dir)
+	_, err := fileio.WriteAtomic(path, src, fileio.AtomicOptions{
+		Perm: like.Mode().Perm(), SetPerm: true, New: true,
+		Prepare: ownerOf(like).apply,
+		Step:    func(name string) error { return step("save-" + name) },
+	})
+	return err
 }
 
 // copyCutLog writes, under --out, the log cut at its valid prefix and the
@@ -332,17 +215,4 @@ func keepModTime(path string, like fs.FileInfo) error {
 		return fmt.Errorf("restoring the modification time of %s: %w", path, err)
 	}
 	return nil
-}
-
-// syncDir fsyncs a directory, making renames and new names in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
-	}
-	return d.Close()
 }
