@@ -3,7 +3,6 @@ package recovery
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 
@@ -192,7 +191,6 @@ type recoverer struct {
 	cutOverlap bool
 	txns       *producerstate.State
 	dec        record.RecordDecoder
-	scratch    []byte // for the rare batch the entry scanner refuses (negativeDelta)
 
 	readAheadMin int64
 }
@@ -343,7 +341,7 @@ func (r *recoverer) scan(f *fileio.File, size int64, run *segmentRun) (stop, err
 		// ParseBatch refuses a v2 batch with a negative lastOffsetDelta,
 		// which ensureValid accepts when its CRC (which covers the delta)
 		// matches. Give such a batch the broker's treatment and go on after it.
-		next, stop, err := r.negativeDelta(f, size, run, ce.Position)
+		next, stop, err := r.negativeDelta(it, size, run, ce.Position)
 		if err != nil || stop != nil {
 			return stop, err
 		}
@@ -496,61 +494,25 @@ func (r *recoverer) firstControlRecord(run *segmentRun, b *record.Batch, entry f
 
 // negativeDelta handles the one batch ParseBatch refuses that the broker's
 // ensureValid accepts: a v2 batch of a valid size with a negative
-// lastOffsetDelta and a matching CRC. It returns the position after that
-// batch (-1 when the entry at pos is not such a batch: the scanner's error
-// stands), or why recovery stops.
-func (r *recoverer) negativeDelta(f *fileio.File, size int64, run *segmentRun, pos int64) (next int64, stop, err error) {
-	if pos < 0 || pos != run.idx.ValidBytes() || size-pos < record.V2HeaderSize {
+// lastOffsetDelta and a matching CRC, the header its scan stopped at (pos).
+// It returns the position after that batch (-1 when the entry at pos is
+// not such a batch: the scan's error stands), or why recovery stops. The
+// batch's CRC and bytes come from the iterator, as every other batch's.
+func (r *recoverer) negativeDelta(it *inspect.LogIterator, size int64, run *segmentRun, pos int64) (next int64, stop, err error) {
+	b := it.Batch() // the refused header, decoded in full (ParseBatchTo)
+	if pos < 0 || pos != run.idx.ValidBytes() || b.Position != pos || size-pos < record.V2HeaderSize ||
+		b.Magic < 2 || b.Size < record.V2HeaderSize || b.Size > size-pos || b.LastOffsetDelta >= 0 {
 		return -1, nil, nil
 	}
-	var hdr [record.HeaderReadSize]byte
-	if _, err := f.ReadAt(hdr[:], pos); err != nil {
-		return -1, nil, err
-	}
-	b, perr := record.ParseBatch(hdr[:], pos, f.Name)
-	if perr == nil || b.Magic < 2 || b.Size < record.V2HeaderSize || b.Size > size-pos || b.LastOffsetDelta >= 0 {
-		return -1, nil, nil
-	}
-	computed, err := crcAt(f, &b, r.scratchBuf())
+	computed, ok, err := it.CheckCRC()
 	if err != nil {
 		return -1, nil, err
 	}
-	if computed != b.CRC {
-		return -1, crcError(run.name, &b, computed), nil
+	if !ok {
+		return -1, crcError(run.name, b, computed), nil
 	}
-	entry := func() ([]byte, error) {
-		if b.Size > inspect.MaxEntryBytes {
-			return nil, &fileio.CorruptError{File: f.Name, Position: b.Position, Offset: -1, Err: fmt.Errorf("%w: batch of %d bytes is larger than %d", fileio.ErrTooLarge, b.Size, inspect.MaxEntryBytes)}
-		}
-		buf := make([]byte, b.Size)
-		if _, err := f.ReadAt(buf, b.Position); err != nil {
-			return nil, err
-		}
-		return buf, nil
-	}
-	if stop, err := r.batch(run, &b, entry); stop != nil || err != nil {
+	if stop, err := r.batch(run, b, it.Entry); stop != nil || err != nil {
 		return -1, stop, err
 	}
 	return b.End(), nil, nil
-}
-
-func (r *recoverer) scratchBuf() []byte {
-	if r.scratch == nil {
-		r.scratch = make([]byte, 64<<10)
-	}
-	return r.scratch
-}
-
-// crcAt computes an entry's checksum by streaming it through buf.
-func crcAt(f io.ReaderAt, b *record.Batch, buf []byte) (uint32, error) {
-	var crc uint32
-	for at := b.Position + record.CRCStart(b.Magic); at < b.End(); {
-		n := min(int64(len(buf)), b.End()-at)
-		if _, err := f.ReadAt(buf[:n], at); err != nil {
-			return 0, err
-		}
-		crc = record.UpdateCRC(b.Magic, crc, buf[:n])
-		at += n
-	}
-	return crc, nil
 }
