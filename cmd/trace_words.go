@@ -157,8 +157,11 @@ func largestFrom(s inspect.TraceStep) string {
 
 // rebuildWords says why recovery rebuilds a segment's indexes.
 func rebuildWords(why string) string {
-	if why == inspect.RebuildIndexMissing {
+	switch why {
+	case inspect.RebuildIndexMissing:
 		return "its .index is missing: the broker's loader rebuilds the segment's indexes before it serves anything (LogLoader.loadSegmentFiles, recoverSegment)"
+	case inspect.RebuildTxnIndexBelowBase:
+		return "its .txnindex holds an entry below the base offset: the broker's loader rebuilds the segment's indexes before it serves anything (TransactionIndex.sanityCheck, LogLoader.loadSegmentFiles, recoverSegment)"
 	}
 	return "its .timeindex is missing and the broker's next start recovers the segment, rebuilding its indexes (LogLoader.recoverLog)"
 }

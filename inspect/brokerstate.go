@@ -1,10 +1,13 @@
 package inspect
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 
+	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
 
@@ -65,6 +68,44 @@ func (r RecoveryStart) KeptBecause() string {
 		return "the data directory holds .kafka_cleanshutdown"
 	}
 	return fmt.Sprintf("it is below the recovery point %d", r.Point)
+}
+
+// RebuiltAtLoad says why the broker's loader rebuilds the indexes of
+// segment sf (one with a .log) at every start, whatever the shutdown and
+// the recovery point (LogLoader.loadSegmentFiles: LogSegment.sanityCheck
+// throws and the loader calls recoverSegment): RebuildIndexMissing when
+// its .index is missing (NoSuchFileException), RebuildTxnIndexBelowBase
+// when its .txnindex fails TransactionIndex.sanityCheck with
+// CorruptIndexException (an entry's last offset below the base offset; a
+// version byte above 0 fails the load instead, verify's
+// txnindex.version); "" when it does not.
+func RebuiltAtLoad(sf SegmentFiles) (string, error) {
+	if sf.Index == "" {
+		return RebuildIndexMissing, nil
+	}
+	if sf.TxnIndex == "" {
+		return "", nil
+	}
+	f, err := fileio.Open(sf.TxnIndex, fileio.Options{Mapped: true})
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	// Entries past what the log could justify are not read (verify's
+	// txnindex.size reports them): a sparse file of billions of entries is
+	// not scanned.
+	size := f.Size()
+	if b, ok := sf.TxnIndexBound(); ok {
+		size = min(size, b*indexfmt.TxnEntrySize)
+	}
+	err = indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(f, size)).SanityCheck(sf.BaseOffset)
+	switch {
+	case err == nil, errors.Is(err, indexfmt.ErrTxnVersion):
+		return "", nil
+	case errors.Is(err, indexfmt.ErrCorruptIndex):
+		return RebuildTxnIndexBelowBase, nil
+	}
+	return "", err
 }
 
 // BrokerState is what a broker knows about a partition from the files

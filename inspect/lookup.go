@@ -49,10 +49,9 @@ type LookupOptions struct {
 	Broker *BrokerState
 	// RecoveredIndexes builds in memory the offset and time index broker
 	// recovery would write for a segment (nothing written). A lookup uses
-	// them for a segment whose .index is missing, which the broker's
-	// loader rebuilds before the segment serves anything
-	// (LogLoader.loadSegmentFiles: "Could not find offset index file ...
-	// rebuilding index files"), and for one whose .timeindex is missing
+	// them for a segment the broker's loader rebuilds before it serves
+	// anything (RebuiltAtLoad: its .index missing, its .txnindex failing
+	// the sanity check), and for one whose .timeindex is missing
 	// when the next start recovers that segment (otherwise the broker
 	// creates an empty time index). Nil: such a segment is searched without
 	// the missing index, from position 0.
@@ -86,10 +85,13 @@ func openForLookup(sf SegmentFiles, st *BrokerState, opts LookupOptions, tr *tra
 	}
 	seg.KeptBecause = st.kept(sf.BaseOffset)
 	rebuild := ""
+	if sf.Log != "" {
+		// A .txnindex that cannot be read leaves the segment as it is:
+		// the lookup never reads that file otherwise.
+		rebuild, _ = RebuiltAtLoad(sf)
+	}
 	switch {
-	case sf.Log == "":
-	case sf.Index == "":
-		rebuild = RebuildIndexMissing
+	case sf.Log == "", rebuild != "":
 	case sf.TimeIndex == "" && seg.KeptBecause == "":
 		rebuild = RebuildTimeIndexMissing
 	case sf.TimeIndex == "":

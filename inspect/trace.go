@@ -45,7 +45,7 @@ type TraceStep struct {
 	// RebuiltOffsetEntries and RebuiltTimeEntries: the index entries
 	// recovery writes for a segment it rebuilds (WhyRebuilt).
 	RebuiltOffsetEntries, RebuiltTimeEntries int
-	// Rebuild: why recovery rebuilds the segment's indexes (RebuildIndexMissing, RebuildTimeIndexMissing).
+	// Rebuild: why recovery rebuilds the segment's indexes (RebuildIndexMissing, RebuildTxnIndexBelowBase, RebuildTimeIndexMissing).
 	Rebuild string
 	// ModTime: the segment has no timestamps, so its largest timestamp is
 	// the .log's modification time (LogSegment.largestTimestamp).
@@ -111,8 +111,9 @@ const (
 
 // Why recovery rebuilds a segment's indexes before a lookup (TraceStep.Rebuild).
 const (
-	RebuildIndexMissing     = "index-missing"     // LogLoader.loadSegmentFiles, recoverSegment
-	RebuildTimeIndexMissing = "timeindex-missing" // the next start recovers the segment (LogLoader.recoverLog)
+	RebuildIndexMissing      = "index-missing"       // LogLoader.loadSegmentFiles, recoverSegment
+	RebuildTimeIndexMissing  = "timeindex-missing"   // the next start recovers the segment (LogLoader.recoverLog)
+	RebuildTxnIndexBelowBase = "txnindex-below-base" // TransactionIndex.sanityCheck fails (LogLoader.loadSegmentFiles, recoverSegment)
 )
 
 // tracer collects steps when enabled; a nil *tracer records nothing.

@@ -1,13 +1,10 @@
 package verify
 
 import (
-	"errors"
 	"math"
 	"os"
 
-	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
 
@@ -66,6 +63,12 @@ const (
 	ReasonTxnIndexBelowBase = "txnindex_below_base"
 )
 
+// startupReasons words inspect.RebuiltAtLoad's reasons as StartupSegment.Reason.
+var startupReasons = map[string]string{
+	inspect.RebuildIndexMissing:      ReasonIndexMissing,
+	inspect.RebuildTxnIndexBelowBase: ReasonTxnIndexBelowBase,
+}
+
 // SetEstimate fills in the time estimate for a scan rate in bytes per
 // second (no estimate when the rate is not positive).
 func (p *StartupRecovery) SetEstimate(rate float64) {
@@ -115,16 +118,12 @@ func planStartupRecovery(p *inspect.Partition, dd *sidefile.DataDirFiles) (Start
 		switch {
 		case i >= first:
 			reason = ReasonRecoveryPoint
-		case sf.Index == "":
-			reason = ReasonIndexMissing
 		default:
-			below, err := txnIndexBelowBase(sf)
+			why, err := inspect.RebuiltAtLoad(sf)
 			if err != nil {
 				return plan, err
 			}
-			if below {
-				reason = ReasonTxnIndexBelowBase
-			}
+			reason = startupReasons[why]
 		}
 		if reason == "" {
 			continue
@@ -142,33 +141,4 @@ func planStartupRecovery(p *inspect.Partition, dd *sidefile.DataDirFiles) (Start
 	}
 	plan.SegmentCount = len(plan.Segments)
 	return plan, nil
-}
-
-// txnIndexBelowBase is TransactionIndex.sanityCheck failing with
-// CorruptIndexException (an entry's last offset below the base), which
-// makes the loader rebuild the segment. (A version byte above 0 makes the
-// load fail instead; verify reports it as txnindex.version.)
-func txnIndexBelowBase(sf inspect.SegmentFiles) (bool, error) {
-	if sf.TxnIndex == "" {
-		return false, nil
-	}
-	f, err := fileio.Open(sf.TxnIndex, fileio.Options{Mapped: true})
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	// Entries past what the log could justify are not read (txnindex.size
-	// reports them): a sparse file of billions of entries is not scanned.
-	size := f.Size()
-	if b, ok := sf.TxnIndexBound(); ok {
-		size = min(size, b*indexfmt.TxnEntrySize)
-	}
-	err = indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(f, size)).SanityCheck(sf.BaseOffset)
-	switch {
-	case err == nil, errors.Is(err, indexfmt.ErrTxnVersion):
-		return false, nil
-	case errors.Is(err, indexfmt.ErrCorruptIndex):
-		return true, nil
-	}
-	return false, err
 }
