@@ -299,6 +299,33 @@ func ReadNextOffset(it *LogIterator, log io.ReaderAt, name string, size, base in
 	return end, start, err
 }
 
+// EntryLeadsNowhere reports whether ReadNextOffset's scan, which started
+// at start (the offset index's last entry; -1: the entry could not be
+// read), found no batch (found false) or stopped at bytes no batch can
+// start with (err ErrCorruptHeader): either the log is damaged there or the
+// entry is wrong, and only a scan from position 0 tells which. The broker
+// then answers the base offset (LogSegment.readNextOffset: translateOffset
+// finds nothing); the readers that want where the log really ends (LogEnd,
+// ls's summaries) scan from 0 instead.
+func EntryLeadsNowhere(start int64, found bool, err error) bool {
+	return start != 0 && (!found || errors.Is(err, fileio.ErrCorruptHeader))
+}
+
+// LogEnd is where a segment's log really ends: ReadNextOffset's scan, or a
+// scan from position 0 when its index entry leads nowhere
+// (EntryLeadsNowhere). Damage ends the scan, the end being the last batch
+// before it, and is returned as the error (a *fileio.CorruptError).
+func LogEnd(it *LogIterator, log io.ReaderAt, name string, size, base int64, idx *indexfmt.OffsetIndex) (SegmentEnd, error) {
+	end, start, err := ReadNextOffset(it, log, name, size, base, idx)
+	if start >= 0 && err != nil && !isDamage(err) {
+		return end, err // a read error, not an answer
+	}
+	if EntryLeadsNowhere(start, end.HasBatch, err) {
+		return ScanEnd(it, log, name, size, base, 0)
+	}
+	return end, err
+}
+
 // ScanEnd runs the headers-only iterator it over the log from position
 // start to its end and returns the end it found (see ReadNextOffset).
 func ScanEnd(it *LogIterator, log io.ReaderAt, name string, size, base, start int64) (SegmentEnd, error) {

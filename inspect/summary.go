@@ -291,12 +291,8 @@ func summarize(sf SegmentFiles, opts SummaryOptions, m *Meter, counted *int64) (
 	if err != nil {
 		return s, err
 	}
-	if start > 0 && (scan.batches == 0 || errors.Is(scan.damage, fileio.ErrCorruptHeader)) {
-		// No batch, or impossible bytes, where the index says a batch
-		// starts: either the log is damaged there or the entry is wrong.
-		// A scan from the start tells which, and finds the last batch
-		// before the damage. (The broker's readNextOffset would answer
-		// the base offset here.)
+	if start > 0 && EntryLeadsNowhere(start, scan.batches > 0, scan.damage) {
+		// A scan from the start finds the last batch before the damage.
 		again, err := s.scan(NewLogIterator(IterOptions{Window: DefaultWindow}), f, 0, start, &sc.dec, m, counted)
 		if err != nil {
 			return s, err

@@ -264,23 +264,14 @@ func segmentEndOf(sf inspect.SegmentFiles) segmentEnd {
 }
 
 // lastBatchOf is where a segment's log (size bytes, based at base, named
-// name in errors) ends, found as readNextOffset finds it
-// (inspect.ReadNextOffset) but for two things the side checks need of the
-// log itself, not of a broker reading it: damage ends the scan without an
-// error (the log checks report it), and an index entry that leads to no
-// batch is not taken as an empty segment: the whole log is scanned. idx
-// may be nil (no offset index).
+// name in errors) really ends (inspect.LogEnd): damage ends the scan
+// without an error (the log checks report it). idx may be nil (no offset
+// index).
 func lastBatchOf(log io.ReaderAt, name string, size, base int64, idx *indexfmt.OffsetIndex) segmentEnd {
 	it := inspect.NewLogIterator(inspect.IterOptions{Headers: true})
-	var ce *fileio.CorruptError
-	end, start, err := inspect.ReadNextOffset(it, log, name, size, base, idx)
-	if errors.As(err, &ce) || start < 0 {
-		err = nil // damage: the log checks report it; an unreadable index: its checks do
-	}
-	if err == nil && !end.HasBatch && start != 0 {
-		if end, err = inspect.ScanEnd(it, log, name, size, base, 0); errors.As(err, &ce) {
-			err = nil
-		}
+	end, err := inspect.LogEnd(it, log, name, size, base, idx)
+	if ce := (*fileio.CorruptError)(nil); errors.As(err, &ce) {
+		err = nil // damage: the log checks report it
 	}
 	return segmentEnd{end, err}
 }
