@@ -27,10 +27,10 @@ import (
 
 // The page of kseg report is tested in a real headless Chromium, driven
 // through the DevTools protocol (chromedp). Without a browser these tests
-// fail and say how to install one; KSEG_SKIP_BROWSER=1 skips them (the
-// README's quick make test documents it; make check, which CI runs,
-// never sets it). KSEG_CHROMIUM names a Chrome or Chromium binary other
-// than the one on PATH.
+// fail and say how to install one; KSEG_SKIP_BROWSER=1 skips them (make
+// test sets it when it finds no Chromium, as the README's Development
+// section says; make check, which CI runs, clears it). KSEG_CHROMIUM
+// names a Chrome or Chromium binary other than the one on PATH.
 
 // chromiumPath finds the browser the tests drive.
 func chromiumPath(t *testing.T) string {
