@@ -11,8 +11,8 @@
 #   make check    every test in its long form, all under the race detector,
 #                 the browser tests never skipped (what CI runs; .ci/run
 #                 installs Debian's chromium)
-#   make screenshots  docs/report-demo.png and docs/report-damaged.png, the
-#                 report page drawn by Chromium
+#   make screenshots  docs/report-demo.png, docs/report-damaged.png and
+#                 docs/report-damaged-dark.png: the report page in Chromium
 #   make lint     gofmt, go vet, staticcheck
 #   make bench    benchmarks on generated partitions, benchstat, targets
 #
@@ -113,7 +113,8 @@ check:
 	KSEG_SKIP_BROWSER= $(GO) run ./testdata/testtime -json $(TEST_JSON) '$(GOTEST) -race -timeout=90m ./...'
 
 # The report page's screenshots in docs/ (TestReportScreenshots, in
-# Chromium): the page on a demo data directory and on a damaged one.
+# Chromium): the page on a demo data directory and on a damaged one, that
+# one in the light and the dark theme.
 screenshots:
 	KSEG_SKIP_BROWSER= KSEG_SCREENSHOTS=$(abspath docs) $(GO) test -count=1 -run='^TestReportScreenshots$$' ./cmd
 
