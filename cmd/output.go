@@ -592,6 +592,12 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 	return err
 }
 
+// printFooter writes lines as the footer of a table drawn before it: in
+// the table format wrapped between words to the terminal (wrapIndented).
+func printFooter(ios *IOStreams, lines ...string) error {
+	return writeTable(ios, nil, nil, nil, lines)
+}
+
 // drawRows draws the header (unless nil) and rows into out through
 // tablewriter in columns of the given widths, which every fitted cell
 // fits (tablewriter pads and aligns, it never has to cut), and under each
@@ -880,15 +886,16 @@ const minWrapWidth = 40
 func wrapText(text string, w int) []string {
 	runes := []rune(text)
 	var lines []string
-	for _, s := range wrapSpans(runes, w) {
+	for _, s := range wrapSpans(runes, w, false) {
 		lines = append(lines, string(runes[s[0]:s[1]]))
 	}
 	return lines
 }
 
-// wrapSpans is wrapText as the [start, end) rune ranges of text's lines
-// (the blanks between two lines in none of them).
-func wrapSpans(runes []rune, w int) [][2]int {
+// wrapSpans is wrapText (with whole, wrapIndented: never inside a word,
+// one wider than the line is the whole of a line of its own) as the [start, end) rune
+// ranges of text's lines (the blanks between two lines in none of them).
+func wrapSpans(runes []rune, w int, whole bool) [][2]int {
 	trimRight := func(from, to int) int {
 		for to > from && runes[to-1] == ' ' {
 			to--
@@ -932,6 +939,14 @@ func wrapSpans(runes []rune, w int) [][2]int {
 			cut = space
 		case glued > start:
 			cut = glued
+		case whole: // the first word, to its end
+			cut = start
+			for cut < len(runes) && runes[cut] == ' ' {
+				cut++
+			}
+			for cut < len(runes) && runes[cut] != ' ' {
+				cut++
+			}
 		case inside > start:
 			cut = inside
 		case cut == start:
@@ -971,7 +986,8 @@ func countAt(runes []rune, i int) bool {
 }
 
 // wrapIndented wraps a line of text (a footer line, a step of a --trace
-// story) to w columns, and no fewer than minWrapWidth: the lines after the
+// story) between words (wrapWords) to w columns, and no fewer than
+// minWrapWidth: the lines after the
 // first are indented four columns more than it is, so that a wrapped step
 // reads as one. A line coloured with ANSI codes is wrapped by its visible
 // text, each line carrying the colours in force where it starts and
@@ -986,7 +1002,7 @@ func wrapIndented(text string, w int) []string {
 	for indent < len(runes) && runes[indent] == ' ' {
 		indent++
 	}
-	spans := wrapSpans(runes, w)
+	spans := wrapSpans(runes, w, true)
 	pads := make([]int, len(spans))
 	if indent+4 <= w/2 && len(spans) > 1 {
 		first := spans[0]
@@ -995,7 +1011,7 @@ func wrapIndented(text string, w int) []string {
 			rest++
 		}
 		spans = [][2]int{first}
-		for _, s := range wrapSpans(runes[rest:], w-indent-4) {
+		for _, s := range wrapSpans(runes[rest:], w-indent-4, true) {
 			spans = append(spans, [2]int{s[0] + rest, s[1] + rest})
 		}
 		pads = make([]int, len(spans))
