@@ -263,8 +263,7 @@ func LeftoverAtLoad(name string) string {
 // opening any of them.
 func ReadPartition(dir string) (*Partition, error) {
 	// Listed unsorted (os.ReadDir sorts): segments and skipped files are
-	// sorted below, and sorting a listing of thousands of files cost a
-	// time lookup more than its search.
+	// sorted below, once.
 	f, err := fileio.OpenDir(dir)
 	if err != nil {
 		return nil, err

@@ -12,8 +12,8 @@ import (
 )
 
 // Damage is a stretch of a .log that a salvaging LogIterator (and so
-// WalkSalvage) skipped: the bytes [Position, End) hold no batch it could read. End is
-// where the next valid batch starts, or the file size when none does.
+// WalkSalvage) skipped: the bytes [Position, End) hold no batch it could
+// read. End is where the next valid batch starts, or the file size.
 type Damage struct {
 	Segment       *SegmentFiles
 	Position, End int64
@@ -87,7 +87,7 @@ func (d *Damage) Kind() DamageKind {
 // broker's stop rules (FileLogInputStream.nextBatch). Without salvage it ends at the first
 // damage, which Err returns, as a broker's iterator does. With salvage it
 // goes on: where entries stop being readable it yields a Damage and
-// resumes at the next valid batch (Resyncer); a batch whose CRC does not
+// resumes at the next valid batch (scan.Resyncer); a batch whose CRC does not
 // match is judged by Judge.
 //
 //	it := NewLogIterator(IterOptions{Salvage: true})
@@ -142,7 +142,7 @@ type IterOptions struct {
 	// as the broker's FileRecords.searchForOffsetWithSize and
 	// searchForTimestamp do: the bytes between two headers of batches
 	// larger than 1 KiB are never read; after a smaller batch the next
-	// 4 KiB are read at once, for the headers inside them (see scanner).
+	// 4 KiB are read at once, for the headers inside them (scan.Scanner).
 	// Entry, CheckCRC and Judge still work, through a window allocated on
 	// their first use.
 	Headers bool

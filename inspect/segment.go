@@ -99,13 +99,9 @@ func (s *Segment) unguarded(lookup func(r readers)) (faulted bool) {
 type SegmentOptions struct {
 	// Log says how the .log is opened. The zero value reads it with pread,
 	// as the broker's FileRecords reads it: a lookup reads a few batch
-	// headers of a file of up to 2 GiB, and mapping it would cost more than
-	// the reads (every first touch of a mapped page faults, and the unmap
-	// tears down what the faults set up; docs/performance.md has the
-	// figures); the pages read stay cached. A process that makes many
-	// lookups in one segment (the broker's case) does better mapping it
-	// too, fileio.Options{Mapped: true}: once its pages are mapped a header
-	// read is a copy, not a system call.
+	// headers, and a mapping costs more than those reads. A process that
+	// makes many lookups in one segment (the broker's case) maps it too,
+	// fileio.Options{Mapped: true}.
 	Log fileio.Options
 	// Unmapped maps nothing: every file, the indexes too (which are
 	// otherwise mapped, as the broker maps them: small, read at random), is

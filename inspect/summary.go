@@ -110,9 +110,8 @@ const summaryWindow = 64 << 10
 const firstWindow = 16 << 10
 
 // summaryScratch is what a shallow summary reads with, reused across
-// segments and goroutines (summaryScratches): buffers and iterators made
-// per segment cost more than the reading in a listing of thousands of
-// small segments (fresh pages to fault in and zero, and collections).
+// segments and goroutines (summaryScratches), so that a listing of
+// thousands of small segments allocates nothing per segment.
 type summaryScratch struct {
 	// buf (summaryWindow bytes) holds an index file, then the window of
 	// the scan from the last index entry.

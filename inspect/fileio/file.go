@@ -12,8 +12,7 @@ import (
 
 // File is one file opened read-only: through a memory mapping
 // (golang.org/x/exp/mmap), as the broker maps its indexes, or through pread
-// (os.File.ReadAt), which measured faster and steadier for long sequential
-// scans (docs/performance.md). Both are io.ReaderAt, the one reading
+// (os.File.ReadAt), for long sequential scans (docs/performance.md). Both are io.ReaderAt, the one reading
 // abstraction the rest of inspect uses, so either can serve any reader.
 //
 // The size is fixed when the file is opened: a log a broker is still

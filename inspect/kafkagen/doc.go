@@ -1,4 +1,4 @@
-// Package gen writes synthetic Kafka partition directories that are byte
+// Package kafkagen writes synthetic Kafka partition directories that are byte
 // compatible with what a broker writes, deterministically from a seed. It
 // is the ground truth of kseg's tests: Generate returns a Manifest that
 // lists every batch, record and index entry it wrote.

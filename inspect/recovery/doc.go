@@ -5,7 +5,9 @@
 // and .txnindex bytes it writes, byte for byte. Nothing is written.
 //
 // It sits below both of its users: verify compares the files on disk with
-// a plan (the *.stale and txnindex checks), rebuild writes one. The index
+// a plan (the *.stale and txnindex checks), rebuild writes one. A plan is
+// a SegmentRecovery per segment (PlanPartition); which segments a broker's
+// next start recovers is verify's StartupRecovery. The index
 // points come from indexfmt.RecoveryIndexer, the rule verify's single-pass
 // stale check feeds as well; the transaction index from a replay of the
 // producer state (producerstate.State).

@@ -89,11 +89,8 @@ const ReadAlignment = 4096
 
 // ReadStart is where a window of size bytes that must hold [at, at+n)
 // starts reading: at rounded down to a page boundary when that still
-// fits, else at. The window buffers are page aligned, and a pread copies
-// out of the page cache faster when the file offset is aligned too: a
-// pass that checksums batch by batch measured 8.35 GB/s with aligned
-// reads against 7.5 GB/s with reads starting at batch boundaries
-// (docs/performance.md).
+// fits, else at (page-aligned reads copy out of the page cache faster;
+// docs/performance.md).
 func ReadStart(at, n, size int64) int64 {
 	if start := at &^ (ReadAlignment - 1); at-start+n <= size {
 		return start
