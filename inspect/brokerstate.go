@@ -165,7 +165,7 @@ func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 
 // BrokerStateFrom is ReadBrokerState over data directory files already
 // read (dd may be nil), for commands that go through many partitions of
-// one data directory. p must not be a single segment (Only).
+// one data directory. p must not be a single segment (SingleSegment).
 func BrokerStateFrom(p *Partition, dd *sidefile.DataDirFiles) *BrokerState {
 	return brokerStateOf(p, p.Segments, dd)
 }

@@ -81,7 +81,7 @@ func (s MetadataSnapshot) Segment() SegmentFiles {
 	return SegmentFiles{Log: s.Path, Snapshot: &s}
 }
 
-// Partition is a partition of the snapshot file alone (Only), whose
+// Partition is a partition of the snapshot file alone (SingleSegment), whose
 // records are metadata records: the __cluster_metadata-0 partition it
 // belongs to, with the snapshot as its one segment.
 func (s MetadataSnapshot) Partition() *Partition {
