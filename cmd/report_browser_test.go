@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -338,6 +339,34 @@ func TestReportPageInBrowser(t *testing.T) {
 		if got, want := len(tableRows(t, r, id)), min(50, len(byKind[kind])); got != want || want == 0 {
 			t.Errorf("%s: %d rows, %d %s lines", id, got, len(byKind[kind]), kind)
 		}
+	}
+
+	// Every partition's name in every table is on one line ("payments-0",
+	// not "payments-" above "0").
+	broken := eval[[]string](t, r, `[...document.querySelectorAll('td.part')].filter(td => {
+		const range = document.createRange(); range.selectNodeContents(td);
+		return new Set([...range.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top))).size > 1
+	}).map(td => td.closest('.tablewrap').id + ': ' + td.textContent)`)
+	if n := eval[int](t, r, `document.querySelectorAll('td.part').length`); n < len(byKind["partition"]) {
+		t.Errorf("%d partition cells", n)
+	}
+	if len(broken) > 0 {
+		t.Errorf("partition names on more than one line: %q", broken)
+	}
+
+	// The partitions sort by size, largest first, as the data's log_bytes.
+	if err := chromedp.Do(r.ctx, chromedp.Click(`//table[ancestor::*[@id="partitions-table"]]//th/button[text()="size"]`)); err != nil {
+		t.Fatal(err)
+	}
+	bySize := append([]map[string]any(nil), byKind["partition"]...)
+	sort.SliceStable(bySize, func(i, j int) bool { return bySize[i]["log_bytes"].(float64) > bySize[j]["log_bytes"].(float64) })
+	var want, got []string
+	for i, p := range bySize {
+		want = append(want, p["name"].(string))
+		got = append(got, tableRows(t, r, "partitions-table")[i][0])
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("sorted by size: %v, want %v", got, want)
 	}
 	r.checkClean(t, file)
 }
