@@ -75,7 +75,7 @@ image:
 # it they take most of ten minutes). race_test.go fails when a package
 # starts goroutines and is not listed, or a name starts no test.
 MODULE         := github.com/kseg/kseg
-RACE_PACKAGES  := inspect inspect/fileio inspect/find inspect/replica inspect/schemaregistry verify
+RACE_PACKAGES  := inspect inspect/internal/scan inspect/fileio inspect/find inspect/replica inspect/schemaregistry verify
 RACE_CMD_TESTS := TestProgress|TestWarningClearsBar|TestInterrupt|TestRebuildInterrupted
 TEST_JSON      ?= bin/test.json
 

@@ -257,7 +257,7 @@ func brokerLookupOptions(trace bool) inspect.LookupOptions {
 // recoveredIndexes plans the recovery of the one segment sf and returns
 // the offset and time index it would write.
 func recoveredIndexes(sf inspect.SegmentFiles) (index, timeIndex []byte, err error) {
-	one := &inspect.Partition{Dir: filepath.Dir(sf.Log), Segments: []inspect.SegmentFiles{sf}, Only: true}
+	one := &inspect.Partition{Dir: filepath.Dir(sf.Log), Segments: []inspect.SegmentFiles{sf}, SingleSegment: true}
 	plans, err := recovery.PlanPartition(one, recovery.Options{})
 	if err != nil && len(plans) == 0 {
 		return nil, nil, err

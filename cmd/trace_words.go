@@ -85,16 +85,16 @@ func traceMessage(s inspect.TraceStep) string {
 	case inspect.WhyNoAnswerBelowStart:
 		return fmt.Sprintf("log start offset %d, from %s: no answer below it", s.Offset, s.Source)
 	case inspect.WhyTimeIndexKept:
-		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index", s.Segment, s.Kept)
+		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index", s.Segment, s.KeptBecause)
 	case inspect.WhyTimeIndexKeptMax:
-		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index, so the segment's largest timestamp is unknown", s.Segment, s.Kept)
+		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index, so the segment's largest timestamp is unknown", s.Segment, s.KeptBecause)
 	case inspect.WhyUnrebuilt:
 		return fmt.Sprintf("%s: %s; searching without it", s.Segment, rebuildWords(s.Rebuild))
 	case inspect.WhyRebuildFailed:
 		return fmt.Sprintf("%s: %s, but recovery cannot rebuild it (%s); searching without it", s.Segment, rebuildWords(s.Rebuild), s.Detail)
 	case inspect.WhyRebuilt:
 		return fmt.Sprintf("%s: %s; searching the %d offset-index and %d time-index entries recovery would write (built in memory, nothing written)",
-			s.Segment, rebuildWords(s.Rebuild), s.Entries, s.Slots)
+			s.Segment, rebuildWords(s.Rebuild), s.RebuiltOffsetEntries, s.RebuiltTimeEntries)
 	case inspect.WhyNoOffsetIndex:
 		return fmt.Sprintf("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.File)
 	case inspect.WhyEmptyOffsetIndex:
@@ -119,7 +119,7 @@ func traceMessage(s inspect.TraceStep) string {
 		return fmt.Sprintf("%s index %s: slots %d..%d (%d) are zero padding, the preallocated tail of an active segment (or of one a broker left without a clean shutdown): searching the %d entries before it, as the broker that holds the segment does (its entry count excludes the padding) and as one that recovers it does (recovery rebuilds the index)",
 			s.Index, s.File, s.Entries, s.Slots-1, s.Slots-s.Entries, s.Entries)
 	case inspect.WhyPaddingKept:
-		return fmt.Sprintf("%s is padded on a segment the broker's next start would not recover (%s): a broker restarting now would count all %d slots, padding included (KAFKA-10207); kseg verify reports it", s.File, s.Kept, s.Slots)
+		return fmt.Sprintf("%s is padded on a segment the broker's next start would not recover (%s): a broker restarting now would count all %d slots, padding included (KAFKA-10207); kseg verify reports it", s.File, s.KeptBecause, s.Slots)
 	}
 	return fmt.Sprintf("%s (%s)", s.Step, s.Why) // a step this file does not know yet
 }
