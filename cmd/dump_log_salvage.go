@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/kseg/kseg/inspect"
@@ -48,11 +47,7 @@ func (s *salvageReport) add(d inspect.Damage) error {
 // returns what is wrong there (without the file and position, which the
 // warning gives apart).
 func warnSkipped(ios *IOStreams, d inspect.Damage) string {
-	detail := d.Err.Error()
-	var ce *fileio.CorruptError
-	if errors.As(d.Err, &ce) {
-		detail = ce.Err.Error()
-	}
+	detail := fileio.CorruptDetail(d.Err)
 	ios.Warnf("%s: bytes %d..%d (%d bytes) skipped: %s", d.Segment.Log, d.Position, d.End-1, d.End-d.Position, detail)
 	return detail
 }
@@ -60,8 +55,7 @@ func warnSkipped(ios *IOStreams, d inspect.Damage) string {
 // recordsDamaged turns a batch whose records do not decode into a damaged
 // range when salvaging; otherwise the error stands.
 func (s *salvageReport) recordsDamaged(w inspect.WalkBatch, err error) error {
-	var ce *fileio.CorruptError
-	if s == nil || !errors.As(err, &ce) {
+	if s == nil || !fileio.IsCorrupt(err) {
 		return err
 	}
 	return s.add(inspect.Damage{Segment: w.Segment, Position: w.Batch.Position, End: w.Batch.End(), Err: err})

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -323,11 +322,7 @@ func findValues(ios *IOStreams) func(*inspect.Partition) *recordValues {
 // reportFindDamage says on stderr which bytes of which file were not
 // searched.
 func reportFindDamage(ios *IOStreams, d *inspect.Damage, salvage bool) {
-	detail := d.Err.Error()
-	var ce *fileio.CorruptError
-	if errors.As(d.Err, &ce) {
-		detail = ce.Err.Error()
-	}
+	detail := fileio.CorruptDetail(d.Err)
 	if !salvage || d.End < 0 {
 		ios.Warnf("%s: byte position %d: %s; the rest of the segment was not searched", d.Segment.Log, d.Position, detail)
 		return

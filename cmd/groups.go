@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -182,8 +181,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	var damaged []error
 	for _, p := range parts {
 		if err := st.Load(p, groups.Options{At: opts.at.Value, Group: opts.group, Topic: opts.topic}); err != nil {
-			var ce *fileio.CorruptError
-			if !errors.As(err, &ce) {
+			if !fileio.IsCorrupt(err) {
 				return err
 			}
 			ios.Warnf("%v; the offsets after the damage in that segment are not applied", err)

@@ -19,7 +19,6 @@ package find
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -312,11 +311,10 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 			}
 		}
 		damaged := false
-		// damage reports batch b as damage (err): with Salvage the search
-		// goes on past it, else the rest of the segment is not searched.
-		damage := func(b *record.Batch, err error) error {
+		// damage reports d: with Salvage the search goes on past it, else
+		// the rest of the segment is not searched.
+		damage := func(d inspect.Damage) error {
 			damaged = true
-			d := inspect.Damage{Segment: sf, Position: b.Position, End: b.End(), Err: err}
 			if !opts.Salvage {
 				d.End = -1 // the rest of the segment is not searched
 			}
@@ -335,27 +333,21 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 			}
 			pending = nil // sent matches belong to the receiver
 			if !w.CRCValid {
-				// Its bytes are not what was written: a consumer's CRC
-				// check refuses the batch (DefaultRecordBatch.ensureValid)
-				// and broker recovery truncates the segment there.
-				return damage(b, &fileio.CorruptError{File: w.Segment.Log, Position: b.Position, Offset: -1,
-					Err: fmt.Errorf("%w: stored crc %d does not match the computed %d", fileio.ErrCRC, b.CRC, record.ComputeCRC(b.Magic, w.Entry))})
+				return damage(w.CRCDamage())
 			}
 			count := record.HeaderCount(b)
-			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
+			d, err := w.Records(&dec, func(r *record.Record) error {
 				count.Record(r)
 				if f.Match(r) {
 					pending = append(pending, Match{Partition: p, Segment: sf, Batch: *b, Record: r.Clone()})
 				}
 				return nil
 			})
-			if err != nil {
-				var ce *fileio.CorruptError
-				if !errors.As(err, &ce) {
-					return err
-				}
-				// Records that do not decode: the batch is damage.
-				return damage(b, err)
+			switch {
+			case err != nil:
+				return err
+			case d != nil:
+				return damage(*d)
 			}
 			for k := range pending {
 				pending[k].BatchBaseOffset = count.FirstOffset
@@ -378,12 +370,12 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		}
 		switch {
 		case err == nil, errors.Is(err, errSkipSegment):
-		case isDamage(err) && !damaged:
+		case fileio.IsCorrupt(err) && !damaged:
 			d := inspect.Damage{Segment: sf, Position: damagePosition(err), End: -1, Err: err}
 			if err := send(Event{Partition: p, Damage: &d}); err != nil {
 				return err
 			}
-		case isDamage(err):
+		case fileio.IsCorrupt(err):
 		default:
 			return err
 		}
@@ -392,11 +384,6 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 }
 
 var errSkipSegment = errors.New("skip the rest of the segment")
-
-func isDamage(err error) bool {
-	var ce *fileio.CorruptError
-	return errors.As(err, &ce)
-}
 
 func damagePosition(err error) int64 {
 	var ce *fileio.CorruptError
