@@ -194,13 +194,13 @@ func runCleaner(ios *IOStreams, opts analysisOptions, paths []string) error {
 		l.Add(compactionLine(pt))
 	}
 	warnHighWatermarks(ios, hw)
-	l.Empty(fmt.Sprintf("no compacted partition (%d partitions whose topic does not compact; --config cleanup.policy=compact treats them as compacted)", rep.Skipped))
-	l.Footer("%d compacted partitions, %d the cleaner would clean; %d others do not compact", len(rep.Partitions)-failed, clean, rep.Skipped)
+	l.Empty(fmt.Sprintf("no compacted partition (%s whose topic does not compact; --config cleanup.policy=compact treats them as compacted)", count(rep.Skipped, "partition")))
+	l.Footer("%s, %d the cleaner would clean; %s of topics that do not compact", count(len(rep.Partitions)-failed, "compacted partition"), clean, count(rep.Skipped, "partition"))
 	if err := l.Close(); err != nil {
 		return err
 	}
 	if failed > 0 {
-		return withHint(fmt.Errorf("%d partitions could not be read", failed), "kseg verify names the damage")
+		return withHint(fmt.Errorf("%s could not be read", count(failed, "partition")), "kseg verify names the damage")
 	}
 	return nil
 }

@@ -246,7 +246,7 @@ func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
 			}
 			l.Add(txnEntryJSON{f.path, i, e.Version, e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset})
 		}
-		l.Footer("%s: %d entries", name, n)
+		l.Footer("%s: %s", name, count(n, "entry"))
 		if err := l.Close(); err != nil {
 			return err
 		}
@@ -282,7 +282,7 @@ func finishIndex[T any](ios *IOStreams, l *lister[T], path, name string, slots i
 		l.Footer("%s", msg)
 		ios.Warnf("%s", msg)
 	} else {
-		l.Footer("%s: %d entries", name, n)
+		l.Footer("%s: %s", name, count(n, "entry"))
 	}
 	if err := l.Close(); err != nil {
 		return err
@@ -294,7 +294,7 @@ func finishIndex[T any](ios *IOStreams, l *lister[T], path, name string, slots i
 // ignores and its sanity check rejects.
 func trailingError(path string, size int64, entrySize int) error {
 	if r := size % int64(entrySize); r != 0 {
-		return fmt.Errorf("%s: byte position %d: %d trailing bytes: the size %d is not a multiple of the %d-byte entry size (run kseg verify %s)", path, size-r, r, size, entrySize, filepath.Dir(path))
+		return fmt.Errorf("%s: byte position %d: %s: the size %d is not a multiple of the %d-byte entry size (run kseg verify %s)", path, size-r, count(r, "trailing byte"), size, entrySize, filepath.Dir(path))
 	}
 	return nil
 }

@@ -578,7 +578,7 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 		walkErr = p.Walk(opts.rng, fn)
 	}
 	bar.done()
-	l.Footer("%d batches", batches)
+	l.Footer("%s", count(batches, "batch"))
 	if salvage != nil && salvage.ranges > 0 {
 		l.Footer("%s", salvage.footer())
 	}

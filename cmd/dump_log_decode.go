@@ -140,7 +140,7 @@ func recordValuesFor(ios *IOStreams, decoder string, so schemaOptions, p *inspec
 			return nil, nil
 		}
 		if err != nil {
-			ios.Warnf("%s: read %d schemas before: %v", reg.Source, reg.Len(), err)
+			ios.Warnf("%s: read %s before: %v", reg.Source, count(reg.Len(), "schema"), err)
 		}
 		return &recordValues{schemas: schemaregistry.NewDecoder(reg, nil, nil)}, nil
 	case decoderSchemaRegistry:
@@ -168,7 +168,7 @@ func openSchemas(ios *IOStreams, so schemaOptions, p *inspect.Partition) (*recor
 	case reg == nil && err != nil:
 		return nil, usageErrorf("--schemas: %v", err)
 	case err != nil:
-		ios.Warnf("%s: read %d schemas before: %v", reg.Source, reg.Len(), err)
+		ios.Warnf("%s: read %s before: %v", reg.Source, count(reg.Len(), "schema"), err)
 	}
 	var key, value *schemaregistry.PlainSchema
 	if so.keySchema != "" {

@@ -48,7 +48,7 @@ func (s *salvageReport) add(d inspect.Damage) error {
 // warning gives apart).
 func warnSkipped(ios *IOStreams, d inspect.Damage) string {
 	detail := fileio.CorruptDetail(d.Err)
-	ios.Warnf("%s: bytes %d..%d (%d bytes) skipped: %s", d.Segment.Log, d.Position, d.End-1, d.End-d.Position, detail)
+	ios.Warnf("%s: bytes %d..%d (%s) skipped: %s", d.Segment.Log, d.Position, d.End-1, count(d.End-d.Position, "byte"), detail)
 	return detail
 }
 
@@ -72,9 +72,5 @@ func (s *salvageReport) result() error {
 
 // footer is the table's line about the damage skipped.
 func (s *salvageReport) footer() string {
-	what := "ranges"
-	if s.ranges == 1 {
-		what = "range"
-	}
-	return fmt.Sprintf("%d damaged %s (%d bytes) skipped", s.ranges, what, s.bytes)
+	return fmt.Sprintf("%s (%s) skipped", count(s.ranges, "damaged range"), count(s.bytes, "byte"))
 }

@@ -228,7 +228,7 @@ func runDumpSnapshot(ios *IOStreams, opts dumpSnapshotOptions) error {
 		}
 		switch {
 		case err == nil:
-			l.Footer("%s: offset %d, %d producers, crc ok", filepath.Base(sf.Path), sf.Offset, len(s.Entries))
+			l.Footer("%s: offset %d, %s, crc ok", filepath.Base(sf.Path), sf.Offset, count(len(s.Entries), "producer"))
 		case errors.Is(err, sidefile.ErrSnapshotCRC):
 			msg := fmt.Sprintf("%s: crc %d does not match the bytes (computed %d): a broker deletes this snapshot at load", filepath.Base(sf.Path), s.StoredCRC, s.ComputedCRC)
 			l.Footer("%s", msg)

@@ -279,11 +279,7 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		return nil
 	})
 	bar.done()
-	what := "matches"
-	if res.Matches == 1 {
-		what = "match"
-	}
-	l.Footer("%d %s in %d partitions searched", res.Matches, what, res.Partitions)
+	l.Footer("%s in %s searched", count(res.Matches, "match"), count(res.Partitions, "partition"))
 	if cerr := l.Close(); cerr != nil {
 		return cerr
 	}
@@ -291,7 +287,7 @@ func runFind(ios *IOStreams, opts findOptions) error {
 		return err
 	}
 	if damaged > 0 && !opts.salvage {
-		return withHint(fmt.Errorf("%d damaged segment ranges were not searched", damaged),
+		return withHint(fmt.Errorf("%s not searched", count(damaged, "damaged segment range")),
 			"kseg find --salvage searches past the damage; kseg verify names it")
 	}
 	if res.Matches == 0 {
@@ -327,5 +323,5 @@ func reportFindDamage(ios *IOStreams, d *inspect.Damage, salvage bool) {
 		ios.Warnf("%s: byte position %d: %s; the rest of the segment was not searched", d.Segment.Log, d.Position, detail)
 		return
 	}
-	ios.Warnf("%s: bytes %d..%d (%d bytes) skipped: %s", d.Segment.Log, d.Position, d.End-1, d.End-d.Position, detail)
+	ios.Warnf("%s: bytes %d..%d (%s) skipped: %s", d.Segment.Log, d.Position, d.End-1, count(d.End-d.Position, "byte"), detail)
 }

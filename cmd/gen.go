@@ -207,7 +207,7 @@ func runGen(ios *IOStreams, opts genOptions) error {
 	}
 	l.Footer("wrote %s: log end offset %d", filepath.Clean(opts.dir), m.LogEndOffset)
 	if snapshot != nil {
-		l.Footer("snapshot %s (end offset %d, epoch %d, %d records)", filepath.Base(snapshot.Path), snapshot.EndOffset, snapshot.Epoch, len(snapshot.Records))
+		l.Footer("snapshot %s (end offset %d, epoch %d, %s)", filepath.Base(snapshot.Path), snapshot.EndOffset, snapshot.Epoch, count(len(snapshot.Records), "record"))
 	}
 	return l.Close()
 }

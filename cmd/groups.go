@@ -173,7 +173,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	}
 	parts := groups.Partitions(t)
 	if len(parts) == 0 {
-		return withHint(fmt.Errorf("%s: %w (found %d other partitions)", opts.path, groups.ErrNoPartitions, len(t.Partitions)),
+		return withHint(fmt.Errorf("%s: %w (found %s)", opts.path, groups.ErrNoPartitions, count(len(t.Partitions), "other partition")),
 			"name the data directory of a broker that led __consumer_offsets partitions, or one __consumer_offsets-N directory; kseg coordinator --group ID says which N holds a group")
 	}
 	sortPartitions(parts)
@@ -189,7 +189,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 		}
 	}
 	if st.Undecodable > 0 {
-		ios.Warnf("%d offset commit records did not decode and were skipped (kseg dump-log --decoder consumer_offsets shows them)", st.Undecodable)
+		ios.Warnf("%s did not decode and were skipped (kseg dump-log --decoder consumer_offsets shows them)", count(st.Undecodable, "offset commit record"))
 	}
 	l := newLister(ios, groupsColumns)
 	leos := groups.NewEndOffsets(t.DataDir)
@@ -208,12 +208,13 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	if ios.Format() == FormatJSON {
 		l.Add(groupsLine{summary: sum})
 	}
-	l.Footer("%d groups, %d committed offsets from %d %s partitions; %d transactional offset commits pending", sum.Groups, sum.Offsets, sum.PartitionsRead, groups.Topic, sum.PendingTransactional)
+	l.Footer("%s, %s from %s; %s pending", count(sum.Groups, "group"), count(sum.Offsets, "committed offset"),
+		count(sum.PartitionsRead, groups.Topic+" partition"), count(sum.PendingTransactional, "transactional offset commit"))
 	if err := l.Close(); err != nil {
 		return err
 	}
 	if len(damaged) > 0 {
-		return withHint(fmt.Errorf("%d %s partitions are damaged: the offsets shown are those before the damage", len(damaged), groups.Topic), "kseg verify names the damage")
+		return withHint(fmt.Errorf("%s damaged: the offsets shown are those before the damage", count(len(damaged), groups.Topic+" partition")), "kseg verify names the damage")
 	}
 	return nil
 }
@@ -226,13 +227,7 @@ func groupOffsetLine(ios *IOStreams, o groups.Offset, leos *groups.EndOffsets) *
 	if leo, ok, err := leos.Of(o.Topic, o.Partition); err != nil {
 		ios.Warnf("%s-%d: log end offset unknown: %v", o.Topic, o.Partition, err)
 	} else if ok {
-		line.LogEndOffset = &leo
-		if o.Offset >= 0 {
-			// kafka-consumer-groups shows no lag for -1
-			// (ConsumerGroupCommand.getLag); no negative offset is a
-			// position (and leo - -2^63 does not fit).
-			line.Lag = ptr(leo - o.Offset)
-		}
+		line.LogEndOffset, line.Lag = &leo, groups.Lag(o, leo)
 	}
 	return line
 }

@@ -204,7 +204,7 @@ func TestGroupsCommand(t *testing.T) {
 		t.Errorf("--group billing --at 1000 on the partition: exit %d\n%s", code, out)
 	}
 	out, _, code = runKseg(t, nil, "groups", root, "--group", "audit")
-	if code != 0 || !strings.Contains(out, "1 groups, 1 committed offsets from 1 __consumer_offsets partitions; 1 transactional offset commits pending") {
+	if code != 0 || !strings.Contains(out, "1 group, 1 committed offset from 1 __consumer_offsets partition; 1 transactional offset commit pending") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 	_, stderr, code = runKseg(t, nil, "groups", filepath.Join(root, "orders-1"))

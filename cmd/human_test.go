@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kseg/kseg/inspect"
 )
 
 func TestHumanNumbers(t *testing.T) {
@@ -85,13 +89,13 @@ func TestAutoBucket(t *testing.T) {
 		0: 1000, 59_000: 1000, 61_000: 1000, 350_000: 6000, 3_540_000: 59_000, 3_600_000: 60_000, 3_700_000: 60_000,
 		10_000_000: 3 * 60_000, 86_400_000: 24 * 60_000, 30 * 86_400_000: 12 * 3_600_000, 365 * 86_400_000: 146 * 3_600_000,
 	} {
-		if got := autoBucket(span); got != want {
-			t.Errorf("autoBucket(%d) = %d, want %d", span, got, want)
+		if got := inspect.AutoBucket(span, timelineBuckets); got != want {
+			t.Errorf("AutoBucket(%d) = %d, want %d", span, got, want)
 		}
 		// About 60: rounding to the unit keeps the count within
 		// [40, 90] once the span covers 60 seconds.
-		if n := span / autoBucket(span); span >= 60_000 && (n < 40 || n > 90) {
-			t.Errorf("autoBucket(%d): %d buckets", span, n)
+		if n := span / inspect.AutoBucket(span, timelineBuckets); span >= 60_000 && (n < 40 || n > 90) {
+			t.Errorf("AutoBucket(%d): %d buckets", span, n)
 		}
 	}
 }
@@ -114,6 +118,14 @@ func TestLocalTimes(t *testing.T) {
 	lookup, _, _ := runIn(t, dir, "--local", "lookup", "orders-0", "5")
 	if !strings.Contains(lookup, "(2023-11-15T00:13:20.") || !strings.Contains(lookup, "+02:00)") {
 		t.Errorf("lookup --local:\n%s", lookup)
+	}
+	// timeline --svg writes its times as the tables do (it wrote UTC).
+	svg := filepath.Join(t.TempDir(), "t.svg")
+	if _, stderr, code := runIn(t, dir, "--local", "timeline", "--svg", svg, "orders-0"); code != 0 {
+		t.Fatalf("timeline --svg --local: %s", stderr)
+	}
+	if b, _ := os.ReadFile(svg); !strings.Contains(string(b), "+02:00</text>") || strings.Contains(string(b), "Z</text>") || strings.Contains(string(b), "Z: ") {
+		t.Errorf("timeline --svg --local:\n%s", b)
 	}
 	utc, _, _ := runIn(t, dir, "-o", "json", "--local", "ls", ".")
 	plain, _, _ := runIn(t, dir, "-o", "json", "ls", ".")

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/sidefile"
 )
 
@@ -64,7 +62,10 @@ Run kseg verify PATH for every finding, with its byte position.
 
 The default table shows partition (the directory's name), segments,
 offsets (base..last), size, last_timestamp and status, fitted to the
-terminal; -o wide shows every field below (counts not read as -).
+terminal; with --segments, partition, segment (its base offset; a KRaft
+snapshot as "snapshot END-EPOCH", a bootstrap.checkpoint as "bootstrap"),
+offsets, size, last_timestamp and status. -o wide shows every field below
+(counts not read as -), the segment's file name among them.
 
 Partition fields: dir topic partition segments base_offset (the first
 segment's) last_offset next_offset (the log end offset) batches records
@@ -142,69 +143,14 @@ type lsSegmentJSON struct {
 	Snapshot *snapshotIDJSON `json:"snapshot,omitempty"`
 }
 
-// Status words, in the order a status lists them. The first group are
-// warnings (the broker copes, or rebuilds), the rest errors.
-const (
-	statusOK            = "ok"
-	statusMissingIndex  = "missing-index"
-	statusPaddedIndex   = "padded-index"
-	statusLeftoverFiles = "leftover-files"
-	statusBadIndex      = "bad-index"
-	statusTornTail      = "torn-tail"
-	statusCorruptLog    = "corrupt-log"
-	statusMissingLog    = "missing-log"
-)
-
-var statusOrder = []string{statusMissingLog, statusMissingIndex, statusPaddedIndex, statusBadIndex, statusTornTail, statusCorruptLog, statusLeftoverFiles}
-
-var statusWarnings = map[string]bool{statusMissingIndex: true, statusPaddedIndex: true, statusLeftoverFiles: true}
-
-// statusText joins a set of status words in statusOrder, or says ok.
-func statusText(set map[string]bool) string {
-	var words []string
-	for _, w := range statusOrder {
-		if set[w] {
-			words = append(words, w)
-		}
-	}
-	if len(words) == 0 {
-		return statusOK
-	}
-	return strings.Join(words, ",")
-}
-
-// segmentStatus is the set of status words a segment earns.
-func segmentStatus(s *inspect.SegmentSummary) map[string]bool {
-	set := map[string]bool{}
-	if s.Files.Log == "" {
-		set[statusMissingLog] = true
-	} else if s.Files.Snapshot == nil && (!s.Index.Present || !s.TimeIndex.Present) { // a snapshot has no indexes
-		set[statusMissingIndex] = true
-	}
-	if s.Index.Padded() || s.TimeIndex.Padded() {
-		set[statusPaddedIndex] = true
-	}
-	if s.Index.Trailing > 0 || s.TimeIndex.Trailing > 0 || s.TxnIndex.Trailing > 0 || s.IndexAstray {
-		set[statusBadIndex] = true
-	}
-	switch {
-	case s.Damage == nil:
-	case errors.Is(s.Damage, fileio.ErrTorn):
-		set[statusTornTail] = true
-	default:
-		set[statusCorruptLog] = true
-	}
-	return set
-}
-
 // statusStyle colours a status cell: green when ok, yellow for warnings
 // only, red (bold) when an error word is in it.
 func statusStyle(status string) []color.Attribute {
-	if status == statusOK {
+	if status == inspect.StatusOK {
 		return []color.Attribute{color.FgGreen}
 	}
 	for _, w := range strings.Split(status, ",") {
-		if !statusWarnings[w] {
+		if !inspect.StatusWarning(w) {
 			return []color.Attribute{color.FgRed, color.Bold}
 		}
 	}
@@ -241,7 +187,7 @@ func segmentLine(p *inspect.Partition, s *inspect.SegmentSummary) lsSegmentJSON 
 		lsRange: lsRange{BaseOffset: s.Files.BaseOffset, LastOffset: orNull(s.LastOffset), NextOffset: s.NextOffset,
 			FirstTimestamp: orNull(s.FirstTimestamp), LastTimestamp: orNull(s.LastTimestamp), LogBytes: s.LogBytes},
 		IndexFill: fill(s.Index), TimeIndexFill: fill(s.TimeIndex),
-		Status: statusText(segmentStatus(s)), Snapshot: snapshotID(s.Files.Snapshot),
+		Status: s.Status().String(), Snapshot: snapshotID(s.Files.Snapshot),
 	}
 	if s.Counted {
 		out.Batches, out.Records = ptr(s.Batches), ptr(s.Records)
@@ -264,14 +210,6 @@ func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *side
 	if p.Topic != "" {
 		out.Topic, out.Partition = ptr(p.Topic), ptr(p.Partition)
 	}
-	set := map[string]bool{}
-	for _, sk := range p.Skipped {
-		// A KRaft snapshot scheduled for deletion is the raft layer's
-		// business, not a leftover of the log (as verify sees it).
-		if !strings.HasSuffix(sk.Path, ".checkpoint.deleted") {
-			set[statusLeftoverFiles] = true
-		}
-	}
 	for i := range sums {
 		s := &sums[i]
 		if i == 0 {
@@ -293,11 +231,8 @@ func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *side
 		out.LogBytes += s.LogBytes
 		out.IndexEntries += int64(s.Index.Entries)
 		out.TimeIndexEntries += int64(s.TimeIndex.Entries)
-		for w := range segmentStatus(s) {
-			set[w] = true
-		}
 	}
-	out.Status = statusText(set)
+	out.Status = inspect.PartitionStatus(p, sums).String()
 	if dd != nil && p.Topic != "" {
 		if v, ok := sidefile.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok {
 			out.LogStartOffset = ptr(v)
@@ -439,12 +374,8 @@ var lsPartitionColumns = slices.Concat([]column[lsPartitionJSON]{
 })
 
 var lsSegmentColumns = slices.Concat([]column[lsSegmentJSON]{
-	withFit(tableOnly(textColumn("partition", func(l lsSegmentJSON) string {
-		if l.Snapshot != nil {
-			return partitionName(l.Dir) + "/" + l.Segment // a metadata snapshot, by its name
-		}
-		return partitionName(l.Dir)
-	})), fitElide),
+	withFit(tableOnly(textColumn("partition", func(l lsSegmentJSON) string { return partitionName(l.Dir) })), fitElide),
+	tableOnly(textColumn("segment", segmentKey)),
 	wideOnly(textColumn("dir", func(l lsSegmentJSON) string { return l.Dir })),
 	wideOnly(textColumn("segment", func(l lsSegmentJSON) string { return l.Segment })),
 }, lsRangeColumns[lsSegmentJSON](), []column[lsSegmentJSON]{
@@ -469,6 +400,22 @@ var lsSegmentColumns = slices.Concat([]column[lsSegmentJSON]{
 		return strconv.Itoa(int(l.Snapshot.Epoch))
 	}))),
 })
+
+// segmentKey names a row of ls --segments in the default table, which
+// keeps it whole at any width: a segment by its base offset (the number
+// of its file's name, as the broker names a LogSegment), a KRaft snapshot
+// by the end offset and epoch of its name, a data directory's
+// bootstrap.checkpoint as "bootstrap". -o wide shows the file's name.
+func segmentKey(l lsSegmentJSON) string {
+	switch {
+	case l.Snapshot == nil:
+		return strconv.FormatInt(l.BaseOffset, 10)
+	case l.Snapshot.Bootstrap:
+		return "bootstrap"
+	default:
+		return fmt.Sprintf("snapshot %d-%d", l.Snapshot.EndOffset, l.Snapshot.Epoch)
+	}
+}
 
 func optSizeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
 	return func(t T, _ *IOStreams) string {

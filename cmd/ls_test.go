@@ -225,3 +225,36 @@ func TestLsReadAheadKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// ls --segments names every row's segment at any width: the segment
+// column holds each segment's base offset whole (its JSON line's
+// base_offset), and the status words are never broken inside.
+func TestLsSegmentsNameTheirSegment(t *testing.T) {
+	dir := lsDataDir(t)
+	jsonOut, _, _ := runIn(t, dir, "-o", "json", "ls", "--segments", ".")
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(jsonOut), "\n") {
+		m := regexp.MustCompile(`"base_offset":(\d+)`).FindStringSubmatch(l)
+		want = append(want, m[1])
+	}
+	row := regexp.MustCompile(`^(?:legacy|orders)-\d+\s+(\S+)`)
+	for _, w := range []int{0, 1, 40, 60, 80, 120, 160} {
+		out, _, _ := runInWith(t, dir, func(ios *IOStreams) { ios.SetTerminalWidth(w) }, "ls", "--segments", ".")
+		lines := strings.Split(out, "\n")
+		if h := strings.Fields(lines[0]); len(h) < 2 || h[1] != "segment" {
+			t.Fatalf("width %d: header %q has no segment column second", w, lines[0])
+		}
+		var got []string
+		for _, l := range lines[1:] {
+			if m := row.FindStringSubmatch(l); m != nil {
+				got = append(got, m[1])
+			}
+			if strings.HasSuffix(l, "missing-") {
+				t.Errorf("width %d: a status word broken: %q", w, l)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("width %d: segment column %q, want the base offsets %q:\n%s", w, got, want, out)
+		}
+	}
+}

@@ -207,7 +207,7 @@ func metadataSummaryText(im *metadata.Image) string {
 		fmt.Fprintf(&b, " (log offsets %d..%d)", im.LogStartOffset, im.LogEndOffset-1)
 	}
 	if im.Snapshot != nil {
-		fmt.Fprintf(&b, ": snapshot %s (%d records)", im.Snapshot.Name(), im.SnapshotRecords)
+		fmt.Fprintf(&b, ": snapshot %s (%s)", im.Snapshot.Name(), count(im.SnapshotRecords, "record"))
 		if im.AppliedTo >= im.AppliedFrom {
 			b.WriteString(", then")
 		}

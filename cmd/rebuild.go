@@ -237,7 +237,7 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 		})
 	}
 	if opts.dryRun {
-		l.Footer("dry run: %d of %d segments would change; nothing written", changed, len(results))
+		l.Footer("dry run: %d of %s would change; nothing written", changed, count(len(results), "segment"))
 	}
 	if err := l.Close(); err != nil {
 		return errors.Join(runErr, err)
@@ -250,7 +250,7 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 				done++
 			}
 		}
-		return fmt.Errorf("%w: stopped after writing %d segments (listed above; each file replaced is whole); no temporary file is left; run the same command again to finish", runErr, done)
+		return fmt.Errorf("%w: stopped after writing %s (listed above; each file replaced is whole); no temporary file is left; run the same command again to finish", runErr, count(done, "segment"))
 	}
 	return runErr
 }
@@ -301,11 +301,11 @@ func warnStop(ios *IOStreams, r rebuild.Result, truncating, dryRun bool) {
 	case errors.Is(r.StopErr, indexfmt.ErrInvalidOffset):
 		ios.Warnf("%s: broker recovery would empty this segment (all %d bytes) and delete the later unflushed segments: %v", r.Segment, size, r.StopErr)
 	case truncating && dryRun:
-		ios.Warnf("%s: would cut %d bytes at byte %d (dry run: nothing written): %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
+		ios.Warnf("%s: would cut %s at byte %d (dry run: nothing written): %v", r.Segment, count(r.TruncatedBytes, "byte"), r.ValidBytes, r.StopErr)
 	case truncating && !logWritten(r):
-		ios.Warnf("%s: %d bytes not cut at byte %d (the run stopped before the log was cut): %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
+		ios.Warnf("%s: %s not cut at byte %d (the run stopped before the log was cut): %v", r.Segment, count(r.TruncatedBytes, "byte"), r.ValidBytes, r.StopErr)
 	case truncating:
-		ios.Warnf("%s: %d bytes cut at byte %d: %v", r.Segment, r.TruncatedBytes, r.ValidBytes, r.StopErr)
+		ios.Warnf("%s: %s cut at byte %d: %v", r.Segment, count(r.TruncatedBytes, "byte"), r.ValidBytes, r.StopErr)
 	default:
 		ios.Warnf("%s: indexes cover the first %d of %d bytes; recovery would cut the rest (--truncate-log): %v", r.Segment, r.ValidBytes, size, r.StopErr)
 	}

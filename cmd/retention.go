@@ -279,12 +279,12 @@ func runRetention(ios *IOStreams, opts analysisOptions, paths []string) error {
 	for _, line := range retentionLines(rep) {
 		l.Add(line)
 	}
-	l.Footer("%d partitions: %d segments deletable (%s), %d partitions blocked", len(rep.Partitions)-failed, deletable, humanSize(freed), blocked)
+	l.Footer("%s: %s deletable (%s), %s blocked", count(len(rep.Partitions)-failed, "partition"), count(deletable, "segment"), humanSize(freed), count(blocked, "partition"))
 	if err := l.Close(); err != nil {
 		return err
 	}
 	if failed > 0 {
-		return withHint(fmt.Errorf("%d partitions could not be read", failed), "kseg verify names the damage")
+		return withHint(fmt.Errorf("%s could not be read", count(failed, "partition")), "kseg verify names the damage")
 	}
 	return nil
 }

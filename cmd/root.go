@@ -146,6 +146,7 @@ Exit codes:
 		newTxnsCommand(ios),
 		newRetentionCommand(ios),
 		newCleanerCommand(ios),
+		newReportCommand(ios),
 	)
 	setCompletions(root)
 	guardCommands(root)

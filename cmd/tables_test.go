@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
 
 // The default and -o wide tables of lookup and dump-log at 80 and 160
@@ -20,4 +21,13 @@ func TestTableGoldensLookupDumpLog(t *testing.T) {
 	for _, w := range []int{80, 160} {
 		assertLinesFit(t, "dump-log --records", outs[w], w)
 	}
+}
+
+// groups on a real broker's __consumer_offsets (its footer's counts in
+// the singular where they are 1) and that partition's group metadata
+// record (subscription and assignment decoded), at 80 and 160 columns.
+func TestTableGoldensConsumerOffsets(t *testing.T) {
+	dir := filepath.Join(fixtures.Root(t), "zk-kafka2x-clean")
+	assertTableGoldens(t, dir, "tables-groups-real", 0, "groups", ".")
+	assertTableGoldens(t, dir, "tables-dump-log-group-metadata", 0, "dump-log", "--records", "--max-batches", "1", "__consumer_offsets-18")
 }

@@ -3,8 +3,8 @@ package cmd
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -169,22 +169,6 @@ type timelineSeries struct {
 	buckets []inspect.TimelineBucket
 }
 
-// autoBucket is the width (ms) of about timelineBuckets buckets over span
-// ms (the contract's default): span / timelineBuckets rounded to the
-// nearest whole second below a minute, whole minute below an hour, else
-// whole hour; never less than a second.
-func autoBucket(span int64) int64 {
-	w := float64(span) / timelineBuckets
-	unit := time.Second.Milliseconds()
-	switch {
-	case w >= float64(time.Hour.Milliseconds()):
-		unit = time.Hour.Milliseconds()
-	case w >= float64(time.Minute.Milliseconds()):
-		unit = time.Minute.Milliseconds()
-	}
-	return max(int64(math.Round(w/float64(unit))), 1) * unit
-}
-
 // bucketsOver is how many buckets of width bucket cover [from, to] (0
 // when nothing has a timestamp).
 func bucketsOver(from, to, bucket int64) int64 {
@@ -234,7 +218,7 @@ func fittingBucket(from, to, min int64, series int) int64 {
 func timelineBucket(opts timelineOptions, from, to int64, series int) (int64, error) {
 	perSeries := bucketsPerSeries(series)
 	if opts.bucket == 0 {
-		bucket := autoBucket(to - from)
+		bucket := inspect.AutoBucket(to-from, timelineBuckets)
 		if bucketsOver(from, to, bucket) > perSeries {
 			bucket = fittingBucket(from, to, bucket, series)
 		}
@@ -372,7 +356,7 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 	}
 
 	if opts.svg != "" {
-		if err := writeTimelineSVG(opts.svg, series, bucket, sum); err != nil {
+		if err := writeTimelineSVG(opts.svg, series, bucket, sum, ios.timeText); err != nil {
 			return err
 		}
 	}
@@ -542,18 +526,23 @@ func svgBars(n, buckets, chartWidth int) int {
 
 // writeTimelineSVG writes the chart as an SVG image: per series, a bar of
 // records per bucket (or per run of buckets, svgBars), with the first and
-// last times under it. The file is written to a temporary name beside
-// it, then renamed.
-func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum timelineSummaryJSON) error {
+// last times under it, written by timeText (UTC, or the local zone with
+// --local, as in the tables). The file is written to a temporary name
+// beside it, then renamed.
+func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum timelineSummaryJSON, timeText func(int64) string) error {
+	_, err := writeReplacing(path, func(b io.Writer) error {
+		writeSVG(b, series, bucket, sum, timeText)
+		return nil
+	})
+	return err
+}
+
+// writeSVG draws the chart for writeTimelineSVG.
+func writeSVG(b io.Writer, series []timelineSeries, bucket int64, sum timelineSummaryJSON, timeText func(int64) string) {
 	const (
 		chartW, chartH = 800, 160
 		margin         = 40
 	)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	b := bufio.NewWriter(tmp)
 	height := len(series)*(chartH+2*margin) + margin
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", chartW+2*margin, height)
 	fmt.Fprintf(b, `<title>kseg timeline: %d records, %d bytes, %d ms buckets</title>`+"\n", sum.Records, sum.Bytes, bucket)
@@ -589,33 +578,19 @@ func writeTimelineSVG(path string, series []timelineSeries, bucket int64, sum ti
 		w := float64(chartW) / float64(bars)
 		for i := range bars {
 			first, last, records, bytes := sumOf(i)
-			when := humanTime(s.buckets[first].Start)
+			when := timeText(s.buckets[first].Start)
 			if last > first {
-				when += " to " + humanTime(s.buckets[last].End)
+				when += " to " + timeText(s.buckets[last].End)
 			}
 			h := float64(chartH) * float64(records) / float64(maxRecords)
-			fmt.Fprintf(b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b7dd8"><title>%s: %d records, %d bytes</title></rect>`+"\n",
-				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, when, records, bytes)
+			fmt.Fprintf(b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b7dd8"><title>%s: %s, %s</title></rect>`+"\n",
+				float64(margin)+float64(i)*w, float64(top)+float64(chartH)-h, max(w-1, 0.5), h, when, count(records, "record"), count(bytes, "byte"))
 		}
-		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", margin, top+chartH+16, humanTime(s.buckets[0].Start))
-		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, humanTime(s.buckets[n-1].End))
+		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", margin, top+chartH+16, timeText(s.buckets[0].Start))
+		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", margin+chartW, top+chartH+16, timeText(s.buckets[n-1].End))
 		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", margin-4, top+10, maxRecords)
 	}
-	b.WriteString("</svg>\n")
-	if err := b.Flush(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	fmt.Fprint(b, "</svg>\n")
 }
 
 // xmlEscape escapes text for an XML text node.

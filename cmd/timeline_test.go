@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/kafkagen/gentest/fixtures"
 )
@@ -445,7 +446,7 @@ func TestTimelineCapsBucketsOfAllSeries(t *testing.T) {
 func TestTimelineBucketFits(t *testing.T) {
 	from, to := int64(1_700_000_000_000), int64(1_700_003_600_000) // an hour
 	for _, series := range []int{1, 300, 17_000, 20_000, 1 << 20, 3 << 20} {
-		auto := autoBucket(to - from)
+		auto := inspect.AutoBucket(to-from, timelineBuckets)
 		got, err := timelineBucket(timelineOptions{}, from, to, series)
 		if err != nil || got < auto || bucketsOver(from, to, got)*int64(series) > maxTimelineBuckets && bucketsOver(from, to, got) > 1 {
 			t.Errorf("%d series: width %d (%d buckets each), %v", series, got, bucketsOver(from, to, got), err)

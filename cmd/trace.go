@@ -272,13 +272,16 @@ func (s *story) batches(bs []inspect.TraceStep) {
 	}
 }
 
-// count is "1 batch", "3 batches", "2 probes".
-func count(n int, word string) string {
+// count is "1 batch", "3 batches", "2 probes", "2 entries": the noun
+// agrees with the number (the last word of a phrase takes the plural).
+func count[N ~int | ~int64](n N, word string) string {
 	switch {
 	case n == 1:
 		return "1 " + word
 	case strings.HasSuffix(word, "ch"):
 		return fmt.Sprintf("%d %ses", n, word)
+	case strings.HasSuffix(word, "y") && !strings.ContainsRune("aeiou", rune(word[max(len(word)-2, 0)])):
+		return fmt.Sprintf("%d %sies", n, word[:len(word)-1])
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -255,13 +255,13 @@ func runTxns(ios *IOStreams, opts analysisOptions, paths []string) error {
 	for _, line := range txnsLines(rep) {
 		l.Add(line)
 	}
-	l.Footer("%d partitions, %d late and %d hanging transactions", len(rep.Partitions)-failed, rep.Late, rep.Hanging)
+	l.Footer("%s, %d late and %d hanging transactions", count(len(rep.Partitions)-failed, "partition"), rep.Late, rep.Hanging)
 	if err := l.Close(); err != nil {
 		return err
 	}
 	switch {
 	case failed > 0:
-		return withHint(fmt.Errorf("%d partitions could not be loaded", failed), "kseg verify names the damage")
+		return withHint(fmt.Errorf("%s could not be loaded", count(failed, "partition")), "kseg verify names the damage")
 	case rep.Late+rep.Hanging > 0:
 		return errNegative(fmt.Sprintf("%d late and %d hanging transactions", rep.Late, rep.Hanging))
 	}

@@ -294,9 +294,9 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	}
 	switch {
 	case total.Errors > 0:
-		return errNegative(fmt.Sprintf("verify found %d errors", total.Errors))
+		return errNegative("verify found " + count(total.Errors, "error"))
 	case opts.strict && total.Warnings > 0:
-		return errNegative(fmt.Sprintf("verify found %d warnings (--strict)", total.Warnings))
+		return errNegative("verify found " + count(total.Warnings, "warning") + " (--strict)")
 	}
 	return nil
 }

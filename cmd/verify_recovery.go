@@ -104,8 +104,8 @@ func printRecoveryPlans(ios *IOStreams, targets []*inspect.Target, scanned int64
 			if p.Estimate != nil {
 				est = fmt.Sprintf("about %.3f s at %.0f bytes/s", p.Estimate.Seconds, p.Estimate.ScanRateBytesPerSecond)
 			}
-			fmt.Fprintf(ios.ErrOut, "kseg: recovery plan for %s: %d segments, %d bytes from recovery point %d (%s), %s\n",
-				escapeControl(p.Partition), p.SegmentCount, p.Bytes, p.RecoveryPoint, p.RecoveryPointSource, est)
+			fmt.Fprintf(ios.ErrOut, "kseg: recovery plan for %s: %s, %s from recovery point %d (%s), %s\n",
+				escapeControl(p.Partition), count(p.SegmentCount, "segment"), count(p.Bytes, "byte"), p.RecoveryPoint, p.RecoveryPointSource, est)
 		}
 		return nil
 	case FormatTable, FormatWide:

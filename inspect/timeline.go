@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/record"
@@ -214,6 +215,22 @@ func TimeSpan(segs []SegmentTraffic) (from, to int64) {
 		}
 	}
 	return from, to
+}
+
+// AutoBucket is the width (ms) of about n buckets over span ms (kseg
+// timeline's default width, and kseg report's): span / n rounded to the
+// nearest whole second below a minute, whole minute below an hour, else
+// whole hour; never less than a second.
+func AutoBucket(span int64, n int) int64 {
+	w := float64(span) / float64(n)
+	unit := time.Second.Milliseconds()
+	switch {
+	case w >= float64(time.Hour.Milliseconds()):
+		unit = time.Hour.Milliseconds()
+	case w >= float64(time.Minute.Milliseconds()):
+		unit = time.Minute.Milliseconds()
+	}
+	return max(int64(math.Round(w/float64(unit))), 1) * unit
 }
 
 // BucketStart is the start of the bucket of width bucket (ms) holding t:

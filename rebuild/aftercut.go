@@ -197,10 +197,16 @@ func (ac *AfterCut) Describe() string {
 	if ac.Empty() {
 		return s + "; no later segment, producer snapshot or leader epoch lies beyond it"
 	}
-	if n := len(ac.LaterSegments); n > 0 {
+	switch n := len(ac.LaterSegments); {
+	case n == 1:
+		s += fmt.Sprintf("; the later segment %v is deleted (LogLoader.recoverLog deletes every segment after one it truncates)", ac.LaterSegments)
+	case n > 1:
 		s += fmt.Sprintf("; the %d later segments %v are deleted (LogLoader.recoverLog deletes every segment after one it truncates)", n, ac.LaterSegments)
 	}
-	if n := len(ac.Snapshots); n > 0 {
+	switch n := len(ac.Snapshots); {
+	case n == 1:
+		s += fmt.Sprintf("; the producer snapshot beyond it %v is deleted (ProducerStateManager.truncateAndReload) and producer state is rebuilt from an older one and the log", ac.Snapshots)
+	case n > 1:
 		s += fmt.Sprintf("; the %d producer snapshots beyond it %v are deleted (ProducerStateManager.truncateAndReload) and producer state is rebuilt from an older one and the log", n, ac.Snapshots)
 	}
 	if n := len(ac.EpochEntries); n > 0 {

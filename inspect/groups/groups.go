@@ -551,6 +551,18 @@ func (e *EndOffsets) Of(topic string, partition int32) (leo int64, ok bool, err 
 	return leo, ok, err
 }
 
+// Lag is a committed offset's lag behind its partition's log end offset
+// (Of): nil when the offset is negative, as kafka-consumer-groups shows no
+// lag for -1 (ConsumerGroupCommand.getLag: no negative offset is a
+// position, and leo - -2^63 does not fit).
+func Lag(o Offset, leo int64) *int64 {
+	if o.Offset < 0 {
+		return nil
+	}
+	lag := leo - o.Offset
+	return &lag
+}
+
 // LogEndOffset returns the log end offset of the partition directory
 // <topic>-<partition> under dataDir (the broker's answer to ListOffsets
 // "latest", inspect.TimestampLatest); ok is false when the directory is not

@@ -6,7 +6,9 @@
 //
 //   - __consumer_offsets: offset commits (OffsetCommitKey v0-1,
 //     OffsetCommitValue v0-4) and group metadata (GroupMetadataKey v2,
-//     GroupMetadataValue v0-4), fully; the keys of the new group
+//     GroupMetadataValue v0-4, with a consumer group's subscriptions and
+//     assignments, ConsumerProtocolSubscription and
+//     ConsumerProtocolAssignment v0-3), fully; the keys of the new group
 //     coordinator's consumer group records (key versions 3-8), without
 //     their values;
 //   - __transaction_state: TransactionLogKey v0 and TransactionLogValue

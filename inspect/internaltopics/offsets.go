@@ -1,6 +1,7 @@
 package internaltopics
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 )
@@ -11,7 +12,10 @@ import (
 // version; the key's version says what the record is:
 //
 //	key 0, 1   OffsetCommitKey    value OffsetCommitValue v0-4 (v4 flexible)
-//	key 2      GroupMetadataKey   value GroupMetadataValue v0-4 (v4 flexible)
+//	key 2      GroupMetadataKey   value GroupMetadataValue v0-4 (v4 flexible);
+//	           with protocol type "consumer", each member's subscription
+//	           and assignment decoded (ConsumerProtocolSubscription and
+//	           ConsumerProtocolAssignment v0-3)
 //	key 3-8    the consumer group records of the new group coordinator
 //	           (KIP-848): the key is decoded, the value is not
 //
@@ -67,6 +71,83 @@ var groupMetadataValue = schema{
 	},
 }
 
+// The consumer protocol's subscription and assignment, the bytes a member
+// of a group of protocol type "consumer" carries in GroupMetadataValue
+// (clients/src/main/resources/common/message/ConsumerProtocolSubscription.json,
+// ConsumerProtocolAssignment.json). Each starts with its own i16 version.
+var consumerProtocolSubscription = schema{
+	name: "ConsumerProtocolSubscription", valid: only(0, 3), flexible: none,
+	fields: []field{
+		arr("topics", kString, from(0)),
+		f("userData", kBytes, from(0)).null(from(0)),
+		structs("ownedPartitions", from(1),
+			f("topic", kString, from(1)),
+			arr("partitions", kInt32, from(1)),
+		),
+		f("generationId", kInt32, from(2)),
+		f("rackId", kString, from(3)).null(from(3)),
+	},
+}
+
+var consumerProtocolAssignment = schema{
+	name: "ConsumerProtocolAssignment", valid: only(0, 3), flexible: none,
+	fields: []field{
+		structs("assignedPartitions", from(0),
+			f("topic", kString, from(0)),
+			arr("partitions", kInt32, from(0)),
+		),
+		f("userData", kBytes, from(0)).null(from(0)),
+	},
+}
+
+// consumerProtocolType is ConsumerProtocol.PROTOCOL_TYPE.
+const consumerProtocolType = "consumer"
+
+// decodeConsumerProtocol replaces, in a GroupMetadataValue of protocol
+// type "consumer", each member's subscription and assignment (base64) by
+// its decoded fields, as DumpLogSegments' prepareGroupMetadataValue does:
+// the version read from the bytes' first two, the fields read from the
+// rest (bytes after them are left unread, as the generated read leaves
+// them); a member's bytes that do not decode stay base64, as it swallows
+// the exception.
+func decodeConsumerProtocol(value Fields) {
+	if pt, _ := value.Get("protocolType"); pt != consumerProtocolType {
+		return
+	}
+	members, _ := value.Get("members")
+	list, _ := members.([]any)
+	for _, m := range list {
+		fields, ok := m.(Fields)
+		if !ok {
+			continue
+		}
+		for j, x := range fields {
+			var s *schema
+			switch x.Name {
+			case "subscription":
+				s = &consumerProtocolSubscription
+			case "assignment":
+				s = &consumerProtocolAssignment
+			default:
+				continue
+			}
+			text, _ := x.Value.(string) // bytes, as the schema reader gives them
+			raw, err := base64.StdEncoding.DecodeString(text)
+			if err != nil {
+				continue
+			}
+			v, body, ok := versionPrefix(raw)
+			if !ok || !s.valid.has(v) {
+				continue
+			}
+			r := &reader{b: body}
+			if decoded := r.decodeStruct(s.fields, v, false); r.err == nil {
+				fields[j].Value = decoded
+			}
+		}
+	}
+}
+
 // consumerGroupKeys are the keys of the new group coordinator's consumer
 // group records, by key version (= record type).
 var consumerGroupKeys = map[int16]struct {
@@ -119,6 +200,9 @@ func decodeConsumerOffsets(key, value []byte) Decoded {
 		d.Type, ks = cg.typ, &cg.schema
 	}
 	decodeRecord(&d, ks, vs, kb, kv, value)
+	if d.Type == TypeGroupMetadata && d.Value != nil {
+		decodeConsumerProtocol(d.Value)
+	}
 	return d
 }
 
