@@ -43,12 +43,8 @@ func (o *diffOptions) Validate() error {
 	return nil
 }
 
-func newDiffCommand(ios *IOStreams) *cobra.Command {
-	var opts diffOptions
-	c := &cobra.Command{
-		Use:   "diff LEFT RIGHT",
-		Short: "Compare two replicas of a partition: records on one side only, conflicts, and where LEFT would truncate",
-		Long: `Compare two replicas of one partition (the same <topic>-<partition> directory
+// diffLong is kseg diff's help.
+const diffLong = `Compare two replicas of one partition (the same <topic>-<partition> directory
 from two brokers, or two copies taken at different times) record by record,
 by offset: batch boundaries, compression, segment rolls and leader epochs
 may differ; two records at the same offset are the same when their
@@ -98,7 +94,14 @@ records of the skipped ranges are missing from that replica.
 Exit 0 when the replicas agree over the compared range and have the same
 log end offset, 1 when they differ, 2 when the comparison could not be done
 (e.g. the directories name different partitions, unless --force; damage in
-a log without --salvage).`,
+a log without --salvage).`
+
+func newDiffCommand(ios *IOStreams) *cobra.Command {
+	var opts diffOptions
+	c := &cobra.Command{
+		Use:   "diff LEFT RIGHT",
+		Short: "Compare two replicas of a partition: records on one side only, conflicts, and where LEFT would truncate",
+		Long:  diffLong,
 		Example: `  kseg diff /mnt/broker1/data/orders-3 /mnt/broker2/data/orders-3
   kseg diff -o json --records old-leader/orders-3 new-leader/orders-3 | jq -c 'select(.kind=="only_left" and (.removed_by_compaction|not))'`,
 		Args: cobra.ExactArgs(2),

@@ -28,13 +28,8 @@ func (o *lsOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.deep, "deep", false, "read every batch header: exact batch and record counts, damage anywhere in the log")
 }
 
-func newLsCommand(ios *IOStreams) *cobra.Command {
-	var opts lsOptions
-	c := &cobra.Command{
-		Use:     "ls PATH...",
-		Aliases: []string{"describe"},
-		Short:   "List partitions (or segments) with offsets, sizes, indexes and a status",
-		Long: `List what is under each PATH: one row per partition, or with --segments one
+// lsLong is kseg ls's help.
+const lsLong = `List what is under each PATH: one row per partition, or with --segments one
 row per segment. The first command to run on an unfamiliar data directory.
 
 It reads little: each .log's first batch and, as a broker finds the end of a
@@ -91,7 +86,15 @@ counts not read (- in tables). Tables show sizes in IEC units, grouped
 counts and RFC 3339 times.
 
 Exit codes: 0 listed (whatever the statuses say); 2 a PATH could not be
-read.`,
+read.`
+
+func newLsCommand(ios *IOStreams) *cobra.Command {
+	var opts lsOptions
+	c := &cobra.Command{
+		Use:     "ls PATH...",
+		Aliases: []string{"describe"},
+		Short:   "List partitions (or segments) with offsets, sizes, indexes and a status",
+		Long:    lsLong,
 		Example: `  kseg ls /var/lib/kafka/data
   kseg ls --segments data/orders-0
   kseg ls --deep -o json data | jq -c 'select(.status != "ok")'

@@ -54,12 +54,8 @@ func (o *rebuildOptions) Validate() error {
 	return nil
 }
 
-func newRebuildCommand(ios *IOStreams) *cobra.Command {
-	var opts rebuildOptions
-	c := &cobra.Command{
-		Use:   "rebuild PATH",
-		Short: "Rebuild .index, .timeindex and .txnindex files as broker recovery does",
-		Long: `Rebuild the .index, .timeindex and .txnindex of every segment under PATH
+// rebuildLong is kseg rebuild's help.
+const rebuildLong = `Rebuild the .index, .timeindex and .txnindex of every segment under PATH
 from its .log, byte for byte as broker recovery (LogSegment.recover) would:
 an offset-index entry (last offset, position) for each batch more than
 --index-interval-bytes after the last indexed one, the running maximum
@@ -121,7 +117,14 @@ replaced is whole, and running the same command again finishes the job.
 Exit codes: 0 done (also when files changed); 2 could not do the job (bad
 PATH or flags, the broker holds the lock, a write failed, recovery itself
 would fail on a segment); 130 / 143 stopped by SIGINT / SIGTERM; segments
-done before the failure are listed.`,
+done before the failure are listed.`
+
+func newRebuildCommand(ios *IOStreams) *cobra.Command {
+	var opts rebuildOptions
+	c := &cobra.Command{
+		Use:   "rebuild PATH",
+		Short: "Rebuild .index, .timeindex and .txnindex files as broker recovery does",
+		Long:  rebuildLong,
 		Example: `  kseg rebuild --dry-run data/orders-0
   kseg rebuild data/orders-0
   kseg rebuild --out /tmp/rebuilt data

@@ -68,11 +68,8 @@ import (
 // NewRootCommand builds the kseg command tree over ios. It keeps no state
 // outside the returned command and ios, so another program can embed it as
 // a subcommand of its own.
-func NewRootCommand(ios *IOStreams) *cobra.Command {
-	root := &cobra.Command{
-		Use:   "kseg",
-		Short: "Inspect and repair Kafka partition data on disk, offline",
-		Long: `kseg reads Apache Kafka partition directories offline: it lists segments and
+// rootLong is kseg's help.
+const rootLong = `kseg reads Apache Kafka partition directories offline: it lists segments and
 index entries, answers offset and timestamp lookups with the broker's own
 algorithms (and shows each step), checks a whole data directory, and rebuilds
 broken indexes byte for byte as broker recovery would. Inputs are only read,
@@ -94,7 +91,13 @@ Ctrl-C stops a read-only command at once (exit 130).
 Exit codes:
   0  success
   1  the answer is negative (verify found errors; lookup target not in the log)
-  2  could not do the job (bad arguments, unreadable path, not a Kafka file)`,
+  2  could not do the job (bad arguments, unreadable path, not a Kafka file)`
+
+func NewRootCommand(ios *IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:     "kseg",
+		Short:   "Inspect and repair Kafka partition data on disk, offline",
+		Long:    rootLong,
 		Version: versionText(),
 		// Execute prints errors, once, with a hint for usage errors.
 		SilenceErrors: true,

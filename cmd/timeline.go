@@ -66,12 +66,8 @@ const timelineBuckets = 60
 // --per-partition) would otherwise allocate and print without end.
 const maxTimelineBuckets = 1 << 20
 
-func newTimelineCommand(ios *IOStreams) *cobra.Command {
-	var opts timelineOptions
-	c := &cobra.Command{
-		Use:   "timeline PATH...",
-		Short: "Show traffic over time (records and bytes per time bucket) from the time indexes",
-		Long: `Show the traffic of every partition under each PATH over time: how many
+// timelineLong is kseg timeline's help.
+const timelineLong = `Show the traffic of every partition under each PATH over time: how many
 offsets and log bytes fall in each time bucket, read from the time indexes
 and the segments' base offsets and sizes (and, to place the bytes, the
 offset index and a few batch headers): no record is read. "When did traffic
@@ -107,7 +103,14 @@ automatic width is widened to fit. The SVG draws at most 800 bars per
 series (a bar then sums consecutive buckets).
 
 Exit codes: 0 shown (also when no partition has a timestamp); 2 a PATH could
-not be read, --bucket makes too many buckets, or FILE not written.`,
+not be read, --bucket makes too many buckets, or FILE not written.`
+
+func newTimelineCommand(ios *IOStreams) *cobra.Command {
+	var opts timelineOptions
+	c := &cobra.Command{
+		Use:   "timeline PATH...",
+		Short: "Show traffic over time (records and bytes per time bucket) from the time indexes",
+		Long:  timelineLong,
 		Example: `  kseg timeline /var/lib/kafka/data
   kseg timeline --bucket 1m --from-time 2023-11-14T22:00:00Z orders-0
   kseg timeline --per-partition --svg traffic.svg data

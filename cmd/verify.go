@@ -49,12 +49,8 @@ func (o *verifyOptions) Validate() error {
 	return nil
 }
 
-func newVerifyCommand(ios *IOStreams) *cobra.Command {
-	var opts verifyOptions
-	c := &cobra.Command{
-		Use:   "verify PATH...",
-		Short: "Check segments, indexes and side files for damage",
-		Long: `Check every segment, index and side file under each PATH (a data directory,
+// verifyLong is kseg verify's help.
+const verifyLong = `Check every segment, index and side file under each PATH (a data directory,
 a partition directory, or one segment file) and report what is wrong, one
 finding per line, then a summary.
 
@@ -121,7 +117,14 @@ segment.overlap, segment.leftover, snapshot.*, checkpoint.*,
 leader-epoch.range, leader-epoch.mismatch).
 
 Exit codes: 0 no error findings; 1 errors found (or, with --strict,
-warnings); 2 a PATH could not be read.`,
+warnings); 2 a PATH could not be read.`
+
+func newVerifyCommand(ios *IOStreams) *cobra.Command {
+	var opts verifyOptions
+	c := &cobra.Command{
+		Use:   "verify PATH...",
+		Short: "Check segments, indexes and side files for damage",
+		Long:  verifyLong,
 		Example: `  kseg verify /var/lib/kafka/data
   kseg verify -j 4 --strict data/orders-0
   kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'

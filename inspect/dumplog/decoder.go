@@ -1,7 +1,6 @@
 package dumplog
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -71,6 +70,16 @@ func (e *NoRegistryError) Error() string {
 	return "no " + schemaregistry.TopicPartitionDir + " in " + e.DataDir
 }
 
+// SchemaWarning is a problem with the schemas that does not stop the
+// decoding: no registry could be read (Source "", the values are not
+// decoded), or the registry at Source was read part way (the Read
+// schemas before Err decode).
+type SchemaWarning struct {
+	Source string
+	Read   int
+	Err    error
+}
+
 // ValuesFor chooses how p's records are decoded with decoder (DecoderAuto,
 // DecoderNone, DecoderSchemaRegistry or an internaltopics decoder) and the
 // schema options; nil decodes nothing. DecoderAuto follows the topic: an
@@ -79,7 +88,7 @@ func (e *NoRegistryError) Error() string {
 // topics named with a leading underscore, are not decoded with it). A
 // _schemas log damaged part way gives the schemas before the damage; warn
 // is told so. DecoderAuto never fails: problems with schemas are warnings.
-func ValuesFor(decoder string, so SchemaOptions, p *inspect.Partition, warn func(string)) (*Values, error) {
+func ValuesFor(decoder string, so SchemaOptions, p *inspect.Partition, warn func(SchemaWarning)) (*Values, error) {
 	switch decoder {
 	case DecoderNone:
 		return nil, nil
@@ -95,11 +104,11 @@ func ValuesFor(decoder string, so SchemaOptions, p *inspect.Partition, warn func
 			return nil, nil
 		}
 		if reg == nil {
-			warn(fmt.Sprintf("schemas not read, values not decoded: %v", err))
+			warn(SchemaWarning{Err: err})
 			return nil, nil
 		}
 		if err != nil {
-			warn(fmt.Sprintf("%s: read %d schemas before: %v", reg.Source, reg.Len(), err))
+			warn(SchemaWarning{Source: reg.Source, Read: reg.Len(), Err: err})
 		}
 		return &Values{schemas: schemaregistry.NewDecoder(reg, nil, nil)}, nil
 	case DecoderSchemaRegistry:
@@ -110,7 +119,7 @@ func ValuesFor(decoder string, so SchemaOptions, p *inspect.Partition, warn func
 
 // openSchemas opens what DecoderSchemaRegistry decodes with: the Schemas
 // source or the _schemas-0 beside p, and the plain schema files.
-func openSchemas(so SchemaOptions, p *inspect.Partition, warn func(string)) (*Values, error) {
+func openSchemas(so SchemaOptions, p *inspect.Partition, warn func(SchemaWarning)) (*Values, error) {
 	var reg *schemaregistry.Registry
 	var err error
 	if so.Schemas != "" {
@@ -126,7 +135,7 @@ func openSchemas(so SchemaOptions, p *inspect.Partition, warn func(string)) (*Va
 	case reg == nil && err != nil:
 		return nil, &OptionError{Option: "schemas", Err: err}
 	case err != nil:
-		warn(fmt.Sprintf("%s: read %d schemas before: %v", reg.Source, reg.Len(), err))
+		warn(SchemaWarning{Source: reg.Source, Read: reg.Len(), Err: err})
 	}
 	var key, value *schemaregistry.PlainSchema
 	if so.KeySchema != "" {
@@ -140,4 +149,21 @@ func openSchemas(so SchemaOptions, p *inspect.Partition, warn func(string)) (*Va
 		}
 	}
 	return &Values{schemas: schemaregistry.NewDecoder(reg, key, value)}, nil
+}
+
+// AutoValues returns how a search decodes each partition's keys and values
+// (DecoderAuto, as dump-log --records): chosen once per data directory and
+// topic, so that a registry's schemas are read once. The function is not
+// safe for concurrent use.
+func AutoValues(warn func(SchemaWarning)) func(*inspect.Partition) *Values {
+	chosen := map[[2]string]*Values{}
+	return func(p *inspect.Partition) *Values {
+		k := [2]string{filepath.Dir(filepath.Clean(p.Dir)), p.Topic}
+		v, ok := chosen[k]
+		if !ok {
+			v, _ = ValuesFor(DecoderAuto, SchemaOptions{}, p, warn) // auto never fails
+			chosen[k] = v
+		}
+		return v
+	}
 }
