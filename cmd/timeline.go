@@ -1,8 +1,8 @@
 package cmd
 
 import (
-	"errors"
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"

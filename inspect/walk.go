@@ -321,4 +321,3 @@ func walkSegment(it *LogIterator, from int64, r LogRange, minTS int64, seen *int
 	}
 	return false, nil
 }
-

@@ -451,5 +451,4 @@ func ruleText(err error) string {
 	return err.Error()
 }
 
-
 func ptr[T any](v T) *T { return &v }
