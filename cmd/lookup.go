@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/lookup"
+	"github.com/kseg/kseg/inspect/record"
 )
 
 type lookupOptions struct {
