@@ -120,55 +120,10 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 // that the text under a row can be written between its rows and no chunk
 // is held twice.
 func drawRows(out *bytes.Buffer, header []string, layout []tableColumn, widths []int, rows [][]tableCellText, below []string, limit int) error {
-	// tablewriter leaves out a column of width 0 (all its cells empty,
-	// in a chunk drawn without its header) together with the blanks
-	// around it: those blanks lead the next column drawn instead.
-	var shown, lead []int // the columns given to tablewriter, and the blanks before each
-	blanks := 0
-	for i, w := range widths {
-		if w == 0 {
-			blanks += 2
-			continue
-		}
-		shown, lead = append(shown, i), append(lead, blanks)
-		blanks = 0
-	}
-	if len(shown) == 0 { // every line blank: one column of one blank, trimmed
-		shown, lead = []int{0}, []int{0}
-	}
-	fixed := tw.NewMapper[int, int]()
-	align := make([]tw.Align, len(shown))
-	for j, i := range shown {
-		align[j] = tw.AlignLeft
-		if layout[i].right {
-			align[j] = tw.AlignRight
-		}
-		fixed.Set(j, max(widths[i], 1)+lead[j])
-	}
+	shown, lead := shownColumns(widths)
 	cellText := func(j int, text string) string { return strings.Repeat(" ", lead[j]) + text }
 	lines := &trimmedLines{out: out}
-	t := tablewriter.NewTable(lines,
-		// kubectl style: no borders, no rules, no padding inside the
-		// cells, two blanks between columns; trailing blanks are trimmed
-		// (trimmedLines).
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbolCustom("kseg").WithColumn("  "),
-			Settings: tw.Settings{
-				Separators: tw.Separators{BetweenColumns: tw.On, BetweenRows: tw.Off, ShowHeader: tw.Off, ShowFooter: tw.Off},
-				Lines:      tw.LinesNone,
-			},
-		})),
-		tablewriter.WithPadding(tw.Padding{Overwrite: true}), // none
-		tablewriter.WithHeaderAutoFormat(tw.Off),             // "base_offset", not "BASE OFFSET"
-		tablewriter.WithTrimSpace(tw.Off),                    // cells exactly as given
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
-		tablewriter.WithWidths(tw.CellWidth{PerColumn: fixed}),
-	)
+	t := newTableWriter(lines, layout, widths, shown, lead)
 	if err := t.Start(); err != nil {
 		return fmt.Errorf("drawing table: %w", err)
 	}
@@ -191,16 +146,7 @@ func drawRows(out *bytes.Buffer, header []string, layout []tableColumn, widths [
 		}
 		for n := 0; n < height; n++ {
 			for j, i := range shown {
-				text := ""
-				if n < len(parts[i]) {
-					text = parts[i][n]
-				}
-				// Coloured after fitting: tablewriter measures a cell
-				// without its ANSI codes, and pads outside them.
-				if c := r[i].color; c != nil && text != "" {
-					text = c.Sprint(text)
-				}
-				line[j] = cellText(j, text)
+				line[j] = cellText(j, cellLine(r[i], parts[i], n))
 			}
 			if err := t.Append(line); err != nil {
 				return fmt.Errorf("drawing table: row %d: %w", k, err)
@@ -219,6 +165,75 @@ func drawRows(out *bytes.Buffer, header []string, layout []tableColumn, widths [
 		lines.WriteString("\n")
 	}
 	return nil
+}
+
+// cellLine is line n of a cell fitted into parts ("" past its last),
+// coloured after fitting: tablewriter measures a cell without its ANSI
+// codes, and pads outside them.
+func cellLine(c tableCellText, parts []string, n int) string {
+	text := ""
+	if n < len(parts) {
+		text = parts[n]
+	}
+	if c.color != nil && text != "" {
+		text = c.color.Sprint(text)
+	}
+	return text
+}
+
+// shownColumns are the columns given to tablewriter, and the blanks to
+// lead each with: tablewriter leaves out a column of width 0 (all its
+// cells empty, in a chunk drawn without its header) together with the
+// blanks around it, so those blanks lead the next column drawn instead.
+func shownColumns(widths []int) (shown, lead []int) {
+	blanks := 0
+	for i, w := range widths {
+		if w == 0 {
+			blanks += 2
+			continue
+		}
+		shown, lead = append(shown, i), append(lead, blanks)
+		blanks = 0
+	}
+	if len(shown) == 0 { // every line blank: one column of one blank, trimmed
+		shown, lead = []int{0}, []int{0}
+	}
+	return shown, lead
+}
+
+// newTableWriter is the tablewriter that draws the shown columns at their
+// widths, kubectl style: no borders, no rules, no padding inside the
+// cells, two blanks between columns; trailing blanks are trimmed
+// (trimmedLines).
+func newTableWriter(lines *trimmedLines, layout []tableColumn, widths, shown, lead []int) *tablewriter.Table {
+	fixed := tw.NewMapper[int, int]()
+	align := make([]tw.Align, len(shown))
+	for j, i := range shown {
+		align[j] = tw.AlignLeft
+		if layout[i].right {
+			align[j] = tw.AlignRight
+		}
+		fixed.Set(j, max(widths[i], 1)+lead[j])
+	}
+	return tablewriter.NewTable(lines,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbolCustom("kseg").WithColumn("  "),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.On, BetweenRows: tw.Off, ShowHeader: tw.Off, ShowFooter: tw.Off},
+				Lines:      tw.LinesNone,
+			},
+		})),
+		tablewriter.WithPadding(tw.Padding{Overwrite: true}), // none
+		tablewriter.WithHeaderAutoFormat(tw.Off),             // "base_offset", not "BASE OFFSET"
+		tablewriter.WithTrimSpace(tw.Off),                    // cells exactly as given
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
+		tablewriter.WithWidths(tw.CellWidth{PerColumn: fixed}),
+	)
 }
 
 // trimmedLines writes the lines written to it to out without their

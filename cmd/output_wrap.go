@@ -36,12 +36,6 @@ func wrapText(text string, w int) []string {
 // wrapSpans is wrapText as the [start, end) rune ranges of text's lines
 // (the blanks between two lines in none of them).
 func wrapSpans(runes []rune, w int) [][2]int {
-	trimRight := func(from, to int) int {
-		for to > from && runes[to-1] == ' ' {
-			to--
-		}
-		return to
-	}
 	var spans [][2]int
 	start := 0
 	width := 0
@@ -49,42 +43,12 @@ func wrapSpans(runes []rune, w int) [][2]int {
 		width += runeWidth(r)
 	}
 	for w > 0 && width > w {
-		// The last blanks a line may end before: between two words, and
-		// between a number and its noun (taken when there is no other),
-		// then the last break inside a word.
-		used, cut, space, glued, inside := 0, start, -1, -1, -1
-		for cut < len(runes) && used+runeWidth(runes[cut]) <= w {
-			r := runes[cut]
-			used += runeWidth(r)
-			switch {
-			case r == ' ' && cut > start && runes[cut-1] != ' ' && countAt(runes, cut+1):
-				glued = cut
-			case r == ' ' && cut > start && runes[cut-1] != ' ':
-				space = cut
-			case r != ' ' && wrapBreak(r) && (r != '-' || cut > start && unicode.IsLetter(runes[cut-1])):
-				inside = cut + 1
-			}
-			cut++
+		cut := lineCut(runes, start, w)
+		end := cut
+		for end > start && runes[end-1] == ' ' {
+			end--
 		}
-		if cut < len(runes) && runes[cut] == ' ' && cut > start { // the line is full at a word's end
-			if countAt(runes, cut+1) {
-				glued = cut
-			} else {
-				space = cut
-			}
-		}
-		switch {
-		case cut == len(runes):
-		case space > start:
-			cut = space
-		case glued > start:
-			cut = glued
-		case inside > start:
-			cut = inside
-		case cut == start:
-			cut = start + 1
-		}
-		spans = append(spans, [2]int{start, trimRight(start, cut)})
+		spans = append(spans, [2]int{start, end})
 		for cut < len(runes) && runes[cut] == ' ' {
 			cut++
 		}
@@ -97,6 +61,46 @@ func wrapSpans(runes []rune, w int) [][2]int {
 		spans = append(spans, [2]int{start, len(runes)})
 	}
 	return spans
+}
+
+// lineCut is where the line of width w starting at runes[start] ends: at
+// the last blank between two words, else between a number and its noun
+// (taken when there is no other), else after the last break inside a
+// word, else where the width runs out (at least one rune).
+func lineCut(runes []rune, start, w int) int {
+	used, cut, space, glued, inside := 0, start, -1, -1, -1
+	for cut < len(runes) && used+runeWidth(runes[cut]) <= w {
+		r := runes[cut]
+		used += runeWidth(r)
+		switch {
+		case r == ' ' && cut > start && runes[cut-1] != ' ' && countAt(runes, cut+1):
+			glued = cut
+		case r == ' ' && cut > start && runes[cut-1] != ' ':
+			space = cut
+		case r != ' ' && wrapBreak(r) && (r != '-' || cut > start && unicode.IsLetter(runes[cut-1])):
+			inside = cut + 1
+		}
+		cut++
+	}
+	if cut < len(runes) && runes[cut] == ' ' && cut > start { // the line is full at a word's end
+		if countAt(runes, cut+1) {
+			glued = cut
+		} else {
+			space = cut
+		}
+	}
+	switch {
+	case cut == len(runes):
+	case space > start:
+		cut = space
+	case glued > start:
+		cut = glued
+	case inside > start:
+		cut = inside
+	case cut == start:
+		cut = start + 1
+	}
+	return cut
 }
 
 // countAt reports whether runes[i:] is a word after a number and a blank:
