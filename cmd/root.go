@@ -111,24 +111,7 @@ func NewRootCommand(ios *IOStreams) *cobra.Command {
 	root.Flags().Bool("version", false, "print kseg's version")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 
-	// The global flags write straight into ios; like pflag's BoolVar,
-	// binding starts each from its default.
-	ios.format = FormatTable
-	pf := root.PersistentFlags()
-	pf.VarP(&ios.format, "output", "o", "output format: "+formatList())
-	pf.BoolVar(&ios.noColor, "no-color", false, "no ANSI colour (also off when NO_COLOR is set or stdout is not a terminal)")
-	pf.BoolVarP(&ios.quiet, "quiet", "q", false, "no progress output")
-	pf.BoolVar(&ios.local, "local", false, "tables show times in the local time zone instead of UTC")
-	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return []cobra.Completion{
-			cobra.CompletionWithDesc(string(FormatTable), "the columns an operator scans, fitted to the terminal"),
-			cobra.CompletionWithDesc(string(FormatWide), "a table of every field"),
-			cobra.CompletionWithDesc(string(FormatJSON), "JSON Lines, one object per line"),
-			cobra.CompletionWithDesc(string(FormatCSV), "CSV with a header row"),
-			cobra.CompletionWithDesc(string(FormatJUnit), "JUnit XML (verify only)"),
-		}, cobra.ShellCompDirectiveNoFileComp
-	})
-
+	addGlobalFlags(root, ios)
 	root.AddCommand(
 		newLsCommand(ios),
 		newDumpIndexCommand(ios),
@@ -154,6 +137,27 @@ func NewRootCommand(ios *IOStreams) *cobra.Command {
 	setCompletions(root)
 	guardCommands(root)
 	return root
+}
+
+// addGlobalFlags adds -o, --no-color, -q and --local to root: they write
+// straight into ios; like pflag's BoolVar, binding starts each from its
+// default.
+func addGlobalFlags(root *cobra.Command, ios *IOStreams) {
+	ios.format = FormatTable
+	pf := root.PersistentFlags()
+	pf.VarP(&ios.format, "output", "o", "output format: "+formatList())
+	pf.BoolVar(&ios.noColor, "no-color", false, "no ANSI colour (also off when NO_COLOR is set or stdout is not a terminal)")
+	pf.BoolVarP(&ios.quiet, "quiet", "q", false, "no progress output")
+	pf.BoolVar(&ios.local, "local", false, "tables show times in the local time zone instead of UTC")
+	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{
+			cobra.CompletionWithDesc(string(FormatTable), "the columns an operator scans, fitted to the terminal"),
+			cobra.CompletionWithDesc(string(FormatWide), "a table of every field"),
+			cobra.CompletionWithDesc(string(FormatJSON), "JSON Lines, one object per line"),
+			cobra.CompletionWithDesc(string(FormatCSV), "CSV with a header row"),
+			cobra.CompletionWithDesc(string(FormatJUnit), "JUnit XML (verify only)"),
+		}, cobra.ShellCompDirectiveNoFileComp
+	})
 }
 
 // guardCommands walks the tree once every subcommand is added, so that no
