@@ -5,9 +5,14 @@
 #   make image    the image tarball of this architecture's linux binary
 #   make demo     build kseg, generate a partition, look around in it
 #   make test     every test, quickly: long ones in their short form, the
-#                 race detector where the code runs goroutines
-#   make check    every test in its long form, all under the race detector
-#                 (what CI runs)
+#                 race detector where the code runs goroutines; the report
+#                 page's browser tests skipped (KSEG_SKIP_BROWSER=1) when
+#                 no Chromium is found
+#   make check    every test in its long form, all under the race detector,
+#                 the browser tests never skipped (what CI runs; .ci/run
+#                 installs Debian's chromium)
+#   make screenshots  docs/report-demo.png, docs/report-damaged.png and
+#                 docs/report-damaged-dark.png: the report page in Chromium
 #   make lint     gofmt, go vet, staticcheck
 #   make bench    benchmarks on generated partitions, benchstat, targets
 #
@@ -42,7 +47,7 @@ STATICCHECK_VERSION := v0.8.2
 # golang.org/x/perf has no tagged releases: benchstat at a pinned commit.
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 
-.PHONY: all build dist image test check demo bench fuzz docs lint clean
+.PHONY: all build dist image test check screenshots demo bench fuzz docs lint clean
 
 all: lint test build
 
@@ -70,7 +75,7 @@ image:
 # it they take most of ten minutes). race_test.go fails when a package
 # starts goroutines and is not listed, or a name starts no test.
 MODULE         := github.com/kseg/kseg
-RACE_PACKAGES  := inspect inspect/fileio inspect/find inspect/replica inspect/schemaregistry verify
+RACE_PACKAGES  := inspect inspect/internal/scan inspect/fileio inspect/find inspect/replica inspect/schemaregistry verify
 RACE_CMD_TESTS := TestProgress|TestWarningClearsBar|TestInterrupt|TestRebuildInterrupted
 TEST_JSON      ?= bin/test.json
 
@@ -82,20 +87,36 @@ GOTEST       = $(GO) test -json -count=1
 race_pkgs    = $(addprefix $(MODULE)/,$(RACE_PACKAGES))
 other_pkgs   = $(filter-out $(race_pkgs),$(shell $(GO) list ./...))
 
+# The browser kseg report's page is tested in (cmd/report_browser_test.go):
+# KSEG_CHROMIUM, else the first of these on PATH. Empty when none is.
+CHROMIUM = $(shell for b in "$$KSEG_CHROMIUM" chromium chromium-browser google-chrome google-chrome-stable; do \
+	[ -n "$$b" ] && command -v "$$b" && break; done)
+
 # make test: the quick loop, every test, long ones in their -short form
-# (docs/performance.md, "The test suite": a few minutes on 2 cores).
+# (docs/performance.md, "The test suite": a few minutes on 2 cores). On a
+# machine without Chromium the browser tests are skipped, and said so;
+# with one they run (KSEG_SKIP_BROWSER=1 make test skips them anyway).
 test:
 	@mkdir -p $(dir $(TEST_JSON))
-	$(GO) run ./testdata/testtime -json $(TEST_JSON) \
+	$(if $(CHROMIUM),,@echo "make test: no Chromium found: the report page's browser tests are skipped (apt-get install chromium runs them; make check never skips them)")
+	$(if $(CHROMIUM),,KSEG_SKIP_BROWSER=1) $(GO) run ./testdata/testtime -json $(TEST_JSON) \
 		'$(GOTEST) -short -timeout=15m $(RACE) $(race_pkgs)' \
 		'$(GOTEST) -short -timeout=15m $(RACE) -run=^($(RACE_CMD_TESTS)) ./cmd' \
 		'$(GOTEST) -short -timeout=15m $(other_pkgs)'
 
 # make check: what CI runs (.ci/run): every test in its long form, every
-# package under the race detector.
+# package under the race detector, the browser tests among them: without a
+# browser they fail, saying how to install one (KSEG_SKIP_BROWSER is
+# cleared).
 check:
 	@mkdir -p $(dir $(TEST_JSON))
-	$(GO) run ./testdata/testtime -json $(TEST_JSON) '$(GOTEST) -race -timeout=90m ./...'
+	KSEG_SKIP_BROWSER= $(GO) run ./testdata/testtime -json $(TEST_JSON) '$(GOTEST) -race -timeout=90m ./...'
+
+# The report page's screenshots in docs/ (TestReportScreenshots, in
+# Chromium): the page on a demo data directory and on a damaged one, that
+# one in the light and the dark theme.
+screenshots:
+	KSEG_SKIP_BROWSER= KSEG_SCREENSHOTS=$(abspath docs) $(GO) test -count=1 -run='^TestReportScreenshots$$' ./cmd
 
 # A partition of 3 segments x 200 lz4 batches in a temporary directory (a
 # batch every 10 s, with half an hour of silence after two thirds), the

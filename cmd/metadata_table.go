@@ -171,8 +171,7 @@ func metadataTables(ios *IOStreams, im *metadata.Image, lines []metadataLine) er
 	if w.err != nil {
 		return w.err
 	}
-	_, err := fmt.Fprintln(ios.Out, escapeControl(metadataSummaryText(im)))
-	return err
+	return printFooter(ios, escapeControl(metadataSummaryText(im)))
 }
 
 // sectionWriter draws tables one after the other, a blank line between.

@@ -110,6 +110,12 @@ func writeTable(ios *IOStreams, header []string, layout []tableColumn, rows [][]
 	return err
 }
 
+// printFooter writes lines as the footer of a table drawn before it: in
+// the table format wrapped between words to the terminal (wrapIndented).
+func printFooter(ios *IOStreams, lines ...string) error {
+	return writeTable(ios, nil, nil, nil, lines)
+}
+
 // drawRows draws the header (unless nil) and rows into out through
 // tablewriter in columns of the given widths, which every fitted cell
 // fits (tablewriter pads and aligns, it never has to cut), and under each

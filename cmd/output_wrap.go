@@ -27,15 +27,16 @@ const minWrapWidth = 40
 func wrapText(text string, w int) []string {
 	runes := []rune(text)
 	var lines []string
-	for _, s := range wrapSpans(runes, w) {
+	for _, s := range wrapSpans(runes, w, false) {
 		lines = append(lines, string(runes[s[0]:s[1]]))
 	}
 	return lines
 }
 
-// wrapSpans is wrapText as the [start, end) rune ranges of text's lines
-// (the blanks between two lines in none of them).
-func wrapSpans(runes []rune, w int) [][2]int {
+// wrapSpans is wrapText (with whole, wrapIndented: never inside a word,
+// one wider than the line is the whole of a line of its own) as the [start, end) rune
+// ranges of text's lines (the blanks between two lines in none of them).
+func wrapSpans(runes []rune, w int, whole bool) [][2]int {
 	var spans [][2]int
 	start := 0
 	width := 0
@@ -43,7 +44,7 @@ func wrapSpans(runes []rune, w int) [][2]int {
 		width += runeWidth(r)
 	}
 	for w > 0 && width > w {
-		cut := lineCut(runes, start, w)
+		cut := lineCut(runes, start, w, whole)
 		end := cut
 		for end > start && runes[end-1] == ' ' {
 			end--
@@ -66,8 +67,9 @@ func wrapSpans(runes []rune, w int) [][2]int {
 // lineCut is where the line of width w starting at runes[start] ends: at
 // the last blank between two words, else between a number and its noun
 // (taken when there is no other), else after the last break inside a
-// word, else where the width runs out (at least one rune).
-func lineCut(runes []rune, start, w int) int {
+// word (with whole, after the first word, however wide), else where the
+// width runs out (at least one rune).
+func lineCut(runes []rune, start, w int, whole bool) int {
 	used, cut, space, glued, inside := 0, start, -1, -1, -1
 	for cut < len(runes) && used+runeWidth(runes[cut]) <= w {
 		r := runes[cut]
@@ -95,6 +97,14 @@ func lineCut(runes []rune, start, w int) int {
 		cut = space
 	case glued > start:
 		cut = glued
+	case whole: // the first word, to its end
+		cut = start
+		for cut < len(runes) && runes[cut] == ' ' {
+			cut++
+		}
+		for cut < len(runes) && runes[cut] != ' ' {
+			cut++
+		}
 	case inside > start:
 		cut = inside
 	case cut == start:
@@ -122,7 +132,8 @@ func countAt(runes []rune, i int) bool {
 }
 
 // wrapIndented wraps a line of text (a footer line, a step of a --trace
-// story) to w columns, and no fewer than minWrapWidth: the lines after the
+// story) between words (wrapWords) to w columns, and no fewer than
+// minWrapWidth: the lines after the
 // first are indented four columns more than it is, so that a wrapped step
 // reads as one. A line coloured with ANSI codes is wrapped by its visible
 // text, each line carrying the colours in force where it starts and
@@ -137,7 +148,7 @@ func wrapIndented(text string, w int) []string {
 	for indent < len(runes) && runes[indent] == ' ' {
 		indent++
 	}
-	spans := wrapSpans(runes, w)
+	spans := wrapSpans(runes, w, true)
 	pads := make([]int, len(spans))
 	if indent+4 <= w/2 && len(spans) > 1 {
 		first := spans[0]
@@ -146,7 +157,7 @@ func wrapIndented(text string, w int) []string {
 			rest++
 		}
 		spans = [][2]int{first}
-		for _, s := range wrapSpans(runes[rest:], w-indent-4) {
+		for _, s := range wrapSpans(runes[rest:], w-indent-4, true) {
 			spans = append(spans, [2]int{s[0] + rest, s[1] + rest})
 		}
 		pads = make([]int, len(spans))

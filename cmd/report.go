@@ -147,8 +147,8 @@ func runReport(ios *IOStreams, opts reportOptions) error {
 		return err
 	}
 	if ios.Format() != FormatJSON {
-		_, err = fmt.Fprintf(ios.Out, "wrote %s (%s): %s, %s, %s, %s\n", escapeControl(opts.html), humanSize(size), count(rep.Partitions, "partition"),
-			count(rep.Errors, "error"), count(rep.Warnings, "warning"), count(rep.Infos, "info finding"))
+		err = printFooter(ios, fmt.Sprintf("wrote %s (%s): %s, %s, %s, %s", escapeControl(opts.html), humanSize(size), count(rep.Partitions, "partition"),
+			count(rep.Errors, "error"), count(rep.Warnings, "warning"), count(rep.Infos, "info finding")))
 	}
 	return err
 }

@@ -27,10 +27,10 @@ import (
 
 // The page of kseg report is tested in a real headless Chromium, driven
 // through the DevTools protocol (chromedp). Without a browser these tests
-// fail and say how to install one; KSEG_SKIP_BROWSER=1 skips them (the
-// README's quick make test documents it; make check, which CI runs,
-// never sets it). KSEG_CHROMIUM names a Chrome or Chromium binary other
-// than the one on PATH.
+// fail and say how to install one; KSEG_SKIP_BROWSER=1 skips them (make
+// test sets it when it finds no Chromium, as the README's Development
+// section says; make check, which CI runs, clears it). KSEG_CHROMIUM
+// names a Chrome or Chromium binary other than the one on PATH.
 
 // chromiumPath finds the browser the tests drive.
 func chromiumPath(t *testing.T) string {
@@ -488,10 +488,11 @@ func TestReportPageThemesAndPrint(t *testing.T) {
 	r.checkClean(t, file)
 }
 
-// TestReportScreenshots writes docs/report-demo.png and
-// docs/report-damaged.png (make screenshots): the page on a demo data
-// directory and on a damaged one, drawn by Chromium. It runs only when
-// KSEG_SCREENSHOTS names the directory to write them to.
+// TestReportScreenshots writes docs/report-demo.png,
+// docs/report-damaged.png and docs/report-damaged-dark.png (make
+// screenshots): the page on a demo data directory and on a damaged one,
+// drawn by Chromium, the damaged one also in the dark theme. It runs only
+// when KSEG_SCREENSHOTS names the directory to write them to.
 func TestReportScreenshots(t *testing.T) {
 	out := os.Getenv("KSEG_SCREENSHOTS")
 	if out == "" {
@@ -500,7 +501,8 @@ func TestReportScreenshots(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		damaged bool
-	}{{"report-demo.png", false}, {"report-damaged.png", true}} {
+		scheme  string // prefers-color-scheme
+	}{{"report-demo.png", false, "light"}, {"report-damaged.png", true, "light"}, {"report-damaged-dark.png", true, "dark"}} {
 		root := t.TempDir()
 		reportDataDir(t, filepath.Join(root, "data"), c.damaged)
 		t.Chdir(root) // the page names the data directory "data", as a user would
@@ -511,6 +513,10 @@ func TestReportScreenshots(t *testing.T) {
 			t.Fatalf("kseg report: exit %d: %s", code, stderr)
 		}
 		r := openPage(t, file, 1280, 900)
+		if _, err := chromedp.Call(r.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: c.scheme}}}); err != nil {
+			t.Fatal(err)
+		}
 		png, err := chromedp.Run(r.ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)

@@ -97,9 +97,9 @@ func choiceMessage(s inspect.TraceStep) (string, bool) {
 	case inspect.WhyNoAnswerBelowStart:
 		return fmt.Sprintf("log start offset %d, from %s: no answer below it", s.Offset, s.Source), true
 	case inspect.WhyTimeIndexKept:
-		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index", s.Segment, s.Kept), true
+		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index", s.Segment, s.KeptBecause), true
 	case inspect.WhyTimeIndexKeptMax:
-		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index, so the segment's largest timestamp is unknown", s.Segment, s.Kept), true
+		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index, so the segment's largest timestamp is unknown", s.Segment, s.KeptBecause), true
 	}
 	return "", false
 }
@@ -114,7 +114,7 @@ func indexMessage(s inspect.TraceStep) (string, bool) {
 		return fmt.Sprintf("%s: %s, but recovery cannot rebuild it (%s); searching without it", s.Segment, rebuildWords(s.Rebuild), s.Detail), true
 	case inspect.WhyRebuilt:
 		return fmt.Sprintf("%s: %s; searching the %d offset-index and %d time-index entries recovery would write (built in memory, nothing written)",
-			s.Segment, rebuildWords(s.Rebuild), s.Entries, s.Slots), true
+			s.Segment, rebuildWords(s.Rebuild), s.RebuiltOffsetEntries, s.RebuiltTimeEntries), true
 	case inspect.WhyNoOffsetIndex:
 		return fmt.Sprintf("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.File), true
 	case inspect.WhyEmptyOffsetIndex:
@@ -139,7 +139,7 @@ func indexMessage(s inspect.TraceStep) (string, bool) {
 		return fmt.Sprintf("%s index %s: slots %d..%d (%d) are zero padding, the preallocated tail of an active segment (or of one a broker left without a clean shutdown): searching the %d entries before it, as the broker that holds the segment does (its entry count excludes the padding) and as one that recovers it does (recovery rebuilds the index)",
 			s.Index, s.File, s.Entries, s.Slots-1, s.Slots-s.Entries, s.Entries), true
 	case inspect.WhyPaddingKept:
-		return fmt.Sprintf("%s is padded on a segment the broker's next start would not recover (%s): a broker restarting now would count all %d slots, padding included (KAFKA-10207); kseg verify reports it", s.File, s.Kept, s.Slots), true
+		return fmt.Sprintf("%s is padded on a segment the broker's next start would not recover (%s): a broker restarting now would count all %d slots, padding included (KAFKA-10207); kseg verify reports it", s.File, s.KeptBecause, s.Slots), true
 	}
 	return "", false
 }

@@ -15,7 +15,7 @@ import (
 // traceMessage's placeholder, and a batch verdict to batchVerdict's.
 func TestTraceWordsForEveryWhy(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filepath.Join("..", "inspect", "lookup.go"), nil, 0)
+	f, err := parser.ParseFile(fset, filepath.Join("..", "inspect", "trace.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestTraceWordsForEveryWhy(t *testing.T) {
 		return true
 	})
 	if len(whys) < 30 {
-		t.Fatalf("found %d TraceWhy constants in inspect/lookup.go", len(whys))
+		t.Fatalf("found %d TraceWhy constants in inspect/trace.go", len(whys))
 	}
 	slot, n := 3, int64(7)
 	for _, w := range whys {

@@ -10,7 +10,7 @@ import (
 )
 
 // recoveryPlanJSON is the contract's recovery_plan line, made from a
-// verify.RecoveryPlan; the table columns read it too.
+// verify.StartupRecovery; the table columns read it too.
 type recoveryPlanJSON struct {
 	Kind                string                `json:"kind"`
 	Partition           string                `json:"partition"`
@@ -37,7 +37,7 @@ type recoveryEstimateJSON struct {
 	Seconds                float64 `json:"seconds"`
 }
 
-func recoveryPlanLine(p verify.RecoveryPlan) recoveryPlanJSON {
+func recoveryPlanLine(p verify.StartupRecovery) recoveryPlanJSON {
 	out := recoveryPlanJSON{Kind: "recovery_plan", Partition: p.Partition, Dir: p.Dir, CleanShutdown: p.CleanShutdown,
 		RecoveryPoint: p.RecoveryPoint, RecoveryPointSource: p.RecoveryPointSource, LogEndOffset: p.LogEndOffset,
 		Segments: make([]recoverySegmentJSON, len(p.Segments)), SegmentCount: p.SegmentCount, Bytes: p.Bytes}
@@ -86,9 +86,9 @@ func printRecoveryPlans(ios *IOStreams, targets []*inspect.Target, scanned int64
 	if elapsed > 0 && scanned > 0 {
 		rate = float64(scanned) / elapsed.Seconds()
 	}
-	var plans []verify.RecoveryPlan
+	var plans []verify.StartupRecovery
 	for _, t := range targets {
-		ps, err := verify.PlanRecovery(t)
+		ps, err := verify.PlanStartupRecovery(t)
 		if err != nil {
 			return fmt.Errorf("planning recovery of %s: %w", t.Path, err)
 		}

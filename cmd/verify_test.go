@@ -227,12 +227,12 @@ func TestVerifyJSONLines(t *testing.T) {
 			`{"kind":"finding","severity":"error","check":"log.crc","file":"d/00000000000000000000.log","segment_base_offset":0,"position":61,"offset":null,"message":""}`},
 		{summaryLine(verify.Summary{Partitions: 1, Segments: 2, Batches: 3, Bytes: 4, Errors: 5, Warnings: 6}),
 			`{"kind":"summary","partitions":1,"segments":2,"batches":3,"bytes":4,"errors":5,"warnings":6,"infos":0}`},
-		{recoveryPlanLine(verify.RecoveryPlan{Partition: "a-0", Dir: "d/a-0", RecoveryPointSource: "absent", Bytes: 3000,
+		{recoveryPlanLine(verify.StartupRecovery{Partition: "a-0", Dir: "d/a-0", RecoveryPointSource: "absent", Bytes: 3000,
 			Estimate: &verify.RecoveryEstimate{ScanRateBytesPerSecond: 1500, Seconds: 2}}),
 			`{"kind":"recovery_plan","partition":"a-0","dir":"d/a-0","clean_shutdown":false,"recovery_point":0,"recovery_point_source":"absent",` +
 				`"log_end_offset":0,"segments":[],"segment_count":0,"bytes":3000,"estimate":{"scan_rate_bytes_per_second":1500,"seconds":2}}`},
-		{recoveryPlanLine(verify.RecoveryPlan{Partition: "a-0", Dir: "d/a-0", RecoveryPoint: 7, RecoveryPointSource: "checkpoint", LogEndOffset: 9,
-			Segments: []verify.RecoverySegment{{Segment: "00000000000000000005.log", BaseOffset: 5, Bytes: 70, Reason: verify.ReasonRecoveryPoint}}, SegmentCount: 1, Bytes: 70}),
+		{recoveryPlanLine(verify.StartupRecovery{Partition: "a-0", Dir: "d/a-0", RecoveryPoint: 7, RecoveryPointSource: "checkpoint", LogEndOffset: 9,
+			Segments: []verify.StartupSegment{{Segment: "00000000000000000005.log", BaseOffset: 5, Bytes: 70, Reason: verify.ReasonRecoveryPoint}}, SegmentCount: 1, Bytes: 70}),
 			`{"kind":"recovery_plan","partition":"a-0","dir":"d/a-0","clean_shutdown":false,"recovery_point":7,"recovery_point_source":"checkpoint",` +
 				`"log_end_offset":9,"segments":[{"segment":"00000000000000000005.log","base_offset":5,"bytes":70,"reason":"recovery_point"}],"segment_count":1,"bytes":70,"estimate":null}`},
 	} {

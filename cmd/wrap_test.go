@@ -154,3 +154,90 @@ func TestNarrowTerminalFooters(t *testing.T) {
 		}
 	}
 }
+
+// Every footer and summary under a table (ls, verify, timeline, the
+// lookup story, find, groups, metadata, dump-index, retention, cleaner,
+// txns, gen, report) is wrapped between words at any width: its words are
+// those of the unwrapped line, in order, none broken, and each of its lines
+// fits the terminal (or minWrapWidth on a narrower one) unless it is one
+// word wider than that, shown whole. The topic's name is longer than
+// minWrapWidth.
+func TestFootersKeepWordsWhole(t *testing.T) {
+	const topic = "orders.eu-west-1.payments-settlement-events-v2-archive"
+	part := topic + "-0"
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"gen", "--segments", "2", "--batches", "20", part},
+		{"gen", "--consumer-offsets", "--batches", "10", "__consumer_offsets-0"},
+		{"gen", "--metadata", "--changes", "20", "__cluster_metadata-0"},
+	} {
+		if _, stderr, code := runInWith(t, dir, nil, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	page := part + "-report-of-the-incident.html"
+	for _, c := range []struct {
+		args []string
+		from string // the footer's first line, unwrapped, starts so
+		code int
+	}{
+		{[]string{"ls", "."}, "newest timestamp", 0},
+		{[]string{"ls", "--segments", part}, "newest timestamp", 0},
+		{[]string{"verify", "."}, "no findings", 0},
+		{[]string{"timeline", part}, "1 partition", 0},
+		{[]string{"lookup", "--trace", part, "100"}, "trace:", 0},
+		{[]string{"lookup-time", "--trace", part, "2023-11-14T22:13:20.300Z"}, "trace:", 0},
+		{[]string{"find", "--key", "k", "."}, "0 matches", 1},
+		{[]string{"groups", "."}, "3 groups", 0},
+		{[]string{"metadata", "."}, "image at offset", 0},
+		{[]string{"dump-index", part + "/00000000000000000000.index"}, "00000000000000000000.index:", 0},
+		{[]string{"retention", "."}, "2 partitions:", 0},
+		{[]string{"txns", "."}, "2 partitions,", 0},
+		{[]string{"gen", "--batches", "3", "gen/" + part}, "wrote", 0},
+		{[]string{"report", "--at", "2023-11-15T00:00:00Z", "--html", page, "."}, "wrote", 0},
+	} {
+		run := func(w int) string {
+			if c.args[0] == "gen" {
+				if err := os.RemoveAll(filepath.Join(dir, "gen")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, stderr, code := runInWith(t, dir, func(ios *IOStreams) { ios.SetTerminalWidth(w); ios.SetNow(tickingClock(1500 * time.Millisecond)) }, c.args...)
+			if code != c.code {
+				t.Fatalf("%v at %d columns: exit %d: %s", c.args, w, code, stderr)
+			}
+			return out
+		}
+		lines := strings.Split(strings.TrimRight(run(0), "\n"), "\n")
+		var footer []string
+		for i, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), c.from) {
+				footer = strings.Fields(strings.Join(lines[i:], " "))
+				break
+			}
+		}
+		if footer == nil {
+			t.Fatalf("%v: no line starts with %q:\n%s", c.args, c.from, strings.Join(lines, "\n"))
+		}
+		for _, w := range []int{1, 20, 80, 160} {
+			out := run(w)
+			narrow := strings.Split(strings.TrimRight(out, "\n"), "\n")
+			// The footer's lines: from the end, as many as hold its words.
+			var words []string
+			first := len(narrow)
+			for first > 0 && len(words) < len(footer) {
+				first--
+				words = append(strings.Fields(narrow[first]), words...)
+			}
+			if strings.Join(words, " ") != strings.Join(footer, " ") {
+				t.Errorf("%v at %d columns: the footer's words are\n%q\nnot those of the unwrapped line\n%q\n%s", c.args, w, words, footer, out)
+				continue
+			}
+			for _, l := range narrow[first:] {
+				if displayWidth(l) > max(w, minWrapWidth) && len(strings.Fields(l)) > 1 {
+					t.Errorf("%v at %d columns: a footer line of %d columns holding more than one word: %q", c.args, w, displayWidth(l), l)
+				}
+			}
+		}
+	}
+}

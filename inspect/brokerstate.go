@@ -102,7 +102,7 @@ func (p *Partition) ReadBrokerState() (*BrokerState, error) {
 		// speaks of it, and nothing recovers it.
 		return &BrokerState{all: all, LogStartSource: LogStartFromFirstSegment, Recovery: StartOfRecovery(all, "", -1, nil)}, nil
 	}
-	if p.Only {
+	if p.SingleSegment {
 		full, err := ReadPartition(p.Dir)
 		if err != nil {
 			return nil, err

@@ -112,9 +112,9 @@ type Partition struct {
 	Partition int32  // -1 when the name does not parse
 	Segments  []SegmentFiles
 	Skipped   []Skipped
-	// Only is set when the user named a single segment file: commands then
+	// SingleSegment is set when the user named a single segment file: commands then
 	// work on that segment alone.
-	Only bool
+	SingleSegment bool
 	// DataDir is the data directory holding the partition directory, where
 	// the broker keeps its checkpoints ("" when not known).
 	DataDir string
@@ -481,7 +481,7 @@ func resolveFile(path string) (*Target, error) {
 	// named and print it as given.
 	*seg.field(sfx) = path
 	p.Segments = []SegmentFiles{*seg}
-	p.Only = true
+	p.SingleSegment = true
 	p.Skipped = nil
 	p.DataDir = dataDirOf(dir)
 	return &Target{Path: path, Kind: "segment", DataDir: p.DataDir, File: path, Partitions: []*Partition{p}}, nil

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/kseg/kseg/indexfmt"
+	"github.com/kseg/kseg/inspect/internal/scan"
 )
 
 // WithFastReaders runs fn over the readers Segment.LookupOffset and
@@ -17,14 +18,11 @@ func (s *Segment) WithFastReaders(fn func(log io.ReaderAt, idx *indexfmt.OffsetI
 // ReadAheadSums is how many checksums its read-ahead handed out to its
 // scan since it was made.
 func ReadAheadSums(it *LogIterator) int64 {
-	if a := it.s.w.ahead; a != nil {
-		return a.sums
-	}
-	return 0
+	return it.s.ReadAheadSums()
 }
 
-// The read sizes of headers-only reading (scanner.header).
+// The read sizes of headers-only reading (scan.Scanner).
 const (
-	HeaderGroupBytes = headerGroupBytes
-	SmallEntryBytes  = smallEntryBytes
+	HeaderGroupBytes = scan.HeaderGroupBytes
+	SmallEntryBytes  = scan.SmallEntryBytes
 )

@@ -86,7 +86,7 @@ func (s MetadataSnapshot) Segment() SegmentFiles {
 // belongs to, with the snapshot as its one segment.
 func (s MetadataSnapshot) Partition() *Partition {
 	dir := filepath.Dir(s.Path)
-	p := &Partition{Dir: dir, Topic: MetadataTopic, Partition: 0, Segments: []SegmentFiles{s.Segment()}, Only: true}
+	p := &Partition{Dir: dir, Topic: MetadataTopic, Partition: 0, Segments: []SegmentFiles{s.Segment()}, SingleSegment: true}
 	if !s.Bootstrap {
 		p.DataDir = dataDirOf(dir)
 	} else {

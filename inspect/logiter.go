@@ -7,8 +7,28 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/internal/scan"
 	"github.com/kseg/kseg/inspect/record"
 )
+
+// Damage is a stretch of a .log that a salvaging LogIterator (and so
+// WalkSalvage) skipped: the bytes [Position, End) hold no batch it could read. End is
+// where the next valid batch starts, or the file size when none does.
+type Damage struct {
+	Segment       *SegmentFiles
+	Position, End int64
+	// Err says what is wrong at Position: a *CorruptError (ErrTorn,
+	// ErrCorruptHeader, ErrCRC, ErrTooLarge) naming the file and position.
+	Err error
+	// Cause says more than Kind where a checker words the cases apart
+	// (verify): fewer than 18 bytes left, or an entry running past the end
+	// of the file.
+	Cause DamageCause
+	// Size and Magic, with CauseRunsPast, are what the header at Position
+	// claims: the entry's size (LogOverhead + its length field) and magic.
+	Size  int64
+	Magic int8
+}
 
 // DamageKind says what a read found wrong at a Damage's position.
 type DamageKind int
@@ -91,8 +111,8 @@ type LogIterator struct {
 	window   int
 	ahead    bool
 	aheadMin int64
-	s        scanner
-	rs       *Resyncer // salvage only
+	s        scan.Scanner
+	rs       *scan.Resyncer // salvage only
 	sf       *SegmentFiles
 	name     string
 
@@ -143,9 +163,9 @@ func NewLogIterator(opts IterOptions) *LogIterator {
 	if it.aheadMin <= 0 {
 		it.aheadMin = ReadAheadMinBytes
 	}
-	it.s.headers = opts.Headers
+	it.s.SetHeaders(opts.Headers)
 	if opts.Buffer != nil {
-		it.s.w.buf = opts.Buffer[:0]
+		it.s.SetBuffer(opts.Buffer)
 	}
 	return it
 }
@@ -154,7 +174,7 @@ func NewLogIterator(opts IterOptions) *LogIterator {
 // on: a caller running several scans at once leaves the cores to them,
 // and lends one to a scan only when another would sit idle.
 func (it *LogIterator) SetReadAhead(on bool) {
-	it.ahead = on && !it.s.headers
+	it.ahead = on && !it.s.Headers()
 }
 
 // Reset points it at the .log f of segment sf (named f.Name in errors; sf
@@ -176,23 +196,14 @@ func (it *LogIterator) ResetReader(r io.ReaderAt, name string, size, from int64)
 func (it *LogIterator) reset(r io.ReaderAt, name string, fileSize int64, sf *SegmentFiles, from int64) {
 	it.size = fileSize
 	size := min(fileSize, MaxSegmentBytes)
-	if !it.s.headers {
+	if !it.s.Headers() {
 		it.windowed()
-		w := &it.s.w
-		switch {
-		case !it.ahead && w.ahead != nil:
-			// Switched off (SetReadAhead): the window is its own buffer again.
-			w.ahead.stop()
-			w.ahead, w.buf = nil, w.own[:0]
-		case it.ahead && w.ahead == nil && size-from >= it.aheadMin && cap(w.buf) >= minAheadWindow:
-			// The read-ahead is made for the first log long enough for it.
-			w.own, w.ahead = w.buf, newReadAhead(cap(w.buf), it.aheadMin)
-		}
+		it.s.UseReadAhead(it.ahead, size-from, it.aheadMin)
 	}
-	it.s.reset(r, name, size, from)
+	it.s.Open(r, name, size, from)
 	if it.salvage {
 		if it.rs == nil {
-			it.rs = NewResyncer(r, name, size)
+			it.rs = scan.NewResyncer(r, name, size)
 		} else {
 			it.rs.Reset(r, name, size)
 		}
@@ -267,36 +278,23 @@ func (it *LogIterator) ended() bool {
 
 // windowed allocates the read window, once (IterOptions.Window bytes).
 func (it *LogIterator) windowed() {
-	if cap(it.s.w.buf) == 0 {
-		w := it.window
-		if w <= 0 {
-			w = DefaultWindow
-		}
-		it.s.w.buf = make([]byte, 0, w)
-	}
+	it.s.EnsureWindow(it.window)
 }
-
-// minAheadWindow is the smallest window a read-ahead is used with: a
-// chunk must hold a page's alignment and then at least a header.
-const minAheadWindow = 64 << 10
 
 // Close stops the read-ahead goroutine, if there is one. The iterator may
 // be Reset and used again.
 func (it *LogIterator) Close() {
-	if a := it.s.w.ahead; a != nil {
-		a.stop()
-	}
+	it.s.StopReadAhead()
 }
 
 // tornCause says why the scan stopped with ErrTorn at pos: too few bytes
 // for a header, or an entry running past the end of the file, whose header
 // (ParseBatch decodes its size and magic even then) it returns.
 func (it *LogIterator) tornCause(pos int64) (DamageCause, record.Batch, error) {
-	left := it.s.end - pos
-	if left < record.HeaderSizeUpToMagic+1 {
+	if it.s.End()-pos < record.HeaderSizeUpToMagic+1 {
 		return CauseShortTail, record.Batch{}, nil
 	}
-	hdr, err := it.s.header(pos, min(int64(record.HeaderReadSize), left))
+	hdr, err := it.s.HeaderAt(pos)
 	if err != nil {
 		return CauseOther, record.Batch{}, err
 	}
@@ -309,18 +307,7 @@ func (it *LogIterator) tornCause(pos int64) (DamageCause, record.Batch, error) {
 // written before an unclean shutdown.
 func (it *LogIterator) ZeroFilled() (bool, error) {
 	it.windowed()
-	for at, end := it.dmg.Position, it.s.end; at < end; {
-		n := min(int64(max(cap(it.s.w.buf), record.HeaderReadSize)), end-at)
-		p, err := it.s.w.bytes(at, n)
-		if err != nil {
-			return false, err
-		}
-		if firstNonZero(p, 0) < len(p) {
-			return false, nil
-		}
-		at += n
-	}
-	return true, nil
+	return it.s.ZeroFrom(it.dmg.Position)
 }
 
 // Reject turns the current batch into damage (ErrCorruptHeader, why), from
@@ -442,6 +429,14 @@ func (it *LogIterator) Position() int64 { return it.s.Position() }
 // salvage: also past damage), else why it stopped: without salvage the
 // damage (a *CorruptError), or a read error.
 func (it *LogIterator) Err() error { return it.err }
+
+// The read sizes and bounds of the scan engine (inspect/internal/scan).
+const (
+	DefaultWindow     = scan.DefaultWindow     // a whole-entry iterator's read size
+	MaxEntryBytes     = scan.MaxEntryBytes     // the largest entry Entry hands out whole
+	ReadAheadMinBytes = scan.ReadAheadMinBytes // the smallest log IterOptions.ReadAhead reads on a second goroutine
+	ResyncWindow      = scan.ResyncWindow      // each of a salvaging iterator's two resynchronisation buffers
+)
 
 // MaxSegmentBytes is the most bytes of a .log anything reads: no broker
 // writes or opens a larger segment (segment.bytes is an int, and

@@ -3,166 +3,11 @@ package inspect
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 
-	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/record"
 )
-
-// TraceStep is one step of a lookup as a broker would take it, for --trace:
-// data, which the command line tells in words. Step is the kind of step
-// (StepSegment, StepProbe, StepIndexEntry, StepBatch, StepNote); Why, for
-// every step but a probe, is the rule or case that decided it. The other
-// fields are set where they apply: the first group is what each kind of
-// step shows of itself, the second the numbers and names Why speaks of.
-type TraceStep struct {
-	Step string
-	Why  TraceWhy
-	// segment
-	Segment    string
-	Candidates int
-	// probe, index_entry
-	Index   string // "offset" or "time"
-	Phase   string
-	Slot    *int
-	Key     *int64
-	Compare *int
-	// batch
-	Position   *int64
-	BaseOffset *int64
-	LastOffset *int64
-	MaxTS      *int64
-
-	// What Why speaks of.
-	Target    int64  // the offset or timestamp looked for
-	Offset    int64  // an offset: an index entry's, a record's, a log start or end offset
-	Timestamp int64  // a timestamp: an index entry's, a record's, a segment's largest
-	EntryPos  int64  // an offset index entry's position
-	FirstBase int64  // the first segment's base offset
-	Number    int    // a segment's number among the candidates (from 1)
-	Entries   int    // index entries before the padding, or written by recovery
-	Slots     int    // index slots, padding included; time-index entries written by recovery
-	File      string // a file or segment named (besides Segment)
-	Source    string // where the log start offset came from (LogStartFrom*)
-	Kept      string // why the broker's next start would not recover the segment (BrokerState)
-	Detail    string // a result's reason, or an error, told as it is
-	// Rebuild: why recovery rebuilds the segment's indexes (RebuildIndexMissing, RebuildTimeIndexMissing).
-	Rebuild string
-	// ModTime: the segment has no timestamps, so its largest timestamp is
-	// the .log's modification time (LogSegment.largestTimestamp).
-	ModTime bool
-}
-
-// Kinds of trace step.
-const (
-	StepSegment    = "segment"
-	StepProbe      = "probe"
-	StepIndexEntry = "index_entry"
-	StepBatch      = "batch"
-	StepNote       = "note"
-)
-
-// TraceWhy says which rule or case decided a step.
-type TraceWhy string
-
-// What decided a step, by kind of step.
-const (
-	// segment
-	WhyFloorSegment   TraceWhy = "floor-segment"    // the largest base offset <= Target
-	WhyNextSegment    TraceWhy = "next-segment"     // no batch reached Target in File
-	WhyFirstLargestTS TraceWhy = "first-largest-ts" // the first segment whose largest timestamp >= Target
-	WhyGreatestMaxTS  TraceWhy = "greatest-max-ts"  // the first with the greatest max timestamp
-	// index_entry
-	WhyOffsetEntry TraceWhy = "offset-entry" // offset index slot: Offset at EntryPos
-	WhyTimeEntry   TraceWhy = "time-entry"   // time index slot: Timestamp first reached by Offset
-	// batch
-	WhyLastOffsetReaches TraceWhy = "last-offset-reaches" // last offset >= Target: the answer
-	WhyLastOffsetBelow   TraceWhy = "last-offset-below"   // last offset < Target: skip
-	WhyMaxTSBelow        TraceWhy = "max-ts-below"        // max timestamp < Target: skip
-	WhyRecordReaches     TraceWhy = "record-reaches"      // the record at Offset has Timestamp >= Target
-	WhyNoRecordReaches   TraceWhy = "no-record-reaches"   // max timestamp >= Target, no record does
-	WhyMaxTSOther        TraceWhy = "max-ts-other"        // max timestamp != Target: skip
-	WhyMagic0            TraceWhy = "magic-0"             // no timestamps: no answer
-	WhyFirstMaxRecord    TraceWhy = "first-max-record"    // the first record with the max timestamp, at Offset
-	// note
-	WhyAnswer             TraceWhy = "answer"                // the result's reason (Detail)
-	WhyLogStartAbove      TraceWhy = "log-start-above"       // Offset from Source, above FirstBase
-	WhyEarliest           TraceWhy = "earliest"              // the log start Offset, from Source
-	WhyLatest             TraceWhy = "latest"                // the log end Offset, after File
-	WhyNoAnswerBelowStart TraceWhy = "no-answer-below-start" // the log start Offset, from Source
-	WhyTimeIndexKept      TraceWhy = "timeindex-kept"        // Segment has no .timeindex and is Kept
-	WhyTimeIndexKeptMax   TraceWhy = "timeindex-kept-max"    // the same, for its largest timestamp
-	WhyUnrebuilt          TraceWhy = "unrebuilt"             // Rebuild, but nothing rebuilds it
-	WhyRebuildFailed      TraceWhy = "rebuild-failed"        // Rebuild, but recovery fails (Detail)
-	WhyRebuilt            TraceWhy = "rebuilt"               // Rebuild: searching Entries and Slots entries
-	WhyNoOffsetIndex      TraceWhy = "no-offset-index"       // File (the .log) has no offset index
-	WhyEmptyOffsetIndex   TraceWhy = "empty-offset-index"    // File is empty
-	WhyNoEntryBelow       TraceWhy = "no-entry-below"        // no offset index entry <= Target
-	WhyEntryPastLog       TraceWhy = "entry-past-log"        // the entry points past the log's Offset bytes
-	WhyOffsetEntryPastLog TraceWhy = "offset-entry-past-log" // the same, in a time lookup
-	WhyScanStops          TraceWhy = "scan-stops"            // a torn tail (Detail) stops the scan
-	WhyTimeIndexTorn      TraceWhy = "timeindex-torn"        // File is padded or torn
-	WhyNoTimeIndex        TraceWhy = "no-timeindex"          // File (the .log) has no time index
-	WhySkipSegment        TraceWhy = "skip-segment"          // Segment's largest Timestamp < Target
-	WhyNoTimeEntryBelow   TraceWhy = "no-time-entry-below"   // no time index entry <= Target: from Offset
-	WhyPadding            TraceWhy = "padding"               // Index File: Entries entries, Slots slots
-	WhyPaddingKept        TraceWhy = "padding-kept"          // the same, on a Kept segment
-	WhyEntryMisleads      TraceWhy = "entry-misleads"        // Detail: an entry followed contradicts its batch (MisleadingEntry)
-)
-
-// Why recovery rebuilds a segment's indexes before a lookup (TraceStep.Rebuild).
-const (
-	RebuildIndexMissing     = "index-missing"     // LogLoader.loadSegmentFiles, recoverSegment
-	RebuildTimeIndexMissing = "timeindex-missing" // the next start recovers the segment (LogLoader.recoverLog)
-)
-
-// tracer collects steps when enabled; a nil *tracer records nothing.
-type tracer struct{ steps []TraceStep }
-
-func (t *tracer) add(s TraceStep) {
-	if t != nil {
-		t.steps = append(t.steps, s)
-	}
-}
-
-// note adds a note step.
-func (t *tracer) note(s TraceStep) {
-	if t != nil {
-		s.Step = StepNote
-		t.steps = append(t.steps, s)
-	}
-}
-
-// probes returns the sink for indexfmt's search, nil when not tracing so the
-// search stays allocation-free.
-func (t *tracer) probes(index string) func(indexfmt.Probe) {
-	if t == nil {
-		return nil
-	}
-	return func(p indexfmt.Probe) {
-		slot, key, c := p.Slot, p.Key, p.Cmp
-		t.add(TraceStep{Step: StepProbe, Index: index, Phase: string(p.Phase), Slot: &slot, Key: &key, Compare: &c})
-	}
-}
-
-// batch adds a batch step: b, and s's Why and numbers.
-func (t *tracer) batch(b *record.Batch, s TraceStep) {
-	if t == nil {
-		return
-	}
-	pos, base, last, mts := b.Position, b.BaseOffset, b.LastOffset, b.MaxTimestamp
-	s.Step, s.Position, s.BaseOffset, s.LastOffset, s.MaxTS = StepBatch, &pos, &base, &last, &mts
-	t.add(s)
-}
-
-func (t *tracer) result() []TraceStep {
-	if t == nil {
-		return nil
-	}
-	return t.steps
-}
 
 // IndexHit is the index slot a lookup started from.
 type IndexHit struct {
@@ -233,22 +78,22 @@ func (p *Partition) brokerState(opts LookupOptions) (*BrokerState, error) {
 // openForLookup opens a segment as the broker serving a lookup holds it:
 // with the indexes its loader rebuilds when one is missing
 // (opts.RecoveredIndexes), and knowing whether its next start would
-// recover it (Segment.Kept).
+// recover it (Segment.KeptBecause).
 func openForLookup(sf SegmentFiles, st *BrokerState, opts LookupOptions, tr *tracer) (*Segment, error) {
 	seg, err := OpenSegment(sf, SegmentOptions{})
 	if err != nil {
 		return nil, err
 	}
-	seg.Kept = st.kept(sf.BaseOffset)
+	seg.KeptBecause = st.kept(sf.BaseOffset)
 	rebuild := ""
 	switch {
 	case sf.Log == "":
 	case sf.Index == "":
 		rebuild = RebuildIndexMissing
-	case sf.TimeIndex == "" && seg.Kept == "":
+	case sf.TimeIndex == "" && seg.KeptBecause == "":
 		rebuild = RebuildTimeIndexMissing
 	case sf.TimeIndex == "":
-		tr.note(TraceStep{Why: WhyTimeIndexKept, Segment: sf.Name(), Kept: seg.Kept})
+		tr.note(TraceStep{Why: WhyTimeIndexKept, Segment: sf.Name(), KeptBecause: seg.KeptBecause})
 	}
 	if rebuild == "" {
 		return seg, nil
@@ -268,7 +113,7 @@ func openForLookup(sf SegmentFiles, st *BrokerState, opts LookupOptions, tr *tra
 	}
 	seg.UseIndexes(idx, tidx)
 	if tr != nil {
-		tr.note(TraceStep{Why: WhyRebuilt, Segment: sf.Name(), Rebuild: rebuild, Entries: len(idx) / 8, Slots: len(tidx) / 12})
+		tr.note(TraceStep{Why: WhyRebuilt, Segment: sf.Name(), Rebuild: rebuild, RebuiltOffsetEntries: len(idx) / 8, RebuiltTimeEntries: len(tidx) / 12})
 	}
 	return seg, nil
 }
@@ -560,165 +405,4 @@ func (s *Segment) scanToOffset(sc *LogIterator, target int64, tr *tracer, st *sc
 		}
 	}
 	return record.Batch{}, hit, false, nil
-}
-
-// offsetCursor answers LookupOffset for a series of non-decreasing targets
-// in one segment, each answer exactly LookupOffset's, without scanning the
-// same batches again and again. A fetch scans from the position the offset
-// index gives; with no offset index, an empty one, or one whose last entry
-// lies far behind the targets (a stale or truncated .index), every fetch
-// starts at the same place, and with a damaged one (positions reversed or
-// shuffled) each starts somewhere behind its answer: a timeline over such
-// a segment made one long scan per time index entry, quadratic in the
-// segment's size. So once a fetch has scanned more than chainAfterBatches
-// batches, the cursor learns which of the positions fetches start at are
-// boundaries of the log's chain of batches from position 0 (offsetChain),
-// and answers a fetch from such a boundary with one walk of that chain for
-// all the targets; any other fetch is LookupOffset's own scan.
-type offsetCursor struct {
-	s          *Segment
-	chain      *offsetChain
-	chainTried bool
-	// What the last lookup saw besides its answer: the batch just before
-	// the answer, when it read it (hasPrev), and the offset index entry it
-	// started from when the batch read there contradicts it
-	// (offsetBatchProblem, from the header alone: a timeline reads no
-	// record data). Where no batch can be read the log is taken as
-	// damaged there, which the timeline reads around.
-	prev       record.Batch
-	hasPrev    bool
-	misleading *MisleadingEntry
-}
-
-// chainAfterBatches is how long a fetch's scan may be before the cursor
-// builds its offsetChain. A fetch the index places scans the batches of
-// one index.interval.bytes, at the default 4096 bytes at most 67 of the
-// smallest (61-byte) batches; the chain costs two walks of the log. A
-// variable for the tests.
-var chainAfterBatches = 256
-
-func newOffsetCursor(s *Segment) *offsetCursor { return &offsetCursor{s: s} }
-
-// lookup is s.LookupOffset(target) with the log read through the
-// Segment's guarded readers.
-func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
-	s := c.s
-	r := s.guarded()
-	c.hasPrev, c.misleading = false, nil
-	start, hit, err := s.offsetStart(r, target, nil)
-	if err != nil {
-		return record.Batch{}, false, err
-	}
-	if start < 0 {
-		return record.Batch{}, false, nil
-	}
-	if c.chain != nil {
-		b, found, err, ok := c.chain.fetch(start, target)
-		if ok {
-			c.prev, c.hasPrev = c.chain.prev, c.chain.hasPrev
-			return b, found, err
-		}
-		if c.chain.has && start > c.chain.cur.Position && hit.Slot >= 0 {
-			c.misleading = s.offsetMisleads(hit, fmt.Sprintf("the batch at position %d, before it, holds offset %d: a scan from there skips it", c.chain.cur.Position, target))
-		}
-	}
-	var st scanStats
-	b, _, found, err := s.scanToOffset(s.batches(r.log, start), target, nil, &st, hit)
-	if st.batches > chainAfterBatches && !c.chainTried {
-		c.chainTried = true
-		c.chain = newOffsetChain(s, r)
-	}
-	c.prev, c.hasPrev = st.prev, found && st.batches >= 2
-	if hit.Slot >= 0 && c.misleading == nil && st.batches > 0 {
-		if problem := s.offsetBatchProblem(&st.first, st.first.BaseOffset, target); problem != "" {
-			c.misleading = s.offsetMisleads(hit, problem)
-		}
-	}
-	return b, found, err
-}
-
-// offsetChain answers fetches that start at a batch boundary of the log's
-// chain of batches from position 0 (the batches a scan from 0 yields), for
-// non-decreasing targets. A fetch for target from such a boundary at or
-// before the chain's first batch whose last offset reaches target ends at
-// that batch: every batch before it ends below target. So one walk of the
-// chain, advanced target by target, answers them all. Memory: the offset
-// index's positions, 8 bytes each.
-type offsetChain struct {
-	bounds  []int64      // position 0 and the offset index's positions that are boundaries of the chain, sorted
-	it      *LogIterator // walks the chain, target by target
-	cur     record.Batch // the first batch of the chain whose last offset reaches the last target
-	has     bool         // cur holds a batch
-	prev    record.Batch // the batch of the chain before cur
-	hasPrev bool
-	ended   bool  // the chain ended before any batch reached it
-	err     error // how it ended: damage (nil at its end or a torn tail)
-}
-
-// newOffsetChain walks the chain once to find which index positions are
-// boundaries of it (position 0, where every fetch without an index entry
-// below its target starts, is the chain's start); nil when the index
-// cannot be read (the cursor then scans as LookupOffset does).
-func newOffsetChain(s *Segment, r readers) *offsetChain {
-	bounds := []int64{0}
-	if r.idx != nil {
-		n, _, err := s.entries(r)
-		if err != nil {
-			return nil
-		}
-		for i := range n {
-			e, err := r.idx.Entry(i)
-			if err != nil {
-				return nil
-			}
-			if p := int64(e.Position); p > 0 && p <= s.LogSize {
-				bounds = append(bounds, p)
-			}
-		}
-	}
-	slices.Sort(bounds)
-	bounds = slices.Compact(bounds)
-	it := NewLogIterator(IterOptions{Headers: true})
-	it.ResetReader(r.log, s.LogName, s.LogSize, 0)
-	k, kept := 1, 1 // bounds[0] is 0
-	for k < len(bounds) && it.Next() {
-		p := it.Batch().Position
-		for k < len(bounds) && bounds[k] < p {
-			k++ // not a boundary of the chain
-		}
-		if k < len(bounds) && bounds[k] == p {
-			bounds[kept] = p
-			kept++
-			k++
-		}
-	}
-	c := &offsetChain{bounds: bounds[:kept], it: it}
-	it.ResetReader(r.log, s.LogName, s.LogSize, 0)
-	return c
-}
-
-// fetch answers the fetch for target from start when start is a boundary
-// of the chain at or before the answer (ok); otherwise the caller scans.
-func (c *offsetChain) fetch(start, target int64) (b record.Batch, found bool, err error, ok bool) {
-	if _, in := slices.BinarySearch(c.bounds, start); !in {
-		return record.Batch{}, false, nil, false
-	}
-	for !c.ended && (!c.has || c.cur.LastOffset < target) {
-		if c.it.Next() {
-			c.prev, c.hasPrev = c.cur, c.has
-			c.cur, c.has = *c.it.Batch(), true
-			continue
-		}
-		c.ended = true
-		if err := c.it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
-			c.err = err
-		}
-	}
-	if c.ended {
-		return record.Batch{}, false, c.err, true // the fetch walks the chain to the same end
-	}
-	if start <= c.cur.Position {
-		return c.cur, true, nil, true
-	}
-	return record.Batch{}, false, nil, false
 }

@@ -211,7 +211,7 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 	if sf.TimeIndex == "" && sf.Index != "" && sf.Log != "" {
 		if kept := st.kept(sf.BaseOffset); kept != "" {
 			if tr != nil {
-				tr.note(TraceStep{Why: WhyTimeIndexKeptMax, Segment: sf.Name(), Kept: kept})
+				tr.note(TraceStep{Why: WhyTimeIndexKeptMax, Segment: sf.Name(), KeptBecause: kept})
 			}
 			return -1, sf.BaseOffset, nil, nil
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/internal/scan"
 	"github.com/kseg/kseg/inspect/kafkagen"
 	"github.com/kseg/kseg/inspect/record"
 )
@@ -46,7 +47,7 @@ func TestResyncEveryPosition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, log := rsSegment(t, o)
 			size := int64(len(log))
-			rs := inspect.NewResyncer(bytes.NewReader(log), "x.log", size)
+			rs := scan.NewResyncer(bytes.NewReader(log), "x.log", size)
 			starts := []int64{}
 			for _, b := range m.Segments[0].Batches {
 				starts = append(starts, b.Position)
@@ -76,28 +77,28 @@ func TestResyncPastDamage(t *testing.T) {
 	// Garbage in front: the first batch after it.
 	garbage := bytes.Repeat([]byte("\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x30\xff\xff\xff\xff\x02garbage"), 50)
 	data := append(slices.Clone(garbage), log...)
-	if pos, ok, err := inspect.Resync(bytes.NewReader(data), int64(len(data)), 0); pos != int64(len(garbage)) || !ok || err != nil {
+	if pos, ok, err := scan.Resync(bytes.NewReader(data), int64(len(data)), 0); pos != int64(len(garbage)) || !ok || err != nil {
 		t.Errorf("after garbage: %d %v %v, want %d", pos, ok, err, len(garbage))
 	}
 	// A batch with a bad CRC is skipped.
 	bad := slices.Clone(log)
 	bad[s.Batches[3].Position+17] ^= 1
-	if pos, ok, _ := inspect.Resync(bytes.NewReader(bad), size, s.Batches[2].Position+1); pos != s.Batches[4].Position || !ok {
+	if pos, ok, _ := scan.Resync(bytes.NewReader(bad), size, s.Batches[2].Position+1); pos != s.Batches[4].Position || !ok {
 		t.Errorf("past a bad CRC: %d %v, want %d", pos, ok, s.Batches[4].Position)
 	}
 	// A batch whose header is impossible though its CRC matches (the v2
 	// CRC does not cover the magic) is skipped.
 	bad = slices.Clone(log)
 	bad[s.Batches[5].Position+16] = 3
-	if pos, ok, _ := inspect.Resync(bytes.NewReader(bad), size, s.Batches[5].Position); pos != s.Batches[6].Position || !ok {
+	if pos, ok, _ := scan.Resync(bytes.NewReader(bad), size, s.Batches[5].Position); pos != s.Batches[6].Position || !ok {
 		t.Errorf("past magic 3: %d %v, want %d", pos, ok, s.Batches[6].Position)
 	}
 	// Nothing valid.
-	if pos, ok, err := inspect.Resync(bytes.NewReader(garbage), int64(len(garbage)), 0); pos != int64(len(garbage)) || ok || err != nil {
+	if pos, ok, err := scan.Resync(bytes.NewReader(garbage), int64(len(garbage)), 0); pos != int64(len(garbage)) || ok || err != nil {
 		t.Errorf("garbage only: %d %v %v", pos, ok, err)
 	}
 	// A read error is an error, not "nothing found".
-	if _, _, err := inspect.Resync(failingReader{}, 1000, 0); err == nil {
+	if _, _, err := scan.Resync(failingReader{}, 1000, 0); err == nil {
 		t.Error("read error not reported")
 	}
 }
@@ -115,7 +116,7 @@ func FuzzResync(f *testing.F) {
 	f.Add(append([]byte("garbage before the batches"), log...), int64(0))
 	f.Fuzz(func(t *testing.T, data []byte, from int64) {
 		size := int64(len(data))
-		pos, ok, err := inspect.Resync(bytes.NewReader(data), size, from)
+		pos, ok, err := scan.Resync(bytes.NewReader(data), size, from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestResyncPathological(t *testing.T) {
 	unit[17] ^= 0xff                               // and the CRC cannot match
 	data := bytes.Repeat(unit, garbage/64)
 	size := int64(len(data))
-	rs := inspect.NewResyncer(bytes.NewReader(data), "", size)
+	rs := scan.NewResyncer(bytes.NewReader(data), "", size)
 	pos, ok, err := rs.Next(0)
 	if err != nil || ok || pos != size {
 		t.Errorf("%d %v %v", pos, ok, err)
@@ -478,7 +479,7 @@ func TestSkipBadCRC(t *testing.T) {
 	// Contents damaged, length intact: keep it.
 	bad := slices.Clone(log)
 	bad[s.Batches[3].Position+70] ^= 1
-	rs := inspect.NewResyncer(bytes.NewReader(bad), "x.log", size)
+	rs := scan.NewResyncer(bytes.NewReader(bad), "x.log", size)
 	if next, err := rs.SkipBadCRC(parse(bad, s.Batches[3].Position)); next != -1 || err != nil {
 		t.Errorf("contents damaged: %d %v, want -1", next, err)
 	}
@@ -518,7 +519,7 @@ func TestResyncOverZeros(t *testing.T) {
 	_, log := rsSegment(t, kafkagen.Options{Seed: 47, Batches: 3})
 	for _, zeros := range []int{1, 11, 12, 13, 511, 512, 513, 1000, inspect.ResyncWindow - 5, inspect.ResyncWindow + 700} {
 		data := append(make([]byte, zeros), log...)
-		rs := inspect.NewResyncer(bytes.NewReader(data), "x.log", int64(len(data)))
+		rs := scan.NewResyncer(bytes.NewReader(data), "x.log", int64(len(data)))
 		for _, from := range []int64{0, 1, int64(zeros) / 2, int64(zeros) - 1, int64(zeros)} {
 			pos, ok, err := rs.Next(from)
 			if err != nil || !ok || pos != int64(zeros) {

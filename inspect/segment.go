@@ -45,11 +45,11 @@ type Segment struct {
 	// RebuiltIndexes says Index and TimeIndex were built in memory as
 	// broker recovery writes them, the files being missing (UseIndexes).
 	RebuiltIndexes bool
-	// Kept, when not empty, says why the broker's next start would not
+	// KeptBecause, when not empty, says why the broker's next start would not
 	// recover this segment (below the recovery point, or a clean
 	// shutdown): a padded index would then be searched padding included
 	// (KAFKA-10207). Lookups name it in --trace.
-	Kept string
+	KeptBecause string
 
 	// Reused by the lookups, so that they allocate nothing (a Segment is
 	// for one goroutine at a time).
@@ -223,8 +223,8 @@ func (s *Segment) tracePadding(tr *tracer, index, name string, entries, slots in
 		return
 	}
 	tr.note(TraceStep{Why: WhyPadding, Index: index, File: name, Entries: entries, Slots: slots})
-	if s.Kept != "" {
-		tr.note(TraceStep{Why: WhyPaddingKept, Index: index, File: name, Kept: s.Kept, Slots: slots})
+	if s.KeptBecause != "" {
+		tr.note(TraceStep{Why: WhyPaddingKept, Index: index, File: name, KeptBecause: s.KeptBecause, Slots: slots})
 	}
 }
 
@@ -249,7 +249,7 @@ func (s *Segment) Batches(start int64) *LogIterator {
 // batches is Batches through the segment's own iterator (the lookups
 // allocate nothing), reading log, restarted at start.
 func (s *Segment) batches(log io.ReaderAt, start int64) *LogIterator {
-	s.it.s.headers = true
+	s.it.s.SetHeaders(true)
 	s.it.ResetReader(log, s.LogName, s.LogSize, start)
 	return &s.it
 }

@@ -156,10 +156,10 @@ func (sc *summaryScratch) indexSlots(path string) (*fileio.File, indexfmt.SlotRe
 // a batch larger than summaryWindow is replaced: its read size is its
 // buffer's capacity, and every later segment would read that much.
 func (sc *summaryScratch) put() {
-	if cap(sc.first.s.w.buf) > summaryWindow {
+	if sc.first.s.WindowSize() > summaryWindow {
 		sc.first = NewLogIterator(IterOptions{Buffer: make([]byte, 0, firstWindow)})
 	}
-	if cap(sc.tail.s.w.buf) > summaryWindow {
+	if sc.tail.s.WindowSize() > summaryWindow {
 		sc.tail = NewLogIterator(IterOptions{Buffer: sc.buf})
 	}
 	summaryScratches.Put(sc)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/kseg/kseg/inspect/fileio"
@@ -324,4 +325,165 @@ func CappedSum(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// offsetCursor answers LookupOffset for a series of non-decreasing targets
+// in one segment, each answer exactly LookupOffset's, without scanning the
+// same batches again and again. A fetch scans from the position the offset
+// index gives; with no offset index, an empty one, or one whose last entry
+// lies far behind the targets (a stale or truncated .index), every fetch
+// starts at the same place, and with a damaged one (positions reversed or
+// shuffled) each starts somewhere behind its answer: a timeline over such
+// a segment made one long scan per time index entry, quadratic in the
+// segment's size. So once a fetch has scanned more than chainAfterBatches
+// batches, the cursor learns which of the positions fetches start at are
+// boundaries of the log's chain of batches from position 0 (offsetChain),
+// and answers a fetch from such a boundary with one walk of that chain for
+// all the targets; any other fetch is LookupOffset's own scan.
+type offsetCursor struct {
+	s          *Segment
+	chain      *offsetChain
+	chainTried bool
+	// What the last lookup saw besides its answer: the batch just before
+	// the answer, when it read it (hasPrev), and the offset index entry it
+	// started from when the batch read there contradicts it
+	// (offsetBatchProblem, from the header alone: a timeline reads no
+	// record data). Where no batch can be read the log is taken as
+	// damaged there, which the timeline reads around.
+	prev       record.Batch
+	hasPrev    bool
+	misleading *MisleadingEntry
+}
+
+// chainAfterBatches is how long a fetch's scan may be before the cursor
+// builds its offsetChain. A fetch the index places scans the batches of
+// one index.interval.bytes, at the default 4096 bytes at most 67 of the
+// smallest (61-byte) batches; the chain costs two walks of the log. A
+// variable for the tests.
+var chainAfterBatches = 256
+
+func newOffsetCursor(s *Segment) *offsetCursor { return &offsetCursor{s: s} }
+
+// lookup is s.LookupOffset(target) with the log read through the
+// Segment's guarded readers.
+func (c *offsetCursor) lookup(target int64) (record.Batch, bool, error) {
+	s := c.s
+	r := s.guarded()
+	c.hasPrev, c.misleading = false, nil
+	start, hit, err := s.offsetStart(r, target, nil)
+	if err != nil {
+		return record.Batch{}, false, err
+	}
+	if start < 0 {
+		return record.Batch{}, false, nil
+	}
+	if c.chain != nil {
+		b, found, err, ok := c.chain.fetch(start, target)
+		if ok {
+			c.prev, c.hasPrev = c.chain.prev, c.chain.hasPrev
+			return b, found, err
+		}
+		if c.chain.has && start > c.chain.cur.Position && hit.Slot >= 0 {
+			c.misleading = s.offsetMisleads(hit, fmt.Sprintf("the batch at position %d, before it, holds offset %d: a scan from there skips it", c.chain.cur.Position, target))
+		}
+	}
+	var st scanStats
+	b, _, found, err := s.scanToOffset(s.batches(r.log, start), target, nil, &st, hit)
+	if st.batches > chainAfterBatches && !c.chainTried {
+		c.chainTried = true
+		c.chain = newOffsetChain(s, r)
+	}
+	c.prev, c.hasPrev = st.prev, found && st.batches >= 2
+	if hit.Slot >= 0 && c.misleading == nil && st.batches > 0 {
+		if problem := s.offsetBatchProblem(&st.first, st.first.BaseOffset, target); problem != "" {
+			c.misleading = s.offsetMisleads(hit, problem)
+		}
+	}
+	return b, found, err
+}
+
+// offsetChain answers fetches that start at a batch boundary of the log's
+// chain of batches from position 0 (the batches a scan from 0 yields), for
+// non-decreasing targets. A fetch for target from such a boundary at or
+// before the chain's first batch whose last offset reaches target ends at
+// that batch: every batch before it ends below target. So one walk of the
+// chain, advanced target by target, answers them all. Memory: the offset
+// index's positions, 8 bytes each.
+type offsetChain struct {
+	bounds  []int64      // position 0 and the offset index's positions that are boundaries of the chain, sorted
+	it      *LogIterator // walks the chain, target by target
+	cur     record.Batch // the first batch of the chain whose last offset reaches the last target
+	has     bool         // cur holds a batch
+	prev    record.Batch // the batch of the chain before cur
+	hasPrev bool
+	ended   bool  // the chain ended before any batch reached it
+	err     error // how it ended: damage (nil at its end or a torn tail)
+}
+
+// newOffsetChain walks the chain once to find which index positions are
+// boundaries of it (position 0, where every fetch without an index entry
+// below its target starts, is the chain's start); nil when the index
+// cannot be read (the cursor then scans as LookupOffset does).
+func newOffsetChain(s *Segment, r readers) *offsetChain {
+	bounds := []int64{0}
+	if r.idx != nil {
+		n, _, err := s.entries(r)
+		if err != nil {
+			return nil
+		}
+		for i := range n {
+			e, err := r.idx.Entry(i)
+			if err != nil {
+				return nil
+			}
+			if p := int64(e.Position); p > 0 && p <= s.LogSize {
+				bounds = append(bounds, p)
+			}
+		}
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	it := NewLogIterator(IterOptions{Headers: true})
+	it.ResetReader(r.log, s.LogName, s.LogSize, 0)
+	k, kept := 1, 1 // bounds[0] is 0
+	for k < len(bounds) && it.Next() {
+		p := it.Batch().Position
+		for k < len(bounds) && bounds[k] < p {
+			k++ // not a boundary of the chain
+		}
+		if k < len(bounds) && bounds[k] == p {
+			bounds[kept] = p
+			kept++
+			k++
+		}
+	}
+	c := &offsetChain{bounds: bounds[:kept], it: it}
+	it.ResetReader(r.log, s.LogName, s.LogSize, 0)
+	return c
+}
+
+// fetch answers the fetch for target from start when start is a boundary
+// of the chain at or before the answer (ok); otherwise the caller scans.
+func (c *offsetChain) fetch(start, target int64) (b record.Batch, found bool, err error, ok bool) {
+	if _, in := slices.BinarySearch(c.bounds, start); !in {
+		return record.Batch{}, false, nil, false
+	}
+	for !c.ended && (!c.has || c.cur.LastOffset < target) {
+		if c.it.Next() {
+			c.prev, c.hasPrev = c.cur, c.has
+			c.cur, c.has = *c.it.Batch(), true
+			continue
+		}
+		c.ended = true
+		if err := c.it.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) {
+			c.err = err
+		}
+	}
+	if c.ended {
+		return record.Batch{}, false, c.err, true // the fetch walks the chain to the same end
+	}
+	if start <= c.cur.Position {
+		return c.cur, true, nil, true
+	}
+	return record.Batch{}, false, nil, false
 }

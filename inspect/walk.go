@@ -110,25 +110,6 @@ func (w WalkBatch) Records(dec *record.RecordDecoder, fn func(*record.Record) er
 	return &Damage{Segment: w.Segment, Position: b.Position, End: b.End(), Err: err}, nil
 }
 
-// Damage is a stretch of a .log that a salvaging walk (WalkSalvage)
-// skipped: the bytes [Position, End) hold no batch it could read. End is
-// where the next valid batch starts, or the file size when none does.
-type Damage struct {
-	Segment       *SegmentFiles
-	Position, End int64
-	// Err says what is wrong at Position: a *CorruptError (ErrTorn,
-	// ErrCorruptHeader, ErrCRC, ErrTooLarge) naming the file and position.
-	Err error
-	// Cause says more than Kind where a checker words the cases apart
-	// (verify): fewer than 18 bytes left, or an entry running past the end
-	// of the file.
-	Cause DamageCause
-	// Size and Magic, with CauseRunsPast, are what the header at Position
-	// claims: the entry's size (LogOverhead + its length field) and magic.
-	Size  int64
-	Magic int8
-}
-
 // Walk reads the batches of p in offset order within r, opening each
 // segment's .log for sequential reading (pread through one window) and
 // using the indexes only to find where to start, so only the bytes in range

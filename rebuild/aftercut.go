@@ -56,7 +56,7 @@ type EpochEntry struct {
 
 // cutForRecovery returns the index of the first plan recovery cuts for
 // invalid bytes (not an overlap), -1 when there is none.
-func cutForRecovery(plans []recovery.SegmentPlan) int {
+func cutForRecovery(plans []recovery.SegmentRecovery) int {
 	for i := range plans {
 		if plans[i].StopErr != nil && !errors.Is(plans[i].StopErr, recovery.ErrOverlap) && plans[i].TruncatedBytes > 0 {
 			return i
@@ -65,12 +65,12 @@ func cutForRecovery(plans []recovery.SegmentPlan) int {
 	return -1
 }
 
-// planAfterCut says what recovery does beyond the cut segment cut of p
+// afterCutOf says what recovery does beyond the cut segment cut of p
 // (p.Segments may be the one segment named: the directory is listed
 // again for the later ones).
-func planAfterCut(p *inspect.Partition, cut *recovery.SegmentPlan) (*AfterCut, error) {
+func afterCutOf(p *inspect.Partition, cut *recovery.SegmentRecovery) (*AfterCut, error) {
 	all := p.Segments
-	if p.Only {
+	if p.SingleSegment {
 		full, err := inspect.ReadPartition(p.Dir)
 		if err != nil {
 			return nil, err
@@ -127,7 +127,7 @@ func (ac *AfterCut) Empty() bool {
 // them.
 const CutAsideSuffix = ".cut-at-"
 
-// apply does what planAfterCut planned: the later segments' files and the
+// apply does what afterCutOf planned: the later segments' files and the
 // snapshots are renamed to <name>.cut-at-<log end offset> (removed with
 // noBackup), and the leader epoch checkpoint is replaced, the old one kept
 // under the same kind of name. A name that exists already is never

@@ -170,7 +170,7 @@ func Run(t *inspect.Target, opts ApplyOptions) ([]Result, error) {
 		if opts.TruncateLog && cut >= 0 {
 			// Recovery's rules beyond the cut segment: the later segments
 			// go, so their indexes are not rebuilt.
-			if after, err = planAfterCut(p, &plans[cut]); err != nil {
+			if after, err = afterCutOf(p, &plans[cut]); err != nil {
 				return results, err
 			}
 			plans = plans[:cut+1]
@@ -209,7 +209,7 @@ type fileAction struct {
 
 // segmentActions is everything Apply does for one segment.
 type segmentActions struct {
-	plan  *recovery.SegmentPlan
+	plan  *recovery.SegmentRecovery
 	files []fileAction
 	// cut: the log is to be cut (TruncateLog and a truncated tail).
 	cut      bool
@@ -229,7 +229,7 @@ type segmentActions struct {
 // opts.OutDir every rebuilt file is written. A .txnindex is written when
 // the segment has an aborted transaction, and, empty, when it has none but
 // the segment had a .txnindex (as the broker's reset leaves it).
-func Apply(p *inspect.Partition, plans []recovery.SegmentPlan, opts ApplyOptions) ([]Result, error) {
+func Apply(p *inspect.Partition, plans []recovery.SegmentRecovery, opts ApplyOptions) ([]Result, error) {
 	dest := p.Dir
 	if opts.OutDir != "" {
 		dest = filepath.Join(opts.OutDir, p.Name())
@@ -241,7 +241,7 @@ func Apply(p *inspect.Partition, plans []recovery.SegmentPlan, opts ApplyOptions
 	}
 	actions := make([]segmentActions, len(plans))
 	for i := range plans {
-		a, err := planActions(&plans[i], dest, opts)
+		a, err := writesFor(&plans[i], dest, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -287,9 +287,9 @@ func Apply(p *inspect.Partition, plans []recovery.SegmentPlan, opts ApplyOptions
 	return results, nil
 }
 
-// planActions decides which files a plan writes and whether each differs
+// writesFor decides which files a plan writes and whether each differs
 // from the one on disk. It only reads.
-func planActions(pl *recovery.SegmentPlan, dest string, opts ApplyOptions) (segmentActions, error) {
+func writesFor(pl *recovery.SegmentRecovery, dest string, opts ApplyOptions) (segmentActions, error) {
 	seg := &pl.Segment
 	a := segmentActions{plan: pl}
 	name := inspect.SegmentName(seg.BaseOffset)

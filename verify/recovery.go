@@ -11,7 +11,7 @@ import (
 	"github.com/kseg/kseg/inspect/sidefile"
 )
 
-// RecoveryPlan says which segments of one partition a broker recovers at
+// StartupRecovery says which segments of one partition a broker recovers at
 // its next start after an unclean shutdown (LogLoader): every segment from
 // the one holding the partition's recovery point to the end
 // (LogLoader.recoverLog: segments.values(recoveryPoint, +inf)), plus any
@@ -19,7 +19,7 @@ import (
 // .txnindex entry below the base offset; LogLoader.loadSegmentFiles).
 // Recovery reads each of those .log files whole (LogSegment.recover), so
 // their size is the work.
-type RecoveryPlan struct {
+type StartupRecovery struct {
 	Partition string // the directory's name
 	Dir       string
 	// CleanShutdown: the data directory holds .kafka_cleanshutdown, so the
@@ -33,14 +33,14 @@ type RecoveryPlan struct {
 	RecoveryPoint       int64
 	RecoveryPointSource string
 	LogEndOffset        int64
-	Segments            []RecoverySegment
+	Segments            []StartupSegment
 	SegmentCount        int
 	Bytes               int64 // .log bytes to recover
 	Estimate            *RecoveryEstimate
 }
 
-// RecoverySegment is one segment a broker would recover, and why.
-type RecoverySegment struct {
+// StartupSegment is one segment a broker would recover, and why.
+type StartupSegment struct {
 	Segment    string
 	BaseOffset int64
 	Bytes      int64
@@ -68,7 +68,7 @@ const (
 
 // SetEstimate fills in the time estimate for a scan rate in bytes per
 // second (no estimate when the rate is not positive).
-func (p *RecoveryPlan) SetEstimate(rate float64) {
+func (p *StartupRecovery) SetEstimate(rate float64) {
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		p.Estimate = nil
 		return
@@ -76,23 +76,23 @@ func (p *RecoveryPlan) SetEstimate(rate float64) {
 	p.Estimate = &RecoveryEstimate{ScanRateBytesPerSecond: rate, Seconds: float64(p.Bytes) / rate}
 }
 
-// PlanRecovery returns the recovery plan of every partition of t, in t's
+// PlanStartupRecovery returns the startup recovery of every partition of t, in t's
 // order. A target naming a single segment plans its whole partition.
-func PlanRecovery(t *inspect.Target) ([]RecoveryPlan, error) {
+func PlanStartupRecovery(t *inspect.Target) ([]StartupRecovery, error) {
 	var dd *sidefile.DataDirFiles
 	if t.DataDir != "" {
 		dd = sidefile.ReadDataDirFiles(t.DataDir)
 	}
-	var out []RecoveryPlan
+	var out []StartupRecovery
 	for _, p := range t.Partitions {
-		if p.Only {
+		if p.SingleSegment {
 			full, err := inspect.ReadPartition(p.Dir)
 			if err != nil {
 				return nil, err
 			}
 			p = full
 		}
-		plan, err := planPartitionRecovery(p, dd)
+		plan, err := planStartupRecovery(p, dd)
 		if err != nil {
 			return nil, err
 		}
@@ -101,9 +101,9 @@ func PlanRecovery(t *inspect.Target) ([]RecoveryPlan, error) {
 	return out, nil
 }
 
-func planPartitionRecovery(p *inspect.Partition, dd *sidefile.DataDirFiles) (RecoveryPlan, error) {
+func planStartupRecovery(p *inspect.Partition, dd *sidefile.DataDirFiles) (StartupRecovery, error) {
 	rs := inspect.StartOfRecovery(p.Segments, p.Topic, p.Partition, dd)
-	plan := RecoveryPlan{Partition: p.Name(), Dir: p.Dir, CleanShutdown: rs.Clean, RecoveryPoint: rs.Point, RecoveryPointSource: rs.Source}
+	plan := StartupRecovery{Partition: p.Name(), Dir: p.Dir, CleanShutdown: rs.Clean, RecoveryPoint: rs.Point, RecoveryPointSource: rs.Source}
 	ends, err := partitionEnds(p, nil)
 	if err != nil {
 		return plan, err
@@ -137,7 +137,7 @@ func planPartitionRecovery(p *inspect.Partition, dd *sidefile.DataDirFiles) (Rec
 			}
 			size = st.Size()
 		}
-		plan.Segments = append(plan.Segments, RecoverySegment{Segment: sf.Name(), BaseOffset: sf.BaseOffset, Bytes: size, Reason: reason})
+		plan.Segments = append(plan.Segments, StartupSegment{Segment: sf.Name(), BaseOffset: sf.BaseOffset, Bytes: size, Reason: reason})
 		plan.Bytes += size
 	}
 	plan.SegmentCount = len(plan.Segments)

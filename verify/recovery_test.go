@@ -12,13 +12,13 @@ import (
 	"github.com/kseg/kseg/inspect/sidefile"
 )
 
-func rpPlan(t *testing.T, path string) RecoveryPlan {
+func rpPlan(t *testing.T, path string) StartupRecovery {
 	t.Helper()
 	tg, err := inspect.Resolve(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err := PlanRecovery(tg)
+	plans, err := PlanStartupRecovery(tg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func rpPlan(t *testing.T, path string) RecoveryPlan {
 
 // rpWant lists the segments (by index in the manifest) and reasons a plan
 // must hold, and checks the byte total against the .log sizes.
-func rpWant(t *testing.T, name string, p RecoveryPlan, m *kafkagen.Manifest, idx []int, reasons []string) {
+func rpWant(t *testing.T, name string, p StartupRecovery, m *kafkagen.Manifest, idx []int, reasons []string) {
 	t.Helper()
 	var bytes int64
 	ok := len(p.Segments) == len(idx) && p.SegmentCount == len(idx)
@@ -49,7 +49,7 @@ func rpWant(t *testing.T, name string, p RecoveryPlan, m *kafkagen.Manifest, idx
 	}
 }
 
-func TestPlanRecovery(t *testing.T) {
+func TestPlanStartupRecovery(t *testing.T) {
 	data, dir, m := sfDataDir(t, kafkagen.Options{Seed: 41, Segments: 4, Batches: 30})
 	rp := func(off int64) {
 		sfWrite(t, filepath.Join(data, sidefile.RecoveryPointCheckpointFile),
@@ -105,7 +105,7 @@ func TestPlanRecovery(t *testing.T) {
 }
 
 func TestRecoveryPlanEstimate(t *testing.T) {
-	p := RecoveryPlan{Partition: "a-0", Dir: "d/a-0", RecoveryPointSource: "absent", Bytes: 3000}
+	p := StartupRecovery{Partition: "a-0", Dir: "d/a-0", RecoveryPointSource: "absent", Bytes: 3000}
 	p.SetEstimate(1500)
 	if p.Estimate == nil || p.Estimate.Seconds != 2 || p.Estimate.ScanRateBytesPerSecond != 1500 {
 		t.Errorf("estimate %+v", p.Estimate)
@@ -129,7 +129,7 @@ func TestPlanRecoveryRealFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err := PlanRecovery(tg)
+	plans, err := PlanStartupRecovery(tg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestPlanRecoveryRealFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err = PlanRecovery(clean)
+	plans, err = PlanStartupRecovery(clean)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,13 +130,13 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		}
 		active, recovered, kept := segmentStates(p, dd)
 		var ps *partitionSide // read by the partition's first job that needs it
-		if o.SideFiles && !p.Only {
+		if o.SideFiles && !p.SingleSegment {
 			ps = &partitionSide{p: p, dd: side.dataDir}
 		}
 		for si := range p.Segments {
 			j := &segmentJob{part: pi, files: p.Segments[si], dir: p.Dir, epochs: ps,
 				active: active[si], recovered: recovered[si], kept: kept, first: si == 0}
-			if si+1 < len(p.Segments) && !p.Only {
+			if si+1 < len(p.Segments) && !p.SingleSegment {
 				j.hasNext, j.next = true, p.Segments[si+1]
 			}
 			jobs = append(jobs, j)
@@ -166,7 +166,7 @@ func Run(t *inspect.Target, opts Options, emit func(Finding)) (Summary, error) {
 		// (segmentJob.end). With more workers the side job may start first,
 		// and opens the segment itself.
 		for _, j := range jobs {
-			if j.side && !t.Partitions[j.part].Only {
+			if j.side && !t.Partitions[j.part].SingleSegment {
 				j.lastSeg.last = true
 			}
 		}
@@ -319,7 +319,7 @@ func lendCores(jobs []*segmentJob, workers int, readAheadMin int64) {
 func segmentStates(p *inspect.Partition, dd *sidefile.DataDirFiles) (active, recovered []bool, kept string) {
 	active, recovered = make([]bool, len(p.Segments)), make([]bool, len(p.Segments))
 	all := p.Segments
-	if p.Only {
+	if p.SingleSegment {
 		full, err := inspect.ReadPartition(p.Dir)
 		if err != nil {
 			for i := range p.Segments {

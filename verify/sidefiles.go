@@ -168,7 +168,7 @@ func (s *sideChecker) partitionFindings(p *inspect.Partition, last *segmentEnd, 
 	if !s.opts.SideFiles {
 		return nil, nil
 	}
-	if p.Only {
+	if p.SingleSegment {
 		// A single segment file: only what concerns that segment.
 		return s.txnIndexFindings(p, nil)
 	}
@@ -436,7 +436,7 @@ func atBatchBoundary(p *inspect.Partition, offset int64) (bool, error) {
 // would cut, where the log checks report the damage.
 func (s *sideChecker) txnIndexFindings(p *inspect.Partition, snaps *snapshotSet) ([]Finding, error) {
 	full := p
-	if p.Only {
+	if p.SingleSegment {
 		var err error
 		if full, err = inspect.ReadPartition(p.Dir); err != nil {
 			return nil, err
@@ -466,7 +466,7 @@ func (s *sideChecker) txnIndexFindings(p *inspect.Partition, snaps *snapshotSet)
 		if pl.StopErr != nil {
 			break
 		}
-		if p.Only && pl.Segment.BaseOffset != p.Segments[0].BaseOffset {
+		if p.SingleSegment && pl.Segment.BaseOffset != p.Segments[0].BaseOffset {
 			continue
 		}
 		fd, err := compareTxnIndex(full, pl)
@@ -547,7 +547,7 @@ func (s *snapshotSet) snapshot(i int) (*sidefile.ProducerSnapshot, error) {
 // offsets out of order or outside the segment, a first offset above its
 // last) is left to txnindex.size, .version, .order and .range, the more
 // specific findings.
-func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentPlan) (*Finding, error) {
+func compareTxnIndex(p *inspect.Partition, pl *recovery.SegmentRecovery) (*Finding, error) {
 	// The file is read entry by entry, never whole: a file of more entries
 	// than its log could justify is left to txnindex.size.
 	have := indexfmt.NewTxnIndex(nil)

@@ -131,7 +131,7 @@ func (c *segChecker) stale() error {
 	if interval == 0 {
 		ropts.IndexIntervalBytes = recovery.IndexEveryBatch
 	}
-	one := &inspect.Partition{Dir: c.job.dir, Segments: []inspect.SegmentFiles{c.job.files}, Only: true}
+	one := &inspect.Partition{Dir: c.job.dir, Segments: []inspect.SegmentFiles{c.job.files}, SingleSegment: true}
 	plans, err := recovery.PlanPartition(one, ropts)
 	if err != nil {
 		if errors.Is(err, recovery.ErrUnrecoverable) {

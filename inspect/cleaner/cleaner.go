@@ -148,7 +148,7 @@ func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefil
 		return out
 	}
 	out.Loaded = l
-	if p.Only {
+	if p.SingleSegment {
 		full, err := inspect.ReadPartition(p.Dir)
 		if err != nil {
 			out.Err = err

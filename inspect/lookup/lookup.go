@@ -40,7 +40,7 @@ func Time(p *inspect.Partition, target int64, opts Options) (*inspect.TimeLookup
 // RecoveredIndexes plans the recovery of the one segment sf and returns
 // the offset and time index it would write (inspect.LookupOptions).
 func RecoveredIndexes(sf inspect.SegmentFiles) (index, timeIndex []byte, err error) {
-	one := &inspect.Partition{Dir: filepath.Dir(sf.Log), Segments: []inspect.SegmentFiles{sf}, Only: true}
+	one := &inspect.Partition{Dir: filepath.Dir(sf.Log), Segments: []inspect.SegmentFiles{sf}, SingleSegment: true}
 	plans, err := recovery.PlanPartition(one, recovery.Options{})
 	if err != nil && len(plans) == 0 {
 		return nil, nil, err

@@ -82,7 +82,7 @@ func LoadTarget(t *inspect.Target, opts Options) (*Image, error) {
 		im.Target = s.EndOffset - 1
 		return im, nil
 	}
-	if p.Only {
+	if p.SingleSegment {
 		full, err := inspect.ReadPartition(p.Dir)
 		if err != nil {
 			return nil, err

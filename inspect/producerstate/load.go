@@ -109,7 +109,7 @@ func fileName(path string) string {
 // Damage that ends a segment's log early ends its replay there, as the
 // broker's recovery would have truncated it; other damage is an error.
 func Load(p *inspect.Partition, opts LoadOptions) (*Loaded, error) {
-	if p.Only {
+	if p.SingleSegment {
 		full, err := inspect.ReadPartition(p.Dir)
 		if err != nil {
 			return nil, err

@@ -79,19 +79,19 @@ func FuzzPlanSegment(f *testing.F) {
 	})
 }
 
-func planBytes(dir string, log []byte, interval int64) (SegmentPlan, error) {
+func planBytes(dir string, log []byte, interval int64) (SegmentRecovery, error) {
 	pdir := filepath.Join(dir, "f-0")
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
-		return SegmentPlan{}, err
+		return SegmentRecovery{}, err
 	}
 	path := filepath.Join(pdir, inspect.SegmentName(0)+".log")
 	if err := os.WriteFile(path, log, 0o644); err != nil {
-		return SegmentPlan{}, err
+		return SegmentRecovery{}, err
 	}
 	p := &inspect.Partition{Dir: pdir, Segments: []inspect.SegmentFiles{{BaseOffset: 0, Log: path}}}
 	plans, err := PlanPartition(p, Options{IndexIntervalBytes: interval})
 	if err != nil {
-		return SegmentPlan{}, err
+		return SegmentRecovery{}, err
 	}
 	return plans[0], nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // planOne plans a one-segment partition at base offset 0.
-func planOne(t *testing.T, log []byte, opts Options) SegmentPlan {
+func planOne(t *testing.T, log []byte, opts Options) SegmentRecovery {
 	t.Helper()
 	p := gentest.WriteLogs(t, filepath.Join(t.TempDir(), "t-0"), map[int64][]byte{0: log})
 	plans, err := PlanPartition(p, opts)

@@ -42,7 +42,7 @@ type Options struct {
 	Meter *inspect.Meter
 	// CutOverlap plans, beyond broker recovery, the cut of a segment's log
 	// at its first batch whose offsets reach the next segment's base offset
-	// (SegmentPlan.Overlap): recovery stops there as if the log ended
+	// (SegmentRecovery.Overlap): recovery stops there as if the log ended
 	// there. Run sets it with ApplyOptions.TruncateLog.
 	CutOverlap bool
 
@@ -67,9 +67,9 @@ func (o Options) Interval() (int64, error) {
 	return o.IndexIntervalBytes, nil
 }
 
-// SegmentPlan is what broker recovery (LogSegment.recover) leaves for one
+// SegmentRecovery is what broker recovery (LogSegment.recover) leaves for one
 // segment.
-type SegmentPlan struct {
+type SegmentRecovery struct {
 	Segment inspect.SegmentFiles
 
 	Index, TimeIndex []byte // exactly the bytes recovery leaves (trimmed); never nil
@@ -106,7 +106,7 @@ type SegmentPlan struct {
 var ErrOverlap = errors.New("offsets reach the next segment's base offset")
 
 // LogSize is the size of the .log when it was planned.
-func (p *SegmentPlan) LogSize() int64 { return p.ValidBytes + p.TruncatedBytes }
+func (p *SegmentRecovery) LogSize() int64 { return p.ValidBytes + p.TruncatedBytes }
 
 // ErrUnrecoverable marks a segment broker recovery cannot rebuild: the
 // broker throws an exception recovery does not catch (a batch whose last
@@ -164,13 +164,13 @@ var ErrUnrecoverable = errors.New("broker recovery cannot rebuild this segment")
 // PlanPartition returns an error, with the plans of the segments before the
 // failing one, when a segment cannot be read, or when recovery itself would
 // fail (ErrUnrecoverable).
-func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentPlan, err error) {
+func PlanPartition(p *inspect.Partition, opts Options) (_ []SegmentRecovery, err error) {
 	interval, err := opts.Interval()
 	if err != nil {
 		return nil, err
 	}
 	r := recoverer{interval: interval, txns: producerstate.New(), cutOverlap: opts.CutOverlap, readAheadMin: opts.readAheadMin}
-	plans := make([]SegmentPlan, 0, len(p.Segments))
+	plans := make([]SegmentRecovery, 0, len(p.Segments))
 	r.meter = opts.Meter
 	if r.meter == nil {
 		r.meter = inspect.NewMeter(opts.Progress, func() int64 { return inspect.LogBytes(p.Segments, 0) })
@@ -227,8 +227,8 @@ type segmentRun struct {
 	size          int64 // of the log
 }
 
-func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentPlan, error) {
-	plan := SegmentPlan{Segment: seg}
+func (r *recoverer) segment(seg inspect.SegmentFiles, limit int64) (SegmentRecovery, error) {
+	plan := SegmentRecovery{Segment: seg}
 	if seg.Log == "" {
 		return plan, fmt.Errorf("segment %s: %w: no .log file to rebuild from", inspect.SegmentName(seg.BaseOffset), fileio.ErrNotKafka)
 	}

@@ -130,7 +130,7 @@ func TestPlanRealFixtures(t *testing.T) {
 	}
 }
 
-func checkFixtureIndex(t *testing.T, key, path string, planned []byte, want fixtureVerdict, pl *SegmentPlan) {
+func checkFixtureIndex(t *testing.T, key, path string, planned []byte, want fixtureVerdict, pl *SegmentRecovery) {
 	t.Helper()
 	if path == "" {
 		if want != missing {
@@ -164,7 +164,7 @@ func checkFixtureIndex(t *testing.T, key, path string, planned []byte, want fixt
 // time-index entry is a running maximum of the log (timestamp = max batch
 // timestamp up to the first batch reaching it, offset = that batch's last
 // offset), and the rebuilt entries are a subset of them.
-func checkCloseEntries(t *testing.T, key string, disk, planned []byte, pl *SegmentPlan) {
+func checkCloseEntries(t *testing.T, key string, disk, planned []byte, pl *SegmentRecovery) {
 	t.Helper()
 	f, err := fileio.Open(pl.Segment.Log, fileio.Options{CacheNeutral: true})
 	if err != nil {

@@ -92,7 +92,7 @@ func TestPlanMatchesGeneratedIndexes(t *testing.T) {
 	}
 }
 
-func checkPlanAgainstManifest(t *testing.T, m *kafkagen.Manifest, pl *SegmentPlan, sm *kafkagen.SegmentManifest) {
+func checkPlanAgainstManifest(t *testing.T, m *kafkagen.Manifest, pl *SegmentRecovery, sm *kafkagen.SegmentManifest) {
 	t.Helper()
 	name := pl.Segment.Name()
 	if pl.Segment.BaseOffset != sm.BaseOffset {

@@ -224,7 +224,7 @@ func TestPlanInvalidOffsetEmptiesSegment(t *testing.T) {
 	})
 }
 
-func checkEmptied(t *testing.T, pl SegmentPlan, size, at int64) {
+func checkEmptied(t *testing.T, pl SegmentRecovery, size, at int64) {
 	t.Helper()
 	var ce *fileio.CorruptError
 	if !errors.As(pl.StopErr, &ce) || !errors.Is(pl.StopErr, indexfmt.ErrInvalidOffset) || !errors.Is(pl.StopErr, fileio.ErrCorruptHeader) || ce.Position != at {

@@ -121,7 +121,7 @@ func Analyze(targets []*inspect.Target, opts Options) (*Report, error) {
 
 func analyzePartition(p *inspect.Partition, cfg *topicconfig.Config, dd *sidefile.DataDirFiles, now int64) Partition {
 	out := Partition{Partition: p, Config: cfg}
-	if p.Only {
+	if p.SingleSegment {
 		full, err := inspect.ReadPartition(p.Dir)
 		if err != nil {
 			out.Err = err

@@ -1,4 +1,4 @@
-package inspect
+package scan
 
 import (
 	"io"

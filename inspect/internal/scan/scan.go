@@ -1,4 +1,4 @@
-package inspect
+package scan
 
 import (
 	"errors"
@@ -8,36 +8,31 @@ import (
 	"github.com/kseg/kseg/inspect/record"
 )
 
-// DefaultWindow is the read size of a LogIterator: 256 KiB preads read
-// as fast as 1 MiB ones here, and the window, with the page-cache pages it
-// was copied from, still fits the core's L2 cache when the checksums read
-// it back; verify measured faster with it (docs/performance.md).
+// DefaultWindow is the read size of a whole-entry scan: 256 KiB preads
+// read as fast as 1 MiB ones, and the window still fits a core's L2 cache
+// when the checksums read it back (docs/performance.md).
 const DefaultWindow = 256 << 10
 
-// MaxEntryBytes is the largest entry LogIterator.Entry hands out whole;
-// larger entries (far above any broker's message.max.bytes) can still have
-// their CRC checked by streaming (LogIterator.CheckCRC), so a hostile
-// length field never causes an allocation larger than this.
-var MaxEntryBytes int64 = 256 << 20
+// MaxEntryBytes is the largest entry Entry hands out whole; larger entries
+// (far above any broker's message.max.bytes) can still have their CRC
+// checked by streaming (CheckCRC), so a hostile length field never causes
+// an allocation larger than this.
+const MaxEntryBytes int64 = 256 << 20
 
-// scanner is the LogIterator's engine: it walks the entries of a .log from
-// a start position with the broker's stop rules (cursor), parsing headers
-// in place; nothing is allocated per batch. It reads the header bytes one
-// of two ways:
+// Scanner walks the entries of a .log from a start position with the
+// broker's stop rules (cursor), parsing headers in place; nothing is
+// allocated per batch. It is the engine of inspect.LogIterator. It reads
+// the header bytes one of two ways:
 //
-//   - through the window w (whole entries, sequentially): the reading path
-//     of verify, rebuild, dump-log and the summaries;
+//   - through its window (whole entries, sequentially);
 //   - headers only: one pread of HeaderReadSize bytes (fewer at the end of
-//     the file) at each entry's position into hdr, exactly the bytes the
-//     broker's FileLogInputStream.nextBatch reads for
-//     FileRecords.searchForOffsetWithSize and searchForTimestamp: the
-//     lookups' path, which touches nothing between two headers. After an
-//     entry of at most smallEntryBytes, the headers that follow it are
-//     read headerGroupBytes at a time into group instead: small batches'
-//     headers share pages anyway, and reading them one by one cost a
-//     system call per batch (a scan over a whole segment of ~0.3 KiB
-//     batches, which a damaged index can ask for, made one per 320 bytes).
-type scanner struct {
+//     the file) at each entry's position, the bytes the broker's
+//     FileLogInputStream.nextBatch reads for
+//     FileRecords.searchForOffsetWithSize and searchForTimestamp; after an
+//     entry of at most SmallEntryBytes, the headers that follow it are read
+//     HeaderGroupBytes at a time instead (small batches' headers share
+//     pages).
+type Scanner struct {
 	w       readWindow
 	headers bool
 	hdr     [record.HeaderReadSize]byte
@@ -46,24 +41,106 @@ type scanner struct {
 	cursor
 }
 
-// headerGroupBytes is the read size of headers-only reading after a small
-// entry; smallEntryBytes is the largest entry that makes the next read
+// HeaderGroupBytes is the read size of headers-only reading after a small
+// entry; SmallEntryBytes is the largest entry that makes the next read
 // one (so a group holds at least four headers).
 const (
-	headerGroupBytes = 4 << 10
-	smallEntryBytes  = headerGroupBytes / 4
+	HeaderGroupBytes = 4 << 10
+	SmallEntryBytes  = HeaderGroupBytes / 4
 )
 
-// reset points s at another file, from start, keeping its buffers.
-func (s *scanner) reset(r io.ReaderAt, name string, size, start int64) {
+// SetHeaders switches headers-only reading on or off.
+func (s *Scanner) SetHeaders(on bool) { s.headers = on }
+
+// Headers reports whether s reads headers only.
+func (s *Scanner) Headers() bool { return s.headers }
+
+// SetBuffer makes buf (its capacity the read size) the window's buffer.
+func (s *Scanner) SetBuffer(buf []byte) { s.w.buf = buf[:0] }
+
+// EnsureWindow allocates the window, once, of size bytes (DefaultWindow
+// when size <= 0), unless it has a buffer already.
+func (s *Scanner) EnsureWindow(size int) {
+	if cap(s.w.buf) == 0 {
+		if size <= 0 {
+			size = DefaultWindow
+		}
+		s.w.buf = make([]byte, 0, size)
+	}
+}
+
+// MinAheadWindow is the smallest window a read-ahead is used with: a chunk
+// must hold a page's alignment and then at least a header.
+const MinAheadWindow = 64 << 10
+
+// UseReadAhead turns the read-ahead of the window on or off before the
+// next Open: on, it is made (once) when at least minLeft bytes are left
+// to read and the window is at least MinAheadWindow bytes; off, a running
+// one is stopped and the window reads into its own buffer again.
+func (s *Scanner) UseReadAhead(on bool, left, minLeft int64) {
+	w := &s.w
+	switch {
+	case !on && w.ahead != nil:
+		w.ahead.stop()
+		w.ahead, w.buf = nil, w.own[:0]
+	case on && w.ahead == nil && left >= minLeft && cap(w.buf) >= MinAheadWindow:
+		w.own, w.ahead = w.buf, newReadAhead(cap(w.buf), minLeft)
+	}
+}
+
+// StopReadAhead stops the read-ahead's goroutine, if there is one.
+func (s *Scanner) StopReadAhead() {
+	if a := s.w.ahead; a != nil {
+		a.stop()
+	}
+}
+
+// ReadAheadSums is how many checksums the read-ahead handed out to the
+// scan since it was made (tests).
+func (s *Scanner) ReadAheadSums() int64 {
+	if a := s.w.ahead; a != nil {
+		return a.sums
+	}
+	return 0
+}
+
+// Open points s at another file of size bytes (named name in errors),
+// from start, keeping its buffers.
+func (s *Scanner) Open(r io.ReaderAt, name string, size, start int64) {
 	s.w.reset(r, name, size)
 	s.name, s.end = name, size
 	s.group = s.group[:0]
 	s.Reset(start)
 }
 
+// End is the size of the file being scanned.
+func (s *Scanner) End() int64 { return s.end }
+
+// HeaderAt returns the header bytes of an entry at pos (up to
+// HeaderReadSize, fewer at the end of the file), as Next reads them.
+func (s *Scanner) HeaderAt(pos int64) ([]byte, error) {
+	return s.header(pos, min(int64(record.HeaderReadSize), s.end-pos))
+}
+
+// ZeroFrom reports whether the file bytes from pos to its end are all zero.
+func (s *Scanner) ZeroFrom(pos int64) (bool, error) {
+	s.EnsureWindow(0)
+	for at := pos; at < s.end; {
+		n := min(int64(max(cap(s.w.buf), record.HeaderReadSize)), s.end-at)
+		p, err := s.w.bytes(at, n)
+		if err != nil {
+			return false, err
+		}
+		if firstNonZero(p, 0) < len(p) {
+			return false, nil
+		}
+		at += n
+	}
+	return true, nil
+}
+
 // Next decodes the next entry's header; false at the end (see Err).
-func (s *scanner) Next() bool {
+func (s *Scanner) Next() bool {
 	n, ok := s.headerLen()
 	if !ok {
 		return false
@@ -79,18 +156,18 @@ func (s *scanner) Next() bool {
 // the file): in headers-only mode from the group when it holds them, read
 // into a new group when the entry before pos was small, else a pread into
 // hdr; otherwise a view into the window.
-func (s *scanner) header(pos, n int64) ([]byte, error) {
+func (s *Scanner) header(pos, n int64) ([]byte, error) {
 	if !s.headers {
 		return s.w.bytes(pos, n)
 	}
 	if off := pos - s.groupAt; off >= 0 && off+n <= int64(len(s.group)) {
 		return s.group[off : off+n], nil
 	}
-	if prev := &s.b; prev.Size > 0 && prev.Size <= smallEntryBytes && prev.Position+prev.Size == pos {
+	if prev := &s.b; prev.Size > 0 && prev.Size <= SmallEntryBytes && prev.Position+prev.Size == pos {
 		if s.group == nil {
-			s.group = make([]byte, 0, headerGroupBytes)
+			s.group = make([]byte, 0, HeaderGroupBytes)
 		}
-		g := s.group[:min(headerGroupBytes, s.end-pos)]
+		g := s.group[:min(HeaderGroupBytes, s.end-pos)]
 		k, err := s.w.r.ReadAt(g, pos)
 		s.group, s.groupAt = g[:k], pos
 		if int64(k) < n {
@@ -109,7 +186,7 @@ func (s *scanner) header(pos, n int64) ([]byte, error) {
 // Entry returns the whole current entry (len == Batch().Size), a view into
 // the window valid until the next call to Next. Entries larger than
 // MaxEntryBytes are refused with ErrTooLarge.
-func (s *scanner) Entry() ([]byte, error) {
+func (s *Scanner) Entry() ([]byte, error) {
 	if s.b.Size > MaxEntryBytes {
 		return nil, fileio.Corruptf(s.name, s.b.Position, fileio.ErrTooLarge, "batch of %d bytes is larger than %d", s.b.Size, MaxEntryBytes)
 	}
@@ -119,7 +196,7 @@ func (s *scanner) Entry() ([]byte, error) {
 // CheckCRC computes the current entry's checksum, streaming it through the
 // window when the entry is larger than the window, and reports whether it
 // matches the stored CRC.
-func (s *scanner) CheckCRC() (computed uint32, ok bool, err error) {
+func (s *Scanner) CheckCRC() (computed uint32, ok bool, err error) {
 	b := &s.b
 	if b.Size <= int64(cap(s.w.buf)) {
 		e, err := s.w.bytes(b.Position, b.Size)
@@ -142,7 +219,7 @@ func (s *scanner) CheckCRC() (computed uint32, ok bool, err error) {
 }
 
 // aheadSum is the current entry's checksum when the read-ahead computed it.
-func (s *scanner) aheadSum() (uint32, bool) {
+func (s *Scanner) aheadSum() (uint32, bool) {
 	if a := s.w.ahead; a != nil {
 		return a.sum(s.b.Position, s.b.Size, s.b.Magic, s.b.CRC)
 	}
@@ -232,3 +309,7 @@ func (c *cursor) Position() int64 {
 // Err is nil when the scan ended exactly at the end of the file, else a
 // *CorruptError (ErrTorn, ErrCorruptHeader, ErrFault) or a read error.
 func (c *cursor) Err() error { return c.err }
+
+// WindowSize is the window's read size (its buffer grows for an entry
+// larger than it).
+func (s *Scanner) WindowSize() int { return cap(s.w.buf) }
