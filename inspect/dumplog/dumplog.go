@@ -39,6 +39,7 @@ type Batch struct {
 // Event is one line of the listing: a batch, one of its records in range
 // (Record, after its Batch), or a damaged range (with Salvage).
 type Event struct {
+	// Batch is valid during the call only.
 	Batch *Batch
 	// Record is valid during the call only, except in a legacy batch,
 	// whose records are decoded before the batch is listed.
@@ -75,9 +76,10 @@ func Dump(p *inspect.Partition, opts Options, fn func(Event) error) (Result, err
 			return each(r)
 		})
 	}
+	b := new(Batch) // one for the walk: an Event's Batch is valid during the call only
 	visit := func(w inspect.WalkBatch) error {
 		res.Batches++
-		b := &Batch{WalkBatch: w, FirstOffset: w.Batch.BaseOffset, RecordCount: int64(w.Batch.RecordCount)}
+		*b = Batch{WalkBatch: w, FirstOffset: w.Batch.BaseOffset, RecordCount: int64(w.Batch.RecordCount)}
 		var d *inspect.Damage
 		var err error
 		if w.Batch.Magic < 2 {
