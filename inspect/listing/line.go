@@ -55,6 +55,13 @@ func orNil(v int64) *int64 {
 	return &v
 }
 
+// Sum sums p's segment summaries up, as ls's partition line does,
+// without the side files (no checkpointed offsets, leader epoch or
+// producer snapshots): kseg report's partition rows.
+func Sum(p *inspect.Partition, sums []inspect.SegmentSummary) *PartitionLine {
+	return line(p, sums, nil, nil)
+}
+
 // line sums p's segment summaries up, with the checkpointed offsets of dd
 // (nil: none read) and, when p's side files were read, its latest leader
 // epoch and producer snapshots.
