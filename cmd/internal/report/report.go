@@ -295,4 +295,3 @@ func (b *builder) absent(id, title, command, why string) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
