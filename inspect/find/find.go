@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"errors"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -165,23 +164,14 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 		jobs[i] = &job{events: make(chan Event, 64)}
 	}
 	var stop atomic.Bool
-	var read atomic.Int64
-	var total int64
-	if opts.Progress != nil {
+	meter := inspect.NewMeter(opts.Progress, func() int64 {
+		var total int64
 		for _, p := range parts {
-			for _, sf := range p.Segments {
-				if fi, err := os.Stat(sf.Log); err == nil && sf.Log != "" {
-					total += fi.Size()
-				}
-			}
+			total += inspect.LogBytes(p.Segments, 0)
 		}
-		defer opts.Progress(total, total)
-	}
-	advance := func(n int64) {
-		if opts.Progress != nil {
-			opts.Progress(min(read.Add(n), total), total)
-		}
-	}
+		return total
+	})
+	defer meter.Finish()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
@@ -215,7 +205,7 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 						return errStop
 					}
 				}
-				if err := searchPartition(p, &opts, send, advance); err != nil && !errors.Is(err, errStop) {
+				if err := searchPartition(p, &opts, send, meter); err != nil && !errors.Is(err, errStop) {
 					j.err = err
 				}
 				close(j.events)
@@ -257,7 +247,7 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 // searchPartition walks p segment by segment, so that damage in one
 // segment is reported and the search goes on with the next (the broker's
 // recovery, too, judges each segment on its own).
-func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error, advance func(int64)) error {
+func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error, meter *inspect.Meter) error {
 	f := &opts.Filter
 	var dec record.RecordDecoder
 	var pending []Match
@@ -289,11 +279,11 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		one.Segments = p.Segments[i : i+1]
 		rng := inspect.LogRange{ToOffset: f.ToOffset}
 		indexed := sf.BaseOffset >= logStart
-		if opts.Progress != nil {
-			last := int64(0)
+		var counted, read int64 // of this segment: reported to meter, read
+		if meter != nil {
 			rng.Progress = func(done, _ int64) {
-				advance(done - last)
-				last = done
+				read = done
+				meter.Advance(&counted, done)
 			}
 		}
 		if f.FromTime != nil && *f.FromTime >= 0 && indexed {
@@ -365,6 +355,7 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		} else {
 			err = one.Walk(rng, visit)
 		}
+		meter.Done(&counted, read)
 		if sendErr != nil {
 			return sendErr
 		}
