@@ -194,9 +194,7 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	if err != nil {
 		return err
 	}
-	if ios.Format() == FormatJSON {
-		l.Add(groupsLine{summary: sum})
-	}
+	l.AddJSON(groupsLine{summary: sum})
 	l.Footer("%s, %s from %s; %s pending", count(sum.Groups, "group"), count(sum.Offsets, "committed offset"),
 		count(sum.PartitionsRead, groups.Topic+" partition"), count(sum.PendingTransactional, "transactional offset commit"))
 	if err := l.Close(); err != nil {

@@ -121,6 +121,14 @@ func (l *lister[T]) Footer(format string, args ...any) {
 	}
 }
 
+// AddJSON writes a row only JSON has (a summary line), where the table,
+// wide and CSV views say the same in their footer.
+func (l *lister[T]) AddJSON(row T) {
+	if l.format == FormatJSON {
+		l.Add(row)
+	}
+}
+
 // Empty sets the line a table shows instead of a header with no rows when
 // no row comes (table formats only).
 func (l *lister[T]) Empty(line string) { l.empty = line }
