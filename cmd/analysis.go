@@ -26,6 +26,19 @@ func (o *analysisOptions) AddFlags(f *pflag.FlagSet) {
 	o.at.AddFlag(f, "at", "\"now\" for the analysis (ms, RFC 3339, a date, or relative: -1h); default: the wall clock")
 }
 
+// configArgs are --server-properties and --config as given, for a
+// command line that repeats them.
+func (o *analysisOptions) configArgs() []string {
+	var args []string
+	if o.serverProperties != "" {
+		args = append(args, "--server-properties", o.serverProperties)
+	}
+	for _, c := range o.configs {
+		args = append(args, "--config", c)
+	}
+	return args
+}
+
 // Validate parses --at.
 func (o *analysisOptions) Validate() error { return o.at.Validate() }
 

@@ -74,7 +74,8 @@ open_transaction and lso, retention, compaction, metadata_broker and
 metadata_partition. With -o json, --html is optional.
 
 --server-properties, --config and --at are those of txns, retention and
-cleaner; --at is also the time groups and metadata replay up to.
+cleaner (and the commands the page shows for them repeat them); --at is
+also the time groups and metadata replay up to.
 
 Exit 0 when the page (or the lines) are written, whatever the findings; 2
 when a PATH cannot be read or FILE cannot be written.`
@@ -120,7 +121,7 @@ func runReport(ios *IOStreams, opts reportOptions) error {
 	defer func() { bar.done() }()
 	rep, err := report.Build(targets, report.Options{
 		Paths: opts.paths, Now: opts.analysis.now(), At: opts.analysis.at.Value, Generated: ios.now().UnixMilli(),
-		Version: versionString(), Configs: cfg, Jobs: opts.jobs,
+		Version: versionString(), Configs: cfg, ConfigArgs: opts.analysis.configArgs(), Jobs: opts.jobs,
 		Progress: func(step string) func(done, total int64) {
 			bar.done()
 			bar = ios.progress("report: " + step)

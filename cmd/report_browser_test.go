@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
 )
 
@@ -338,6 +340,34 @@ func TestReportPageInBrowser(t *testing.T) {
 			t.Errorf("%s: %d rows, %d %s lines", id, got, len(byKind[kind]), kind)
 		}
 	}
+
+	// Every partition's name in every table is on one line ("payments-0",
+	// not "payments-" above "0").
+	broken := eval[[]string](t, r, `[...document.querySelectorAll('td.part')].filter(td => {
+		const range = document.createRange(); range.selectNodeContents(td);
+		return new Set([...range.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top))).size > 1
+	}).map(td => td.closest('.tablewrap').id + ': ' + td.textContent)`)
+	if n := eval[int](t, r, `document.querySelectorAll('td.part').length`); n < len(byKind["partition"]) {
+		t.Errorf("%d partition cells", n)
+	}
+	if len(broken) > 0 {
+		t.Errorf("partition names on more than one line: %q", broken)
+	}
+
+	// The partitions sort by size, largest first, as the data's log_bytes.
+	if err := chromedp.Do(r.ctx, chromedp.Click(`//table[ancestor::*[@id="partitions-table"]]//th/button[text()="size"]`)); err != nil {
+		t.Fatal(err)
+	}
+	bySize := append([]map[string]any(nil), byKind["partition"]...)
+	sort.SliceStable(bySize, func(i, j int) bool { return bySize[i]["log_bytes"].(float64) > bySize[j]["log_bytes"].(float64) })
+	var want, got []string
+	for i, p := range bySize {
+		want = append(want, p["name"].(string))
+		got = append(got, tableRows(t, r, "partitions-table")[i][0])
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("sorted by size: %v, want %v", got, want)
+	}
 	r.checkClean(t, file)
 }
 
@@ -526,4 +556,62 @@ func TestReportScreenshots(t *testing.T) {
 		}
 		r.checkClean(t, file)
 	}
+}
+
+// maxPageBytes is the bound on the page of a data directory of 10,000
+// partitions (issue: "the file stays under 20 MB").
+const maxPageBytes = 20 << 20
+
+// The page of a data directory of 10,000 partitions (10 topics of 1,000,
+// each partition ten minutes of traffic, a batch every 10 s: every
+// partition's series has its full count of buckets) stays under 20 MB, loads cleanly,
+// and draws no table longer than a page of 50 rows: the partitions table
+// shows rows 1–50 of 10,000 with its pager. Long form only (-short skips
+// it: writing 10,000 partitions takes a while).
+func TestReportPageManyPartitions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 10,000 partitions are written in the long form (make check)")
+	}
+	chromiumPath(t) // fail (or skip) before writing 10,000 partitions
+	const topics, perTopic = 10, 1000
+	dir := t.TempDir()
+	err := inspect.EachPartition(topics*perTopic, func(i int) error {
+		name := fmt.Sprintf("topic-%d-%d", i/perTopic, i%perTopic)
+		_, err := kafkagen.Generate(filepath.Join(dir, name), kafkagen.Options{Seed: int64(i), Topic: fmt.Sprintf("topic-%d", i/perTopic),
+			Batches: 60, RecordsPerBatch: 2, ValueSize: 16, Traffic: "steady"})
+		return err
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeReport(t, reportAt, dir)
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the page of %d partitions: %d bytes", topics*perTopic, st.Size())
+	if st.Size() >= maxPageBytes {
+		t.Errorf("the page of %d partitions is %d bytes, over %d", topics*perTopic, st.Size(), maxPageBytes)
+	}
+
+	r := openPage(t, file, 1280, 900)
+	tables := eval[map[string]int](t, r, `Object.fromEntries([...document.querySelectorAll('.tablewrap')].map(w => [w.id, w.querySelectorAll('tbody tr').length]))`)
+	for id, n := range tables {
+		if n > 50 {
+			t.Errorf("table %s draws %d rows", id, n)
+		}
+	}
+	if tables["partitions-table"] != 50 {
+		t.Errorf("the partitions table draws %d rows, want a page of 50 (tables: %v)", tables["partitions-table"], tables)
+	}
+	if got := eval[string](t, r, `document.querySelector('#partitions-table').parentElement.querySelector('.pager .range').textContent`); got != "rows 1–50 of 10,000" {
+		t.Errorf("the partitions pager says %q", got)
+	}
+	if n := eval[int](t, r, `document.querySelectorAll('#topic-charts .chart').length`); n != topics {
+		t.Errorf("%d topic charts, want %d", n, topics)
+	}
+	if n := eval[int](t, r, `document.querySelectorAll('main svg').length`); n > topics+1 {
+		t.Errorf("%d charts drawn at load, want the %d topics' and at most one partition's", n, topics)
+	}
+	r.checkClean(t, file)
 }

@@ -3,9 +3,11 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -184,4 +186,68 @@ func TestReportUsage(t *testing.T) {
 	if _, stderr, code := runKseg(t, nil, "report", "--html", filepath.Join(dir, "no-such-dir", "r.html"), dir); code != 2 || !strings.Contains(stderr, "r.html") {
 		t.Errorf("unwritable: exit %d, %q", code, stderr)
 	}
+}
+
+// Each section's command reproduces it: run as shown (with --at and the
+// topic configuration's flags given to the report), txns, retention and
+// cleaner print the same partitions with the same verdicts.
+func TestReportSectionCommandsReproduce(t *testing.T) {
+	dir := reportDataDir(t, t.TempDir(), false)
+	flags := []string{reportAt, "--config", "cleanup.policy=compact", "--config", "retention.ms=3600000"}
+	_, byKind := reportLines(t, append(flags, dir)...)
+	commands := map[string]string{}
+	for _, s := range byKind["section"] {
+		commands[s["id"].(string)] = s["command"].(string)
+	}
+	for _, c := range []struct {
+		section, kind, lineKind string // the report's section and lines, the command's lines
+		fields                  []string
+	}{
+		{"transactions", "open_transaction", "open_transaction", []string{"partition_dir", "producer_id", "first_offset", "verdict"}},
+		{"retention", "retention", "partition", []string{"partition_dir", "segments", "deletable", "bytes_freed", "config/cleanup.policy", "config/retention.ms"}},
+		{"cleaner", "compaction", "compaction", []string{"partition_dir", "first_dirty_offset", "would_clean", "why_not"}},
+	} {
+		args := strings.Fields(commands[c.section])
+		if len(args) < 2 || args[0] != "kseg" {
+			t.Fatalf("%s: command %q", c.section, commands[c.section])
+		}
+		out, stderr, code := runKseg(t, nil, append([]string{"-o", "json"}, args[1:]...)...)
+		if code > 1 {
+			t.Fatalf("%s: exit %d: %s", commands[c.section], code, stderr)
+		}
+		var want []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err == nil && m["kind"] == c.lineKind {
+				want = append(want, fieldsText(m, c.fields))
+			}
+		}
+		var got []string
+		for _, m := range byKind[c.kind] {
+			got = append(got, fieldsText(m, c.fields))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") || len(got) == 0 {
+			t.Errorf("%s: the report's lines\n%s\n%s prints\n%s", c.section, strings.Join(got, "\n"), commands[c.section], strings.Join(want, "\n"))
+		}
+	}
+}
+
+// fieldsText is the named fields of a JSON line, as JSON; "a/b" is field
+// b of object a, as text (retention prints its settings as strings, the
+// report as numbers).
+func fieldsText(m map[string]any, fields []string) string {
+	vs := make([]any, len(fields))
+	for i, f := range fields {
+		if obj, key, ok := strings.Cut(f, "/"); ok {
+			inner, _ := m[obj].(map[string]any)
+			if n, ok := inner[key].(float64); ok {
+				vs[i] = strconv.FormatFloat(n, 'f', -1, 64)
+			} else {
+				vs[i] = fmt.Sprint(inner[key])
+			}
+			continue
+		}
+		vs[i] = m[f]
+	}
+	return jsonText(vs...)
 }

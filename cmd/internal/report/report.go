@@ -49,6 +49,10 @@ type Options struct {
 	// Configs resolves each topic's configuration (txns, retention,
 	// cleaner); nil: Kafka's defaults.
 	Configs *topicconfig.Resolver
+	// ConfigArgs are the flags Configs came from (--server-properties
+	// FILE, --config K=V), repeated in the commands of the sections they
+	// change (txns, retention, cleaner).
+	ConfigArgs []string
 	// Jobs is verify's -j (0: every core).
 	Jobs int
 	// Buckets is about how many traffic buckets the charts get (0:
@@ -184,6 +188,12 @@ func (b *builder) atFlag() []string {
 		return nil
 	}
 	return []string{"--at", fmt.Sprint(*b.opts.At)}
+}
+
+// analysisCommand is the command line of txns, retention or cleaner over
+// the report's paths, with --at and the topic configuration's flags.
+func (b *builder) analysisCommand(name string) string {
+	return b.command(append(append([]string{name}, b.atFlag()...), b.opts.ConfigArgs...)...)
 }
 
 // partitions reads every partition's summary as kseg ls does (the first

@@ -130,7 +130,7 @@ func (b *builder) groups() {
 // transactions loads every partition's producer state as kseg txns does:
 // its open transactions, and the partitions whose last stable offset lags.
 func (b *builder) transactions() {
-	cmd := b.command(append([]string{"txns"}, b.atFlag()...)...)
+	cmd := b.analysisCommand("txns")
 	rep, err := txns.Analyze(b.targets, txns.Options{Now: b.opts.Now, Configs: b.opts.Configs, Progress: b.opts.progress("txns")})
 	if err != nil {
 		b.sectionError(SectionTransactions, "Transactions", cmd, err)
@@ -167,7 +167,7 @@ func (b *builder) transactions() {
 // retention runs the next retention pass over every partition, as kseg
 // retention does.
 func (b *builder) retention() {
-	cmd := b.command(append([]string{"retention"}, b.atFlag()...)...)
+	cmd := b.analysisCommand("retention")
 	rep, err := retention.Analyze(b.targets, retention.Options{Now: b.opts.Now, Configs: b.opts.Configs, Progress: b.opts.progress("retention")})
 	if err != nil {
 		b.sectionError(SectionRetention, "Retention", cmd, err)
@@ -198,7 +198,7 @@ func (b *builder) retention() {
 // cleaner runs the log cleaner's view over the compacted partitions, as
 // kseg cleaner does.
 func (b *builder) cleaner() {
-	cmd := b.command(append([]string{"cleaner"}, b.atFlag()...)...)
+	cmd := b.analysisCommand("cleaner")
 	rep, err := cleaner.Analyze(b.targets, cleaner.Options{Now: b.opts.Now, Configs: b.opts.Configs, Progress: b.opts.progress("cleaner")})
 	if err != nil {
 		b.sectionError(SectionCleaner, "Log cleaner", cmd, err)

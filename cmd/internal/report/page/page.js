@@ -248,7 +248,7 @@
     onlyBad.addEventListener('change', apply);
     box.appendChild(el('div', { class: 'controls' }, filterText, el('label', null, onlyBad, ' only partitions with a status or findings')));
     partitionsTable = table('partitions-table', [
-      { key: 'name', label: 'partition', value: function (r) { return r.name; }, cls: 'wrap' },
+      { key: 'name', label: 'partition', value: function (r) { return r.name; }, cls: 'part' },
       { key: 'segments', label: 'segments', num: true, text: function (r) { return count(r.segments); } },
       { key: 'offsets', label: 'offsets', value: function (r) { return r.base_offset; },
         text: function (r) { return r.last_offset === null ? '-' : r.base_offset + '..' + r.last_offset; } },
@@ -295,8 +295,8 @@
         text: function (r) { return r.severity; }, cls: function (r) { return 'sev-' + r.severity; } },
       { key: 'check', label: 'check' },
       { key: 'partition_dir', label: 'partition', value: function (r) { return partitionName(r.partition_dir); },
-        text: function (r) { return partitionLink(r.partition_dir, partitionName(r.partition_dir)); } },
-      { key: 'file', label: 'file', cls: 'wrap', text: function (r) { return r.file.split(/[\\/]/).pop(); } },
+        text: function (r) { return partitionLink(r.partition_dir, partitionName(r.partition_dir)); }, cls: 'part' },
+      { key: 'file', label: 'file', cls: 'part', text: function (r) { return r.file.split(/[\\/]/).pop(); } },
       { key: 'position', label: 'position', num: true },
       { key: 'offset', label: 'offset', num: true },
       { key: 'message', label: 'message', cls: 'msg' }
@@ -379,7 +379,7 @@
     box.appendChild(el('h3', null, 'Open transactions (' + count(open.length) + ')'));
     if (open.length > 0) {
       box.appendChild(table('open-transactions-table', [
-        { key: 'partition_dir', label: 'partition' },
+        { key: 'partition_dir', label: 'partition', cls: 'part' },
         { key: 'producer_id', label: 'producer id', num: true },
         { key: 'producer_epoch', label: 'epoch', num: true },
         { key: 'first_offset', label: 'first offset', num: true },
@@ -393,7 +393,7 @@
     box.appendChild(el('h3', null, 'Last stable offset held by a transaction (' + count(lags.length) + ')'));
     if (lags.length > 0) {
       box.appendChild(table('lso-table', [
-        { key: 'partition_dir', label: 'partition' },
+        { key: 'partition_dir', label: 'partition', cls: 'part' },
         { key: 'log_end_offset', label: 'log end offset', num: true },
         { key: 'high_watermark', label: 'high watermark', num: true },
         { key: 'last_stable_offset', label: 'last stable offset', num: true },
@@ -409,7 +409,7 @@
     box.appendChild(el('p', { class: 'note', id: 'retention-summary' }, count(s.rows.length) + ' partitions: ' + count(deletable) +
       ' segments deletable by the next pass, ' + count(blocked) + ' partitions blocked'));
     box.appendChild(table('retention-table', [
-      { key: 'partition_dir', label: 'partition' },
+      { key: 'partition_dir', label: 'partition', cls: 'part' },
       { key: 'policy', label: 'cleanup.policy', value: function (r) { return r.config['cleanup.policy']; }, text: function (r) { return r.config['cleanup.policy']; } },
       { key: 'retention_ms', label: 'retention.ms', num: true, value: function (r) { return r.config['retention.ms']; },
         text: function (r) { return r.config['retention.ms'] < 0 ? '-1' : duration(r.config['retention.ms']); } },
@@ -426,7 +426,7 @@
 
   render.cleaner = function (s, box) {
     box.appendChild(table('cleaner-table', [
-      { key: 'partition_dir', label: 'partition' },
+      { key: 'partition_dir', label: 'partition', cls: 'part' },
       { key: 'first_dirty_offset', label: 'first dirty', num: true },
       { key: 'first_uncleanable_offset', label: 'first uncleanable', num: true },
       { key: 'uncleanable_because', label: 'because' },
