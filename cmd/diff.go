@@ -43,12 +43,8 @@ func (o *diffOptions) Validate() error {
 	return nil
 }
 
-func newDiffCommand(ios *IOStreams) *cobra.Command {
-	var opts diffOptions
-	c := &cobra.Command{
-		Use:   "diff LEFT RIGHT",
-		Short: "Compare two replicas of a partition: records on one side only, conflicts, and where LEFT would truncate",
-		Long: `Compare two replicas of one partition (the same <topic>-<partition> directory
+// diffLong is kseg diff's help.
+const diffLong = `Compare two replicas of one partition (the same <topic>-<partition> directory
 from two brokers, or two copies taken at different times) record by record,
 by offset: batch boundaries, compression, segment rolls and leader epochs
 may differ; two records at the same offset are the same when their
@@ -98,7 +94,14 @@ records of the skipped ranges are missing from that replica.
 Exit 0 when the replicas agree over the compared range and have the same
 log end offset, 1 when they differ, 2 when the comparison could not be done
 (e.g. the directories name different partitions, unless --force; damage in
-a log without --salvage).`,
+a log without --salvage).`
+
+func newDiffCommand(ios *IOStreams) *cobra.Command {
+	var opts diffOptions
+	c := &cobra.Command{
+		Use:   "diff LEFT RIGHT",
+		Short: "Compare two replicas of a partition: records on one side only, conflicts, and where LEFT would truncate",
+		Long:  diffLong,
 		Example: `  kseg diff /mnt/broker1/data/orders-3 /mnt/broker2/data/orders-3
   kseg diff -o json --records old-leader/orders-3 new-leader/orders-3 | jq -c 'select(.kind=="only_left" and (.removed_by_compaction|not))'`,
 		Args: cobra.ExactArgs(2),
@@ -268,28 +271,9 @@ var divergenceColumns = []column[*divergenceJSON]{
 }
 
 func runDiff(ios *IOStreams, opts diffOptions) error {
-	lp, err := resolvePartition(opts.left)
+	left, right, err := openReplicas(ios, opts)
 	if err != nil {
 		return err
-	}
-	rp, err := resolvePartition(opts.right)
-	if err != nil {
-		return err
-	}
-	if !opts.force && (lp.Topic != rp.Topic || lp.Partition != rp.Partition || lp.Topic == "" && lp.Name() != rp.Name()) {
-		return withHint(fmt.Errorf("%s and %s are different partitions (%s, %s)", opts.left, opts.right, lp.Name(), rp.Name()),
-			"give two copies of the same <topic>-<partition> directory, or --force to compare them anyway")
-	}
-	left, err := replica.Open(lp)
-	if err != nil {
-		return err
-	}
-	right, err := replica.Open(rp)
-	if err != nil {
-		return err
-	}
-	for _, w := range append(left.Warnings, right.Warnings...) {
-		ios.Warnf("%s", w)
 	}
 	var l *lister[*diffRecordJSON]
 	if opts.records {
@@ -301,22 +285,7 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 			return nil
 		}
 		lines++
-		line := &diffRecordJSON{Kind: x.Kind}
-		if x.Left != nil {
-			line.recordLineJSON = recordLine(&x.Left.Record, &x.Left.Batch, opts.encoding, true)
-		}
-		if x.Right != nil {
-			rl := recordLine(&x.Right.Record, &x.Right.Batch, opts.encoding, true)
-			if x.Left == nil {
-				line.recordLineJSON = rl
-			} else {
-				line.Right = &rl
-			}
-		}
-		if x.Kind != replica.Conflict {
-			line.RemovedByCompaction = ptr(x.RemovedByCompaction)
-		}
-		l.Add(line)
+		l.Add(diffRecordLine(x, opts.encoding))
 		return nil
 	})
 	if l != nil {
@@ -330,6 +299,63 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 	if err != nil {
 		return err
 	}
+	if !(opts.records && ios.Format() == FormatCSV) {
+		if err := printObject(ios, divergenceLine(d, left, right), divergenceColumns); err != nil {
+			return err
+		}
+	}
+	return diffOutcome(ios, d)
+}
+
+// openReplicas opens the two replicas of opts (refusing two different
+// partitions without --force) and says their warnings.
+func openReplicas(ios *IOStreams, opts diffOptions) (left, right *replica.Replica, err error) {
+	lp, err := resolvePartition(opts.left)
+	if err != nil {
+		return nil, nil, err
+	}
+	rp, err := resolvePartition(opts.right)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !opts.force && (lp.Topic != rp.Topic || lp.Partition != rp.Partition || lp.Topic == "" && lp.Name() != rp.Name()) {
+		return nil, nil, withHint(fmt.Errorf("%s and %s are different partitions (%s, %s)", opts.left, opts.right, lp.Name(), rp.Name()),
+			"give two copies of the same <topic>-<partition> directory, or --force to compare them anyway")
+	}
+	if left, err = replica.Open(lp); err != nil {
+		return nil, nil, err
+	}
+	if right, err = replica.Open(rp); err != nil {
+		return nil, nil, err
+	}
+	for _, w := range append(left.Warnings, right.Warnings...) {
+		ios.Warnf("%s", w)
+	}
+	return left, right, nil
+}
+
+// diffRecordLine is a difference's record line.
+func diffRecordLine(x replica.Difference, encoding string) *diffRecordJSON {
+	line := &diffRecordJSON{Kind: x.Kind}
+	if x.Left != nil {
+		line.recordLineJSON = recordLine(&x.Left.Record, &x.Left.Batch, encoding, true)
+	}
+	if x.Right != nil {
+		rl := recordLine(&x.Right.Record, &x.Right.Batch, encoding, true)
+		if x.Left == nil {
+			line.recordLineJSON = rl
+		} else {
+			line.Right = &rl
+		}
+	}
+	if x.Kind != replica.Conflict {
+		line.RemovedByCompaction = ptr(x.RemovedByCompaction)
+	}
+	return line
+}
+
+// divergenceLine is the contract's divergence line of d.
+func divergenceLine(d *replica.Divergence, left, right *replica.Replica) *divergenceJSON {
 	out := &divergenceJSON{Kind: "divergence", LeftLogEndOffset: d.LeftLogEndOffset, RightLogEndOffset: d.RightLogEndOffset,
 		ComparedFrom: d.ComparedFrom, ComparedTo: d.ComparedTo, FirstDifferenceOffset: d.FirstDifference,
 		TruncationOffset: d.Truncation, LeftRecordsPastTruncation: pastTruncation(d),
@@ -347,11 +373,12 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 	for _, r := range rounds {
 		out.TruncationRounds = append(out.TruncationRounds, roundLine(r))
 	}
-	if !(opts.records && ios.Format() == FormatCSV) {
-		if err := printObject(ios, out, divergenceColumns); err != nil {
-			return err
-		}
-	}
+	return out
+}
+
+// diffOutcome says what was skipped or not compared, and is the exit:
+// 2 when damage left the comparison incomplete, 1 when the replicas differ.
+func diffOutcome(ios *IOStreams, d *replica.Divergence) error {
 	for _, s := range d.Skipped {
 		warnSkipped(ios, s)
 	}

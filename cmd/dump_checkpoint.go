@@ -272,19 +272,7 @@ func checkpointLines(path string, out func(checkpointLineJSON)) error {
 	case "quorum_state":
 		f := sidefile.ReadQuorumState(path)
 		if q := f.Value; q != nil {
-			l := base
-			l.Kind, l.DataVersion, l.ClusterID, l.VotedDirectoryID, l.AppliedOffset = "quorum_state", &q.DataVersion, q.ClusterID, q.VotedDirectoryID, q.AppliedOffset
-			l.LeaderID, l.LeaderEpoch, l.VotedID = &q.LeaderID, &q.LeaderEpoch, &q.VotedID
-			if q.DataVersion == 0 {
-				voters := q.CurrentVoters
-				if voters == nil && !q.CurrentVotersNull {
-					voters = []int32{}
-				}
-				if !q.CurrentVotersNull {
-					l.CurrentVoters = &voters
-				}
-			}
-			out(l)
+			out(quorumStateLine(base, q))
 		}
 		return f.Err
 	case "clean_shutdown":
@@ -305,4 +293,21 @@ func checkpointLines(path string, out func(checkpointLineJSON)) error {
 		}
 	}
 	return f.Err
+}
+
+// quorumStateLine is a quorum-state file's line (base names the file).
+func quorumStateLine(base checkpointLineJSON, q *sidefile.QuorumState) checkpointLineJSON {
+	l := base
+	l.Kind, l.DataVersion, l.ClusterID, l.VotedDirectoryID, l.AppliedOffset = "quorum_state", &q.DataVersion, q.ClusterID, q.VotedDirectoryID, q.AppliedOffset
+	l.LeaderID, l.LeaderEpoch, l.VotedID = &q.LeaderID, &q.LeaderEpoch, &q.VotedID
+	if q.DataVersion == 0 {
+		voters := q.CurrentVoters
+		if voters == nil && !q.CurrentVotersNull {
+			voters = []int32{}
+		}
+		if !q.CurrentVotersNull {
+			l.CurrentVoters = &voters
+		}
+	}
+	return l
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kseg/kseg/indexfmt"
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/inspect/fileio"
+	"github.com/kseg/kseg/inspect/dumpindex"
 	"github.com/kseg/kseg/inspect/record"
 )
 
@@ -59,44 +59,12 @@ as an error (exit 2).`,
 	return c
 }
 
-// indexFile is one index file to dump, with its segment's base offset.
-type indexFile struct {
-	path string
-	base int64
-	kind string // inspect suffix
-	log  string // the segment's .log, "" when absent
-}
-
-func collectIndexFiles(path string) ([]indexFile, error) {
+func collectIndexFiles(path string) ([]dumpindex.File, error) {
 	t, err := resolveTarget(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []indexFile
-	for _, p := range t.Partitions {
-		for _, s := range p.Segments {
-			if t.Kind == "segment" {
-				// Only the file named, unless it is the .log.
-				switch t.File {
-				case s.Index:
-					out = append(out, indexFile{s.Index, s.BaseOffset, inspect.IndexSuffix, s.Log})
-					continue
-				case s.TimeIndex:
-					out = append(out, indexFile{s.TimeIndex, s.BaseOffset, inspect.TimeIndexSuffix, s.Log})
-					continue
-				case s.TxnIndex:
-					out = append(out, indexFile{s.TxnIndex, s.BaseOffset, inspect.TxnIndexSuffix, s.Log})
-					continue
-				}
-			}
-			for _, f := range []indexFile{{s.Index, s.BaseOffset, inspect.IndexSuffix, s.Log}, {s.TimeIndex, s.BaseOffset, inspect.TimeIndexSuffix, s.Log}, {s.TxnIndex, s.BaseOffset, inspect.TxnIndexSuffix, s.Log}} {
-				if f.path != "" {
-					out = append(out, f)
-				}
-			}
-		}
-	}
-	return out, nil
+	return dumpindex.Files(t), nil
 }
 
 func runDumpIndex(ios *IOStreams, opts dumpIndexOptions) error {
@@ -186,96 +154,50 @@ var txnEntryColumns = []column[txnEntryJSON]{
 	intColumn("last_stable_offset", func(e txnEntryJSON) int64 { return e.LastStableOffset }),
 }
 
-func dumpIndexFile(ios *IOStreams, f indexFile, all bool) error {
-	file, err := fileio.Open(f.path, fileio.Options{Mapped: true})
+func dumpIndexFile(ios *IOStreams, f dumpindex.File, all bool) error {
+	switch f.Kind {
+	case inspect.IndexSuffix:
+		l := newLister(ios, offsetEntryColumns)
+		l.appendJSON = offsetEntryJSON.appendJSON
+		res, err := dumpindex.Dump(f, all, dumpindex.Visit{Offset: func(i int, e indexfmt.OffsetEntry) {
+			l.Add(offsetEntryJSON{f.Path, i, e.Offset, e.RelativeOffset, e.Position})
+		}})
+		return finishIndex(ios, l, f, res, err, indexfmt.OffsetEntrySize, all)
+	case inspect.TimeIndexSuffix:
+		l := newLister(ios, timeEntryColumns)
+		l.appendJSON = timeEntryJSON.appendJSON
+		res, err := dumpindex.Dump(f, all, dumpindex.Visit{Time: func(i int, e indexfmt.TimeEntry) {
+			l.Add(timeEntryJSON{f.Path, i, e.Timestamp, e.Offset, e.RelativeOffset})
+		}})
+		return finishIndex(ios, l, f, res, err, indexfmt.TimeEntrySize, all)
+	}
+	l := newLister(ios, txnEntryColumns)
+	res, err := dumpindex.Dump(f, all, dumpindex.Visit{Txn: func(i int, e indexfmt.AbortedTxn) {
+		l.Add(txnEntryJSON{f.Path, i, e.Version, e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset})
+	}})
 	if err != nil {
 		return err
 	}
-	defer file.Close()
-	size := file.Size()
-	name := filepath.Base(f.path)
-	switch f.kind {
-	case inspect.IndexSuffix:
-		x := indexfmt.NewOffsetIndexFrom(fileio.NewIndexSlots(file, size), f.base)
-		n, err := listed(x.Slots(), x.ValidEntries, all)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.path, err)
-		}
-		l := newLister(ios, offsetEntryColumns)
-		l.appendJSON = offsetEntryJSON.appendJSON
-		for i := 0; i < n; i++ {
-			e, err := x.Entry(i)
-			if err != nil {
-				return fmt.Errorf("%s: %w", f.path, err)
-			}
-			l.Add(offsetEntryJSON{f.path, i, e.Offset, e.RelativeOffset, e.Position})
-		}
-		return finishIndex(ios, l, f.path, name, x.Slots(), x.ValidEntries, indexfmt.OffsetEntrySize, size, all)
-	case inspect.TimeIndexSuffix:
-		x := indexfmt.NewTimeIndexFrom(fileio.NewIndexSlots(file, size), f.base)
-		n, err := listed(x.Slots(), x.ValidEntries, all)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.path, err)
-		}
-		l := newLister(ios, timeEntryColumns)
-		l.appendJSON = timeEntryJSON.appendJSON
-		for i := 0; i < n; i++ {
-			e, err := x.Entry(i)
-			if err != nil {
-				return fmt.Errorf("%s: %w", f.path, err)
-			}
-			l.Add(timeEntryJSON{f.path, i, e.Timestamp, e.Offset, e.RelativeOffset})
-		}
-		return finishIndex(ios, l, f.path, name, x.Slots(), x.ValidEntries, indexfmt.TimeEntrySize, size, all)
-	default:
-		x := indexfmt.NewTxnIndexFrom(fileio.NewIndexSlots(file, size))
-		// Beside its log, no more entries are listed than the log could
-		// justify (record.MaxTxnIndexEntries): a forged or sparse file of
-		// billions of entries is not walked.
-		n, bound := int64(x.Entries()), int64(-1)
-		if f.log != "" {
-			if b, ok := (inspect.SegmentFiles{Log: f.log}).TxnIndexBound(); ok && n > b {
-				bound, n = b, b
-			}
-		}
-		l := newLister(ios, txnEntryColumns)
-		for i := 0; i < int(n); i++ {
-			e, err := x.Entry(i)
-			if err != nil {
-				return fmt.Errorf("%s: %w", f.path, err)
-			}
-			l.Add(txnEntryJSON{f.path, i, e.Version, e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset})
-		}
-		l.Footer("%s: %s", name, count(n, "entry"))
-		if err := l.Close(); err != nil {
-			return err
-		}
-		if bound >= 0 {
-			return fmt.Errorf("%s: %d entries, but its log %s holds at most %d ABORT markers (one batch of at least %d bytes each): the first %d are listed, the rest no broker wrote",
-				f.path, x.Entries(), f.log, bound, record.MinMarkerBatchSize, bound)
-		}
-		return trailingError(f.path, size, indexfmt.TxnEntrySize)
+	l.Footer("%s: %s", filepath.Base(f.Path), count(res.Listed, "entry"))
+	if err := l.Close(); err != nil {
+		return err
 	}
-}
-
-// listed is how many slots to list: every slot with --all, else the valid
-// ones (DumpLogSegments' padding rule).
-func listed(slots int, valid func() (int, error), all bool) (int, error) {
-	if all {
-		return slots, nil
+	if res.TxnBound >= 0 {
+		return fmt.Errorf("%s: %d entries, but its log %s holds at most %d ABORT markers (one batch of at least %d bytes each): the first %d are listed, the rest no broker wrote",
+			f.Path, res.Slots, f.Log, res.TxnBound, record.MinMarkerBatchSize, res.TxnBound)
 	}
-	return valid()
+	return trailingError(f.Path, res, indexfmt.TxnEntrySize)
 }
 
 // finishIndex closes the listing with the padding footer and warning and
 // reports trailing bytes.
-func finishIndex[T any](ios *IOStreams, l *lister[T], path, name string, slots int, valid func() (int, error), entrySize int, size int64, all bool) error {
-	n, err := valid()
+func finishIndex[T any](ios *IOStreams, l *lister[T], f dumpindex.File, res dumpindex.Result, err error, entrySize int, all bool) error {
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
-	if n < slots {
-		msg := fmt.Sprintf("%s: zero-filled padding from slot %d (byte position %d): %d of %d slots are preallocated padding, as an unclean shutdown leaves them", name, n, int64(n)*int64(entrySize), slots-n, slots)
+	name := filepath.Base(f.Path)
+	if n := res.Valid; n < res.Slots {
+		msg := fmt.Sprintf("%s: zero-filled padding from slot %d (byte position %d): %d of %d slots are preallocated padding, as an unclean shutdown leaves them", name, n, int64(n)*int64(entrySize), res.Slots-n, res.Slots)
 		if !all {
 			msg += " (--all lists them)"
 		}
@@ -287,14 +209,14 @@ func finishIndex[T any](ios *IOStreams, l *lister[T], path, name string, slots i
 	if err := l.Close(); err != nil {
 		return err
 	}
-	return trailingError(path, size, entrySize)
+	return trailingError(f.Path, res, entrySize)
 }
 
 // trailingError reports bytes after the last whole entry, which the broker
 // ignores and its sanity check rejects.
-func trailingError(path string, size int64, entrySize int) error {
-	if r := size % int64(entrySize); r != 0 {
-		return fmt.Errorf("%s: byte position %d: %s: the size %d is not a multiple of the %d-byte entry size (run kseg verify %s)", path, size-r, count(r, "trailing byte"), size, entrySize, filepath.Dir(path))
+func trailingError(path string, res dumpindex.Result, entrySize int) error {
+	if r := res.Trailing; r != 0 {
+		return fmt.Errorf("%s: byte position %d: %s: the size %d is not a multiple of the %d-byte entry size (run kseg verify %s)", path, res.Size-r, count(r, "trailing byte"), res.Size, entrySize, filepath.Dir(path))
 	}
 	return nil
 }

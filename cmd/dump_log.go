@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/dumplog"
 	"github.com/kseg/kseg/inspect/internaltopics"
 	"github.com/kseg/kseg/inspect/record"
 )
@@ -28,8 +29,8 @@ type dumpLogOptions struct {
 	fromOffset, toOffset, maxBatches int64 // as given; Validate puts them in rng
 	rng                              inspect.LogRange
 	salvage                          bool
-	decoder                          string        // --decoder (dump_log_decode.go)
-	schemas                          schemaOptions // --schemas, --key-schema, ... (dump_log_decode.go)
+	decoder                          string                // --decoder (dump_log_decode.go)
+	schemas                          dumplog.SchemaOptions // --schemas, --key-schema, ... (dump_log_decode.go)
 	flags                            *pflag.FlagSet
 }
 
@@ -68,12 +69,8 @@ func (o *dumpLogOptions) Validate() error {
 	return resolveDecoderFlags(o.flags, o)
 }
 
-func newDumpLogCommand(ios *IOStreams) *cobra.Command {
-	var opts dumpLogOptions
-	c := &cobra.Command{
-		Use:   "dump-log PATH",
-		Short: "List the batches (and with --records the records) of .log files",
-		Long: `List batches in file order: one line per v2 record batch, or per shallow
+// dumpLogLong is kseg dump-log's help.
+const dumpLogLong = `List batches in file order: one line per v2 record batch, or per shallow
 legacy message (a compressed magic 0/1 wrapper is one batch). PATH is a .log,
 a partition directory, a data directory holding one partition, or a KRaft
 metadata snapshot (<offset>-<epoch>.checkpoint in __cluster_metadata-0, or a
@@ -150,7 +147,14 @@ the wire format stays null in decoded; an unknown id or a payload that
 does not match its schema is named in error. --key-schema and
 --value-schema FILE (.avsc or .proto; --key-message/--value-message pick
 the Protobuf message) decode keys or values that are plain Avro or
-Protobuf, without the wire format.`,
+Protobuf, without the wire format.`
+
+func newDumpLogCommand(ios *IOStreams) *cobra.Command {
+	var opts dumpLogOptions
+	c := &cobra.Command{
+		Use:   "dump-log PATH",
+		Short: "List the batches (and with --records the records) of .log files",
+		Long:  dumpLogLong,
 		Example: `  kseg dump-log data/orders-0/00000000000000000000.log
   kseg dump-log --records --from-offset 1200 --to-offset 1210 data/orders-0
   kseg dump-log -o json --records data/orders-0 | jq -r 'select(.kind=="record") | .value'
@@ -500,95 +504,78 @@ func runDumpLog(ios *IOStreams, opts dumpLogOptions) error {
 	opts.rng.Misleading = func(m inspect.MisleadingEntry) {
 		warnMisleading(ios, &m, "the listing starts where the log's batches place the bound instead")
 	}
-	var decoder *recordValues
+	var values *dumplog.Values
 	if opts.records {
-		if decoder, err = recordValuesFor(ios, opts.decoder, opts.schemas, p); err != nil {
+		if values, err = recordValuesFor(ios, opts.decoder, opts.schemas, p); err != nil {
 			return err
 		}
 	}
-	l := newLister(ios, logColumnsFor(decoder))
-	var dec record.RecordDecoder
-	var salvage *salvageReport // nil: stop at damage
-	if opts.salvage {
-		salvage = &salvageReport{ios: ios}
-	}
-	batches := 0
-	records := newRecordWriter(ios.Out)
-	fn := func(w inspect.WalkBatch) error {
-		batches++
-		b := w.Batch
-		line := &batchLineJSON{Kind: "batch", Segment: w.Segment.Name(), Position: b.Position, Size: b.Size, Magic: b.Magic,
-			BaseOffset: b.BaseOffset, LastOffset: b.LastOffset, RecordCount: int64(b.RecordCount), CRC: b.CRC, CRCValid: w.CRCValid,
-			Compression: b.Compression().String(), TimestampType: b.TimestampType(), BaseTimestamp: b.BaseTimestamp,
-			MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence,
-			PartitionLeaderEpoch: b.PartitionLeaderEpoch, IsTransactional: b.IsTransactional(), IsControl: b.IsControl(),
-			Snapshot: snapshotID(w.Segment.Snapshot)}
-		var recs []recordLineJSON
-		var recErr error // records that do not decode, when salvaging
-		if b.Magic < 2 {
-			// A legacy wrapper's first offset and count are inside it.
-			count := record.RecordsCount()
-			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
-				count.Record(r)
-				if opts.records && opts.rng.Contains(r) {
-					recs = append(recs, decodedRecordLine(r, b, opts.encoding, decoder, true))
-				}
-				return nil
-			})
-			if err != nil && salvage == nil {
-				return err
-			}
-			recErr = err
-			line.BaseOffset, line.RecordCount = count.FirstOffset, count.RecordCount
-			l.Add(logLine{batch: line})
-		} else {
-			l.Add(logLine{batch: line})
-			if opts.records {
-				err := dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
-					if !opts.rng.Contains(r) {
-						return nil
-					}
-					if ios.Format() == FormatJSON {
-						// Headers streamed, not listed (recordWriter).
-						return records.write(decodedRecordLine(r, b, opts.encoding, decoder, false), r, opts.encoding)
-					}
-					// The table and CSV have no headers column; -o wide
-					// shows every field.
-					l.Add(logLine{record: ptr(decodedRecordLine(r, b, opts.encoding, decoder, ios.Format() == FormatWide))})
-					return nil
-				})
-				if err != nil && salvage == nil {
-					return err
-				}
-				recErr = err
-			}
-		}
-		for i := range recs {
-			l.Add(logLine{record: &recs[i]})
-		}
-		if recErr != nil {
-			return salvage.recordsDamaged(w, recErr)
-		}
-		return nil
-	}
-	var walkErr error
-	if salvage != nil {
-		walkErr = p.WalkSalvage(opts.rng, fn, salvage.add)
-	} else {
-		walkErr = p.Walk(opts.rng, fn)
-	}
+	r := newDumpLogRenderer(ios, opts.encoding, values)
+	res, walkErr := dumplog.Dump(p, dumplog.Options{Range: opts.rng, Records: opts.records, Salvage: opts.salvage}, r.event)
 	bar.done()
-	l.Footer("%s", count(batches, "batch"))
-	if salvage != nil && salvage.ranges > 0 {
-		l.Footer("%s", salvage.footer())
+	r.l.Footer("%s", count(res.Batches, "batch"))
+	if res.DamagedRanges > 0 {
+		r.l.Footer("%s (%s) skipped", count(res.DamagedRanges, "damaged range"), count(res.DamagedBytes, "byte"))
 	}
-	if err := l.Close(); err != nil {
+	if err := r.l.Close(); err != nil {
 		return err
 	}
 	if walkErr != nil {
 		return fmt.Errorf("%w (run kseg verify %s)", walkErr, opts.path)
 	}
-	return salvage.result()
+	if res.DamagedRanges > 0 {
+		return errNegative("damaged bytes skipped")
+	}
+	return nil
+}
+
+// dumpLogRenderer renders dump-log's events: batch lines and records
+// through the lister, except v2 records in -o json, whose headers are
+// streamed (recordWriter); damage on stderr, and as a line in -o json.
+type dumpLogRenderer struct {
+	ios      *IOStreams
+	l        *lister[logLine]
+	records  *recordWriter
+	encoding string
+	values   *dumplog.Values
+}
+
+func newDumpLogRenderer(ios *IOStreams, encoding string, values *dumplog.Values) *dumpLogRenderer {
+	return &dumpLogRenderer{ios: ios, l: newLister(ios, logColumnsFor(values)), records: newRecordWriter(ios.Out), encoding: encoding, values: values}
+}
+
+func (r *dumpLogRenderer) event(e dumplog.Event) error {
+	switch {
+	case e.Damage != nil:
+		return r.damage(*e.Damage)
+	case e.Record == nil:
+		r.l.Add(logLine{batch: batchLine(e.Batch)})
+		return nil
+	}
+	b := e.Batch.Batch
+	switch {
+	case b.Magic < 2:
+		// A legacy wrapper's records were read before it was listed.
+		r.l.Add(logLine{record: ptr(decodedRecordLine(e.Record, b, r.encoding, r.values, true))})
+	case r.ios.Format() == FormatJSON:
+		return r.records.write(decodedRecordLine(e.Record, b, r.encoding, r.values, false), e.Record, r.encoding)
+	default:
+		// The table and CSV have no headers column; -o wide shows every
+		// field.
+		r.l.Add(logLine{record: ptr(decodedRecordLine(e.Record, b, r.encoding, r.values, r.ios.Format() == FormatWide))})
+	}
+	return nil
+}
+
+// batchLine is the contract's line of a batch.
+func batchLine(d *dumplog.Batch) *batchLineJSON {
+	b := d.Batch
+	return &batchLineJSON{Kind: "batch", Segment: d.Segment.Name(), Position: b.Position, Size: b.Size, Magic: b.Magic,
+		BaseOffset: d.FirstOffset, LastOffset: b.LastOffset, RecordCount: d.RecordCount, CRC: b.CRC, CRCValid: d.CRCValid,
+		Compression: b.Compression().String(), TimestampType: b.TimestampType(), BaseTimestamp: b.BaseTimestamp,
+		MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, BaseSequence: b.BaseSequence,
+		PartitionLeaderEpoch: b.PartitionLeaderEpoch, IsTransactional: b.IsTransactional(), IsControl: b.IsControl(),
+		Snapshot: snapshotID(d.Segment.Snapshot)}
 }
 
 func ptr[T any](v T) *T { return &v }

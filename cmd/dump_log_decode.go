@@ -2,32 +2,27 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/dumplog"
 	"github.com/kseg/kseg/inspect/internaltopics"
 	"github.com/kseg/kseg/inspect/record"
 	"github.com/kseg/kseg/inspect/schemaregistry"
 )
 
-// Values of dump-log --decoder besides the internal-topic decoder names.
+// The values of dump-log --decoder besides the internal-topic decoder
+// names (inspect/dumplog).
 const (
-	decoderAuto           = "auto" // from the partition directory's topic
-	decoderNone           = "none"
-	decoderSchemaRegistry = "schema-registry"
+	decoderAuto           = dumplog.DecoderAuto
+	decoderNone           = dumplog.DecoderNone
+	decoderSchemaRegistry = dumplog.DecoderSchemaRegistry
 )
-
-// schemaOptions are the flags of schema-registry decoding.
-type schemaOptions struct {
-	schemas                  string // --schemas
-	keySchema, valueSchema   string // --key-schema, --value-schema
-	keyMessage, valueMessage string // --key-message, --value-message
-}
 
 // DumpLogSegments' flags for the same decoders, accepted as shortcuts.
 var decoderShortcuts = []struct{ flag, decoder, usage string }{
@@ -45,11 +40,11 @@ func addDecoderFlags(f *pflag.FlagSet, opts *dumpLogOptions) {
 		f.Bool(s.flag, false, s.usage)
 	}
 	so := &opts.schemas
-	f.StringVar(&so.schemas, "schemas", "", "schemas for "+decoderSchemaRegistry+": a data directory, a _schemas-0 directory, or a directory of <id>.avsc|.proto|.json (default: _schemas-0 beside PATH)")
-	f.StringVar(&so.keySchema, "key-schema", "", "decode keys as plain Avro or Protobuf (no wire format) with this .avsc or .proto file")
-	f.StringVar(&so.valueSchema, "value-schema", "", "decode values as plain Avro or Protobuf (no wire format) with this .avsc or .proto file")
-	f.StringVar(&so.keyMessage, "key-message", "", "the Protobuf message of --key-schema (default: its first message)")
-	f.StringVar(&so.valueMessage, "value-message", "", "the Protobuf message of --value-schema (default: its first message)")
+	f.StringVar(&so.Schemas, "schemas", "", "schemas for "+decoderSchemaRegistry+": a data directory, a _schemas-0 directory, or a directory of <id>.avsc|.proto|.json (default: _schemas-0 beside PATH)")
+	f.StringVar(&so.KeySchema, "key-schema", "", "decode keys as plain Avro or Protobuf (no wire format) with this .avsc or .proto file")
+	f.StringVar(&so.ValueSchema, "value-schema", "", "decode values as plain Avro or Protobuf (no wire format) with this .avsc or .proto file")
+	f.StringVar(&so.KeyMessage, "key-message", "", "the Protobuf message of --key-schema (default: its first message)")
+	f.StringVar(&so.ValueMessage, "value-message", "", "the Protobuf message of --value-schema (default: its first message)")
 }
 
 // resolveDecoderFlags checks --decoder and the shortcuts (at most one
@@ -77,10 +72,10 @@ func resolveDecoderFlags(f *pflag.FlagSet, opts *dumpLogOptions) error {
 		}
 	}
 	so := opts.schemas
-	if so.keyMessage != "" && so.keySchema == "" || so.valueMessage != "" && so.valueSchema == "" {
+	if so.KeyMessage != "" && so.KeySchema == "" || so.ValueMessage != "" && so.ValueSchema == "" {
 		return usageErrorf("--key-message and --value-message name a message of --key-schema and --value-schema")
 	}
-	if so.schemas != "" || so.keySchema != "" || so.valueSchema != "" {
+	if so.Schemas != "" || so.KeySchema != "" || so.ValueSchema != "" {
 		switch opts.decoder {
 		case decoderAuto:
 			opts.decoder = decoderSchemaRegistry
@@ -95,114 +90,43 @@ func resolveDecoderFlags(f *pflag.FlagSet, opts *dumpLogOptions) error {
 	return nil
 }
 
-// recordValues decodes the keys and values of data records (control
-// records are not the topic's records) into a record line's "decoded"
-// object: with an internal topic's decoder, or with a schema registry's
-// schemas.
-type recordValues struct {
-	internal string                  // an internaltopics decoder
-	schemas  *schemaregistry.Decoder // or this
-}
-
-// internalValues decodes the records of an internal topic (nil for any
-// other topic).
-func internalValues(topic string) *recordValues {
-	if d := internaltopics.ForTopic(topic); d != "" {
-		return &recordValues{internal: d}
-	}
-	return nil
-}
-
-// recordValuesFor chooses how p's records are decoded with --decoder
-// decoder and the schema flags (nil: not at all); dump-log asks only with
-// --records, and find may ask the same. auto follows the topic: an
-// internal topic's decoder, else the schema registry's when the data
-// directory of p holds _schemas-0 (the registry's own topic, and other
-// topics named with a leading underscore, are not decoded with it). A _schemas log damaged part way gives the
-// schemas before the damage, with a warning.
-func recordValuesFor(ios *IOStreams, decoder string, so schemaOptions, p *inspect.Partition) (*recordValues, error) {
-	switch decoder {
-	case decoderNone:
-		return nil, nil
-	case decoderAuto:
-		if v := internalValues(p.Topic); v != nil {
-			return v, nil
-		}
-		if strings.HasPrefix(p.Topic, "_") {
-			return nil, nil
-		}
-		reg, err := schemaregistry.Find(filepath.Dir(filepath.Clean(p.Dir)))
-		if reg == nil && err == nil {
-			return nil, nil
-		}
-		if reg == nil {
-			ios.Warnf("schemas not read, values not decoded: %v", err)
-			return nil, nil
-		}
-		if err != nil {
-			ios.Warnf("%s: read %s before: %v", reg.Source, count(reg.Len(), "schema"), err)
-		}
-		return &recordValues{schemas: schemaregistry.NewDecoder(reg, nil, nil)}, nil
-	case decoderSchemaRegistry:
-		return openSchemas(ios, so, p)
-	}
-	return &recordValues{internal: decoder}, nil
-}
-
-// openSchemas opens what --decoder schema-registry decodes with: the
-// --schemas source or the _schemas-0 beside p, and the plain schema files.
-func openSchemas(ios *IOStreams, so schemaOptions, p *inspect.Partition) (*recordValues, error) {
-	var reg *schemaregistry.Registry
-	var err error
-	if so.schemas != "" {
-		reg, err = schemaregistry.Open(so.schemas)
-	} else {
-		dataDir := filepath.Dir(filepath.Clean(p.Dir))
-		reg, err = schemaregistry.Find(dataDir)
-		if reg == nil && err == nil && so.keySchema == "" && so.valueSchema == "" {
-			return nil, usageErrorf("--decoder %s: no %s in %s: give --schemas PATH (a data directory, a %[2]s directory or a directory of schema files), or --value-schema FILE",
-				decoderSchemaRegistry, schemaregistry.TopicPartitionDir, dataDir)
-		}
-	}
+// recordValuesFor is dumplog.ValuesFor with its schema warnings on stderr
+// and its option errors as usage errors.
+func recordValuesFor(ios *IOStreams, decoder string, so dumplog.SchemaOptions, p *inspect.Partition) (*dumplog.Values, error) {
+	v, err := dumplog.ValuesFor(decoder, so, p, schemaWarner(ios))
+	var oe *dumplog.OptionError
+	var ne *dumplog.NoRegistryError
 	switch {
-	case reg == nil && err != nil:
-		return nil, usageErrorf("--schemas: %v", err)
-	case err != nil:
-		ios.Warnf("%s: read %s before: %v", reg.Source, count(reg.Len(), "schema"), err)
+	case errors.As(err, &ne):
+		return nil, usageErrorf("--decoder %s: no %s in %s: give --schemas PATH (a data directory, a %[2]s directory or a directory of schema files), or --value-schema FILE",
+			decoderSchemaRegistry, schemaregistry.TopicPartitionDir, ne.DataDir)
+	case errors.As(err, &oe):
+		return nil, usageErrorf("--%s: %v", oe.Option, oe.Err)
 	}
-	var key, value *schemaregistry.PlainSchema
-	if so.keySchema != "" {
-		if key, err = schemaregistry.OpenPlainSchema(so.keySchema, so.keyMessage); err != nil {
-			return nil, usageErrorf("--key-schema: %v", err)
+	return v, err
+}
+
+// schemaWarner says a dumplog.SchemaWarning on stderr.
+func schemaWarner(ios *IOStreams) func(dumplog.SchemaWarning) {
+	return func(w dumplog.SchemaWarning) {
+		if w.Source == "" {
+			ios.Warnf("schemas not read, values not decoded: %v", w.Err)
+			return
 		}
+		ios.Warnf("%s: read %s before: %v", w.Source, count(w.Read, "schema"), w.Err)
 	}
-	if so.valueSchema != "" {
-		if value, err = schemaregistry.OpenPlainSchema(so.valueSchema, so.valueMessage); err != nil {
-			return nil, usageErrorf("--value-schema: %v", err)
-		}
-	}
-	return &recordValues{schemas: schemaregistry.NewDecoder(reg, key, value)}, nil
 }
 
 // decodedRecordLine is recordLine plus the decoding of a data record.
-func decodedRecordLine(r *record.Record, b *record.Batch, encoding string, v *recordValues, headers bool) recordLineJSON {
+func decodedRecordLine(r *record.Record, b *record.Batch, encoding string, v *dumplog.Values, headers bool) recordLineJSON {
 	line := recordLine(r, b, encoding, headers)
-	if v == nil || b.IsControl() {
-		return line
-	}
-	if v.schemas != nil {
-		d := v.schemas.Decode(r.Key, r.Value)
-		line.Decoded = &d
-	} else {
-		d := internaltopics.Decode(v.internal, r.Key, r.Value)
-		line.Decoded = &d
-	}
+	line.Decoded = v.Decode(r, b)
 	return line
 }
 
 // logColumnsFor adds a "decoded" column to the table and CSV views when a
 // decoder runs: the record type, then key and value as compact JSON.
-func logColumnsFor(v *recordValues) []column[logLine] {
+func logColumnsFor(v *dumplog.Values) []column[logLine] {
 	if v == nil {
 		return logColumns
 	}

@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/dumplog"
 	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/find"
 	"github.com/kseg/kseg/inspect/internaltopics"
@@ -259,7 +258,7 @@ func runFind(ios *IOStreams, opts findOptions) error {
 	bar := ios.progress("find")
 	defer bar.done()
 	l := newLister(ios, findColumns)
-	values := findValues(ios)
+	values := dumplog.AutoValues(schemaWarner(ios))
 	damaged := 0
 	res, err := find.Search(parts, find.Options{Filter: opts.filter, Salvage: opts.salvage, Max: opts.max, Progress: bar.callback()}, func(e find.Event) error {
 		if d := e.Damage; d != nil {
@@ -297,33 +296,10 @@ func runFind(ios *IOStreams, opts findOptions) error {
 	return nil
 }
 
-// findValues returns how find decodes a partition's keys and values, as
-// dump-log --records does with --decoder auto (an internal topic's
-// decoder, or the schema registry's schemas when _schemas-0 is in the
-// data directory): chosen once per data directory and topic, so that the
-// schemas are read once, and used from the goroutine that renders.
-func findValues(ios *IOStreams) func(*inspect.Partition) *recordValues {
-	chosen := map[[2]string]*recordValues{}
-	return func(p *inspect.Partition) *recordValues {
-		k := [2]string{filepath.Dir(filepath.Clean(p.Dir)), p.Topic}
-		v, ok := chosen[k]
-		if !ok {
-			// auto never fails: problems with schemas are warnings.
-			v, _ = recordValuesFor(ios, decoderAuto, schemaOptions{}, p)
-			chosen[k] = v
-		}
-		return v
-	}
-}
-
 // reportFindDamage says on stderr which bytes of which file were not
 // searched.
 func reportFindDamage(ios *IOStreams, d *inspect.Damage, salvage bool) {
-	detail := d.Err.Error()
-	var ce *fileio.CorruptError
-	if errors.As(d.Err, &ce) {
-		detail = ce.Err.Error()
-	}
+	detail := fileio.CorruptDetail(d.Err)
 	if !salvage || d.End < 0 {
 		ios.Warnf("%s: byte position %d: %s; the rest of the segment was not searched", d.Segment.Log, d.Position, detail)
 		return

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/groups"
 )
 
@@ -172,64 +171,47 @@ func runGroups(ios *IOStreams, opts groupsOptions) error {
 	if err != nil {
 		return err
 	}
-	parts := groups.Partitions(t)
-	if len(parts) == 0 {
+	r, err := groups.Groups(t, groups.Options{At: opts.at.Value, Group: opts.group, Topic: opts.topic})
+	if errors.Is(err, groups.ErrNoPartitions) {
 		return withHint(fmt.Errorf("%s: %w (found %s)", opts.path, groups.ErrNoPartitions, count(len(t.Partitions), "other partition")),
 			"name the data directory of a broker that led __consumer_offsets partitions, or one __consumer_offsets-N directory; kseg coordinator --group ID says which N holds a group")
 	}
-	sortPartitions(parts)
-	st := groups.NewState()
-	var damaged []error
-	for _, p := range parts {
-		if err := st.Load(p, groups.Options{At: opts.at.Value, Group: opts.group, Topic: opts.topic}); err != nil {
-			var ce *fileio.CorruptError
-			if !errors.As(err, &ce) {
-				return err
-			}
-			ios.Warnf("%v; the offsets after the damage in that segment are not applied", err)
-			damaged = append(damaged, err)
-		}
+	if err != nil {
+		return err
 	}
-	if st.Undecodable > 0 {
-		ios.Warnf("%s did not decode and were skipped (kseg dump-log --decoder consumer_offsets shows them)", count(st.Undecodable, "offset commit record"))
+	for _, err := range r.Damaged {
+		ios.Warnf("%v; the offsets after the damage in that segment are not applied", err)
+	}
+	if r.Undecodable > 0 {
+		ios.Warnf("%s did not decode and were skipped (kseg dump-log --decoder consumer_offsets shows them)", count(r.Undecodable, "offset commit record"))
 	}
 	l := newLister(ios, groupsColumns)
-	leos := groups.NewEndOffsets(t.DataDir)
-	sum := &groupsSummaryJSON{Kind: "summary", Offsets: st.Len(), PartitionsRead: st.Partitions, PendingTransactional: st.PendingCount()}
-	group := ""
-	err = st.EachOffset(func(o groups.Offset) error {
-		if sum.Groups == 0 || o.Group != group {
-			sum.Groups, group = sum.Groups+1, o.Group // sorted by group
-		}
-		l.Add(groupsLine{offset: groupOffsetLine(ios, o, leos)})
+	sum := &groupsSummaryJSON{Kind: "summary", Offsets: r.Len(), PartitionsRead: r.Partitions, PendingTransactional: r.PendingCount()}
+	sum.Groups, err = r.EachLagged(func(o groups.Lagged) error {
+		l.Add(groupsLine{offset: groupOffsetLine(ios, o)})
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if ios.Format() == FormatJSON {
-		l.Add(groupsLine{summary: sum})
-	}
+	l.AddJSON(groupsLine{summary: sum})
 	l.Footer("%s, %s from %s; %s pending", count(sum.Groups, "group"), count(sum.Offsets, "committed offset"),
 		count(sum.PartitionsRead, groups.Topic+" partition"), count(sum.PendingTransactional, "transactional offset commit"))
 	if err := l.Close(); err != nil {
 		return err
 	}
-	if len(damaged) > 0 {
-		return withHint(fmt.Errorf("%s damaged: the offsets shown are those before the damage", count(len(damaged), groups.Topic+" partition")), "kseg verify names the damage")
+	if len(r.Damaged) > 0 {
+		return withHint(fmt.Errorf("%s damaged: the offsets shown are those before the damage", count(len(r.Damaged), groups.Topic+" partition")), "kseg verify names the damage")
 	}
 	return nil
 }
 
-// groupOffsetLine is o's line, with the log end offset and lag of the
-// consumed partition when leos knows it.
-func groupOffsetLine(ios *IOStreams, o groups.Offset, leos *groups.EndOffsets) *groupOffsetJSON {
-	line := &groupOffsetJSON{Kind: "group_offset", Group: o.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset,
-		LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, CommitTimestamp: o.CommitTimestamp, Source: o.Source, SourceOffset: o.SourceOffset}
-	if leo, ok, err := leos.Of(o.Topic, o.Partition); err != nil {
-		ios.Warnf("%s-%d: log end offset unknown: %v", o.Topic, o.Partition, err)
-	} else if ok {
-		line.LogEndOffset, line.Lag = &leo, groups.Lag(o, leo)
+// groupOffsetLine is o's line.
+func groupOffsetLine(ios *IOStreams, o groups.Lagged) *groupOffsetJSON {
+	if o.EndOffsetErr != nil {
+		ios.Warnf("%s-%d: log end offset unknown: %v", o.Topic, o.Partition, o.EndOffsetErr)
 	}
-	return line
+	return &groupOffsetJSON{Kind: "group_offset", Group: o.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset.Offset,
+		LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata, CommitTimestamp: o.CommitTimestamp, Source: o.Source, SourceOffset: o.SourceOffset,
+		LogEndOffset: o.LogEndOffset, Lag: o.Lag}
 }

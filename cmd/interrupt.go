@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -30,24 +31,62 @@ func exitOnInterrupt(root *cobra.Command, ios *IOStreams, args []string) (stop f
 	if c, _, err := root.Find(args); err == nil && writingCommands[c.Name()] {
 		return func() {}
 	}
-	sigs := make(chan os.Signal, 1)
+	return onInterrupt(func(sig syscall.Signal) {
+		ios.bar.clear()
+		fmt.Fprintln(ios.ErrOut, "kseg: interrupted")
+		code := exitInterrupted
+		if sig == syscall.SIGTERM {
+			code = exitTerminated
+		}
+		os.Exit(code)
+	})
+}
+
+// onInterrupt calls fn with the first SIGINT or SIGTERM, after which the
+// signals have their default handling again (a second one stops the
+// process as usual). stop stops listening. Every command's handling of
+// signals goes through it: exitOnInterrupt for those that only read,
+// interruptible for those that write.
+func onInterrupt(fn func(syscall.Signal)) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		select {
-		case sig := <-sigs:
-			ios.bar.clear()
-			fmt.Fprintln(ios.ErrOut, "kseg: interrupted")
-			code := exitInterrupted
-			if sig == syscall.SIGTERM {
-				code = exitTerminated
-			}
-			os.Exit(code)
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			fn(sig)
 		case <-done:
 		}
 	}()
 	return func() {
-		signal.Stop(sigs)
+		signal.Stop(ch)
 		close(done)
+	}
+}
+
+// interruptedError is a rebuild stopped by SIGINT or SIGTERM: the exit
+// code is 128 + the signal's number (130, 143), as a shell reports it.
+type interruptedError struct{ sig syscall.Signal }
+
+func (e *interruptedError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+func signalName(s syscall.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// interruptible is a context cancelled, with an *interruptedError as its
+// cause, by the first SIGINT or SIGTERM; a second one stops the process
+// as usual. stop releases the signals.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := onInterrupt(func(sig syscall.Signal) { cancel(&interruptedError{sig: sig}) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
 	}
 }

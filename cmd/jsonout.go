@@ -70,3 +70,17 @@ func marshalJSON(v any) ([]byte, error) {
 	}
 	return bytes.Clone(b), nil
 }
+
+// appendJSONString appends s as kseg's JSON encoding writes a string
+// (jsonout.go); anything but printable ASCII goes through it.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			b, _ := marshalJSON(s) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}

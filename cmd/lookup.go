@@ -3,15 +3,14 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/lookup"
 	"github.com/kseg/kseg/inspect/record"
-	"github.com/kseg/kseg/inspect/recovery"
 )
 
 type lookupOptions struct {
@@ -107,7 +106,7 @@ func runLookup(ios *IOStreams, opts lookupOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.LookupOffset(opts.offset, brokerLookupOptions(opts.trace))
+	res, err := lookup.Offset(p, opts.offset, lookup.Options{Trace: opts.trace})
 	var me *inspect.MisledError
 	if errors.As(err, &me) {
 		// The broker's fetch fails on the damage the entries led it to.
@@ -244,23 +243,4 @@ func batchColumns[T any](get func(T) *batchJSON) []column[T] {
 			return ""
 		}),
 	}
-}
-
-// brokerLookupOptions are the lookups' options: the indexes of a segment whose
-// index file is missing are those broker recovery would build, computed in
-// memory by rebuild's recovery (the broker's default index.interval.bytes;
-// nothing is written).
-func brokerLookupOptions(trace bool) inspect.LookupOptions {
-	return inspect.LookupOptions{Trace: trace, RecoveredIndexes: recoveredIndexes}
-}
-
-// recoveredIndexes plans the recovery of the one segment sf and returns
-// the offset and time index it would write.
-func recoveredIndexes(sf inspect.SegmentFiles) (index, timeIndex []byte, err error) {
-	one := &inspect.Partition{Dir: filepath.Dir(sf.Log), Segments: []inspect.SegmentFiles{sf}, SingleSegment: true}
-	plans, err := recovery.PlanPartition(one, recovery.Options{})
-	if err != nil && len(plans) == 0 {
-		return nil, nil, err
-	}
-	return plans[0].Index, plans[0].TimeIndex, nil
 }

@@ -1,15 +1,18 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/kafkagen"
+	"github.com/kseg/kseg/inspect/lookup"
 )
 
 // Lookups as the broker serves them on indexes it does not search as they
@@ -55,13 +58,13 @@ func traceWords(tr []inspect.TraceStep) string {
 // want, search for search.
 func lookupsAgree(t *testing.T, name string, got, want *inspect.Partition, offsets, timestamps []int64) {
 	t.Helper()
-	opts := brokerLookupOptions(true)
+	opts := lookup.Options{Trace: true}
 	for _, o := range offsets {
-		g, err := got.LookupOffset(o, opts)
+		g, err := lookup.Offset(got, o, opts)
 		if err != nil {
 			t.Fatalf("%s: lookup %d: %v", name, o, err)
 		}
-		w, err := want.LookupOffset(o, opts)
+		w, err := lookup.Offset(want, o, opts)
 		if err != nil {
 			t.Fatalf("%s: lookup %d on the reference: %v", name, o, err)
 		}
@@ -72,11 +75,11 @@ func lookupsAgree(t *testing.T, name string, got, want *inspect.Partition, offse
 		}
 	}
 	for _, ts := range timestamps {
-		g, err := got.LookupTime(ts, opts)
+		g, err := lookup.Time(got, ts, opts)
 		if err != nil {
 			t.Fatalf("%s: lookup-time %d: %v", name, ts, err)
 		}
-		w, err := want.LookupTime(ts, opts)
+		w, err := lookup.Time(want, ts, opts)
 		if err != nil {
 			t.Fatalf("%s: lookup-time %d on the reference: %v", name, ts, err)
 		}
@@ -146,9 +149,8 @@ func TestLookupPaddedIndexAsTheBrokerSearches(t *testing.T) {
 		// And against the manifest, by brute force: the last entry the
 		// generator wrote at or below the target, then the batches from
 		// its position to the first one reaching the target.
-		opts := brokerLookupOptions(true)
 		for _, target := range offsets {
-			r, err := p.LookupOffset(target, opts)
+			r, err := lookup.Offset(p, target, lookup.Options{Trace: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +184,7 @@ func TestLookupPaddedIndexAsTheBrokerSearches(t *testing.T) {
 				t.Fatalf("seed %d: offset %d: answered with padding slot %d", o.Seed, target, slot)
 			}
 		}
-		r, err := p.LookupOffset(s.Batches[len(s.Batches)-1].LastOffset, opts)
+		r, err := lookup.Offset(p, s.Batches[len(s.Batches)-1].LastOffset, lookup.Options{Trace: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,6 +267,7 @@ func TestLookupMissingIndexUsesRecoveredIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("generated", dir)
+	goCallerGetsTheCLIsAnswer(t, dir, m.LogEndOffset)
 	out, _, _ := runKseg(t, nil, "-o", "json", "lookup", "--trace", dir, "50")
 	if !strings.Contains(out, `"index_entry":{"slot":`) || !strings.Contains(out, "recovery would write (built in memory, nothing written)") {
 		t.Errorf("lookup on a segment without .index: %s", out)
@@ -287,6 +290,42 @@ func TestLookupMissingIndexUsesRecoveredIndex(t *testing.T) {
 	}
 	if n < 5 {
 		t.Errorf("%d real partitions without index files checked", n)
+	}
+}
+
+// goCallerGetsTheCLIsAnswer: lookup.Offset, called from Go on a partition
+// whose segments miss index files, answers every offset as kseg lookup
+// does (the same index entry, from the recovered index, and the same
+// scanned bytes), and Partition.LookupOffset without recovered indexes
+// does not (it searches such a segment from position 0).
+func goCallerGetsTheCLIsAnswer(t *testing.T, dir string, leo int64) {
+	t.Helper()
+	p := partitionAt(t, dir)
+	differ := 0
+	for o := int64(0); o < leo; o += 7 {
+		r, err := lookup.Offset(p, o, lookup.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runKseg(t, nil, "-o", "json", "lookup", dir, strconv.FormatInt(o, 10))
+		var cli lookupJSON
+		if code != exitOK || json.Unmarshal([]byte(out), &cli) != nil {
+			t.Fatalf("kseg lookup %d: exit %d, %s%s", o, code, out, errOut)
+		}
+		if (cli.IndexEntry == nil) != (r.IndexEntry == nil) || cli.IndexEntry != nil && (cli.IndexEntry.Offset != r.IndexEntry.Offset || cli.IndexEntry.Position != r.IndexEntry.Position) ||
+			cli.ScannedBytes != r.ScannedBytes || cli.Batch.BaseOffset != r.Batch.BaseOffset {
+			t.Fatalf("offset %d: lookup.Offset %+v, kseg lookup %s", o, r, out)
+		}
+		plain, err := p.LookupOffset(o, inspect.LookupOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plain.ScannedBytes != r.ScannedBytes {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Errorf("Partition.LookupOffset without recovered indexes answered every offset as the broker does: the check checks nothing")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/lookup"
 )
 
 type lookupTimeOptions struct {
@@ -111,7 +112,7 @@ func runLookupTime(ios *IOStreams, opts lookupTimeOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.LookupTime(opts.timestamp, brokerLookupOptions(opts.trace))
+	res, err := lookup.Time(p, opts.timestamp, lookup.Options{Trace: opts.trace})
 	var me *inspect.MisledError
 	if errors.As(err, &me) {
 		// The broker's search fails on the damage the entries led it to.

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kseg/kseg/inspect"
-	"github.com/kseg/kseg/inspect/sidefile"
+	"github.com/kseg/kseg/inspect/listing"
 )
 
 type lsOptions struct {
@@ -28,13 +27,8 @@ func (o *lsOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.deep, "deep", false, "read every batch header: exact batch and record counts, damage anywhere in the log")
 }
 
-func newLsCommand(ios *IOStreams) *cobra.Command {
-	var opts lsOptions
-	c := &cobra.Command{
-		Use:     "ls PATH...",
-		Aliases: []string{"describe"},
-		Short:   "List partitions (or segments) with offsets, sizes, indexes and a status",
-		Long: `List what is under each PATH: one row per partition, or with --segments one
+// lsLong is kseg ls's help.
+const lsLong = `List what is under each PATH: one row per partition, or with --segments one
 row per segment. The first command to run on an unfamiliar data directory.
 
 It reads little: each .log's first batch and, as a broker finds the end of a
@@ -91,7 +85,15 @@ counts not read (- in tables). Tables show sizes in IEC units, grouped
 counts and RFC 3339 times.
 
 Exit codes: 0 listed (whatever the statuses say); 2 a PATH could not be
-read.`,
+read.`
+
+func newLsCommand(ios *IOStreams) *cobra.Command {
+	var opts lsOptions
+	c := &cobra.Command{
+		Use:     "ls PATH...",
+		Aliases: []string{"describe"},
+		Short:   "List partitions (or segments) with offsets, sizes, indexes and a status",
+		Long:    lsLong,
 		Example: `  kseg ls /var/lib/kafka/data
   kseg ls --segments data/orders-0
   kseg ls --deep -o json data | jq -c 'select(.status != "ok")'
@@ -204,55 +206,17 @@ func segmentLine(p *inspect.Partition, s *inspect.SegmentSummary) lsSegmentJSON 
 	return out
 }
 
-// partitionLine sums a partition's segments up.
-func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary, dd *sidefile.DataDirFiles, side *lsSide) lsPartitionJSON {
-	out := lsPartitionJSON{Dir: p.Dir, Segments: len(sums), lsRange: lsRange{Batches: ptr(int64(0)), Records: ptr(int64(0))}}
+// partitionLine is the contract's line of a partition listing.Line.
+func partitionLine(p *inspect.Partition, l *listing.PartitionLine) lsPartitionJSON {
+	out := lsPartitionJSON{Dir: p.Dir, Segments: l.Segments,
+		lsRange: lsRange{BaseOffset: l.BaseOffset, LastOffset: l.LastOffset, NextOffset: l.NextOffset, Batches: l.Batches, Records: l.Records,
+			FirstTimestamp: l.FirstTimestamp, LastTimestamp: l.LastTimestamp, LogBytes: l.LogBytes},
+		IndexEntries: l.IndexEntries, TimeIndexEntries: l.TimeIndexEntries, Status: l.Status.String(),
+		LogStartOffset: l.LogStartOffset, RecoveryPoint: l.RecoveryPoint, HighWatermark: l.HighWatermark, LeaderEpoch: l.LeaderEpoch,
+		ProducerSnapshots: l.ProducerSnapshots, MetadataSnapshots: l.MetadataSnapshots}
 	if p.Topic != "" {
 		out.Topic, out.Partition = ptr(p.Topic), ptr(p.Partition)
 	}
-	for i := range sums {
-		s := &sums[i]
-		if i == 0 {
-			out.BaseOffset, out.NextOffset = s.Files.BaseOffset, s.NextOffset
-		}
-		out.NextOffset = max(out.NextOffset, s.NextOffset)
-		if s.LastOffset >= 0 {
-			out.LastOffset, out.LastTimestamp = ptr(s.LastOffset), orNull(s.LastTimestamp)
-		}
-		if out.FirstTimestamp == nil && s.FirstTimestamp >= 0 {
-			out.FirstTimestamp = ptr(s.FirstTimestamp)
-		}
-		if s.Counted && out.Batches != nil {
-			*out.Batches += s.Batches
-			*out.Records += s.Records
-		} else {
-			out.Batches, out.Records = nil, nil
-		}
-		out.LogBytes += s.LogBytes
-		out.IndexEntries += int64(s.Index.Entries)
-		out.TimeIndexEntries += int64(s.TimeIndex.Entries)
-	}
-	out.Status = inspect.PartitionStatus(p, sums).String()
-	if dd != nil && p.Topic != "" {
-		if v, ok := sidefile.CheckpointedOffset(&dd.LogStarts, p.Topic, p.Partition); ok {
-			out.LogStartOffset = ptr(v)
-		}
-		if v, ok := sidefile.CheckpointedOffset(&dd.RecoveryPoints, p.Topic, p.Partition); ok {
-			out.RecoveryPoint = ptr(v)
-		}
-		if v, ok := sidefile.CheckpointedOffset(&dd.HighWatermarks, p.Topic, p.Partition); ok {
-			out.HighWatermark = ptr(v)
-		}
-	}
-	if side != nil {
-		if side.leaderEpochs.OK() {
-			if e, ok := side.leaderEpochs.Value.Latest(); ok {
-				out.LeaderEpoch = ptr(e.Epoch)
-			}
-		}
-		out.ProducerSnapshots = side.snapshots
-	}
-	out.MetadataSnapshots = len(p.MetadataSnapshots)
 	return out
 }
 
@@ -435,161 +399,71 @@ func runLs(ios *IOStreams, opts lsOptions) error {
 	if err != nil {
 		return err
 	}
-	// --deep reads every log: one meter over all of them.
-	var bar *progressBar
-	var meter *inspect.Meter
-	if opts.deep {
-		bar = ios.progress("ls --deep")
-		defer bar.done()
-		meter = inspect.NewMeter(bar.callback(), func() int64 {
-			var total int64
-			for _, t := range targets {
-				total += t.LogBytes()
-			}
-			return total
-		})
-	}
-	var segLister *lister[lsSegmentJSON]
-	var partLister *lister[lsPartitionJSON]
-	if opts.segments {
-		segLister = newLister(ios, lsSegmentColumns)
-	} else {
-		partLister = newLister(ios, lsPartitionColumns)
-	}
-	var footer []string
-	uncounted := false // some batch and record counts were not read
-	var newest *int64  // the largest last timestamp listed
-	newestIn := ""
 	for _, t := range targets {
 		for _, s := range t.Skipped {
 			ios.Warnf("%s: not listed: %s", s.Path, s.Reason)
 		}
-		var dd *sidefile.DataDirFiles
-		if t.Kind != "segment" && t.DataDir != "" {
-			dd = sidefile.ReadDataDirFiles(t.DataDir)
-			if line := shutdownLine(dd); line != "" {
-				footer = append(footer, line)
-			}
-		}
-		ps := append([]*inspect.Partition(nil), t.Partitions...)
-		sortPartitions(ps)
-		// A shallow listing reads a few KiB per segment: partitions are
-		// read on every core, at most 4 per core ahead of the rows, which
-		// stay in order. --deep reads whole logs one partition at a time,
-		// behind one progress bar.
-		withSide := !opts.segments && t.Kind != "segment"
-		workers := runtime.GOMAXPROCS(0)
-		if opts.deep {
-			workers = 1
-		}
-		reads := make([]lsRead, len(ps))
-		var err error
-		inspect.InOrder(len(ps), workers, 4*workers, func(_, i int) {
-			p, r := ps[i], &reads[i]
-			bar.partition(p.Name())
-			r.sums, r.err = p.Summarize(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
-			if r.err == nil && opts.segments {
-				r.snaps, r.err = p.SummarizeMetadataSnapshots(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
-			}
-			if r.err == nil && withSide {
-				r.side = readLsSide(p)
-			}
-		}, func(i int) bool {
-			p, r := ps[i], reads[i]
-			reads[i] = lsRead{} // listed: its summaries can go
-			if r.err != nil {
-				err = r.err
-				return false
-			}
-			for j := range r.sums {
-				s := &r.sums[j]
-				uncounted = uncounted || !s.Counted
-				if ts := s.LastTimestamp; ts >= 0 && (newest == nil || ts > *newest) {
-					newest, newestIn = ptr(ts), p.Name()
-				}
-				if opts.segments {
-					segLister.Add(segmentLine(p, s))
-				}
-			}
-			for j := range r.snaps {
-				segLister.Add(segmentLine(p, &r.snaps[j]))
-			}
-			if !opts.segments {
-				partLister.Add(partitionLine(p, r.sums, dd, r.side))
-			}
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		if opts.segments && t.Bootstrap != nil {
-			b := t.Bootstrap.Partition()
-			sums, err := b.Summarize(inspect.SummaryOptions{Deep: opts.deep, Meter: meter})
-			if err != nil {
-				return err
-			}
-			for j := range sums {
-				segLister.Add(segmentLine(b, &sums[j]))
-			}
-		}
 	}
-	meter.Finish()
+	// --deep reads every log: one meter over all of them.
+	var bar *progressBar
+	lopts := listing.Options{Segments: opts.segments, Deep: opts.deep}
+	if opts.deep {
+		bar = ios.progress("ls --deep")
+		defer bar.done()
+		lopts.Progress, lopts.Partition = bar.callback(), bar.partition
+	}
+	var segs *lister[lsSegmentJSON]
+	var parts *lister[lsPartitionJSON]
+	if opts.segments {
+		segs = newLister(ios, lsSegmentColumns)
+	} else {
+		parts = newLister(ios, lsPartitionColumns)
+	}
+	res, err := listing.List(targets, lopts, func(e listing.Entry) error {
+		if e.Line != nil {
+			parts.Add(partitionLine(e.Partition, e.Line))
+		}
+		for j := range e.Segments {
+			segs.Add(segmentLine(e.Partition, &e.Segments[j]))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	bar.done()
-	if newest != nil && len(targets) > 0 && (len(targets) > 1 || len(targets[0].Partitions) > 1 || opts.segments) {
-		// When the last write happened, for people: the row that says so
-		// is not always the one they look at.
-		footer = append([]string{fmt.Sprintf("newest timestamp: %s (%s), in %s", ios.timeText(*newest), ios.ago(*newest), newestIn)}, footer...)
+	footer := lsFooter(ios, opts, targets, res)
+	if opts.segments {
+		return closeWithFooter(segs, footer)
 	}
-	if uncounted && ios.Format() == FormatWide {
+	return closeWithFooter(parts, footer)
+}
+
+// closeWithFooter closes l with the footer lines.
+func closeWithFooter[T any](l *lister[T], footer []string) error {
+	for _, f := range footer {
+		l.Footer("%s", f)
+	}
+	return l.Close()
+}
+
+// lsFooter is what ls says under its table: when the last write happened
+// (when the row that says so is not the only one), how each broker's data
+// directory says its broker stopped, and in -o wide why counts are "-".
+func lsFooter(ios *IOStreams, opts lsOptions, targets []*inspect.Target, res listing.Result) []string {
+	var footer []string
+	if res.Newest >= 0 && len(targets) > 0 && (len(targets) > 1 || len(targets[0].Partitions) > 1 || opts.segments) {
+		footer = append(footer, fmt.Sprintf("newest timestamp: %s (%s), in %s", ios.timeText(res.Newest), ios.ago(res.Newest), res.NewestIn))
+	}
+	for _, s := range res.Shutdowns {
+		if s.Clean {
+			footer = append(footer, s.Dir+": the broker shut down cleanly (.kafka_cleanshutdown present)")
+		} else {
+			footer = append(footer, s.Dir+": no .kafka_cleanshutdown: the broker is running or did not shut down cleanly; at its next start it recovers each partition from its recovery point (kseg verify --recovery-plan)")
+		}
+	}
+	if res.Uncounted && ios.Format() == FormatWide {
 		footer = append(footer, "-: batch and record counts not read (ls reads only each segment's tail past its last index entry); kseg ls --deep reads every batch header and counts them")
 	}
-	if opts.segments {
-		for _, f := range footer {
-			segLister.Footer("%s", f)
-		}
-		return segLister.Close()
-	}
-	for _, f := range footer {
-		partLister.Footer("%s", f)
-	}
-	return partLister.Close()
-}
-
-// lsRead is what ls reads of one partition.
-type lsRead struct {
-	sums  []inspect.SegmentSummary
-	snaps []inspect.SegmentSummary // ls --segments: the metadata snapshots
-	side  *lsSide                  // when listing partitions
-	err   error
-}
-
-// lsSide is what ls shows of a partition's side files: the latest leader
-// epoch and the number of producer snapshots. Only the leader-epoch
-// checkpoint is read; the snapshots are those discovery listed
-// (Partition.Snapshots), so a listing of thousands of partitions reads
-// each directory once and no file it does not show (partition.metadata).
-type lsSide struct {
-	leaderEpochs sidefile.SideFile[sidefile.LeaderEpochCheckpoint]
-	snapshots    int
-}
-
-func readLsSide(p *inspect.Partition) *lsSide {
-	return &lsSide{
-		leaderEpochs: p.LeaderEpochCheckpoint(),
-		snapshots:    len(p.Snapshots),
-	}
-}
-
-// shutdownLine says, under the table, how a data directory's broker last
-// stopped, when the directory is a broker's (it holds meta.properties or a
-// checkpoint); "" otherwise.
-func shutdownLine(dd *sidefile.DataDirFiles) string {
-	if !dd.Meta.Present() && !dd.RecoveryPoints.Present() && !dd.LogStarts.Present() && !dd.HighWatermarks.Present() {
-		return ""
-	}
-	dir := filepath.Clean(dd.Dir)
-	if dd.CleanShutdown.Present() {
-		return dir + ": the broker shut down cleanly (.kafka_cleanshutdown present)"
-	}
-	return dir + ": no .kafka_cleanshutdown: the broker is running or did not shut down cleanly; at its next start it recovers each partition from its recovery point (kseg verify --recovery-plan)"
+	return footer
 }

@@ -49,12 +49,8 @@ func (o *metadataOptions) Validate() error {
 	return nil
 }
 
-func newMetadataCommand(ios *IOStreams) *cobra.Command {
-	var opts metadataOptions
-	c := &cobra.Command{
-		Use:   "metadata PATH [--at T | --offset N] [--topic NAME]",
-		Short: "Rebuild the KRaft cluster metadata image from __cluster_metadata-0, offline",
-		Long: `Rebuild the cluster's metadata image as a broker does when it starts
+// metadataLong is kseg metadata's help.
+const metadataLong = `Rebuild the cluster's metadata image as a broker does when it starts
 (MetadataLoader): the latest snapshot in __cluster_metadata-0 that the
 target covers (<end offset>-<epoch>.checkpoint serves a target N when its
 end offset is <= N+1, and not below the log start offset), then the
@@ -116,7 +112,14 @@ Damage in the metadata log ends the image there (what a broker's recovery
 keeps): it is printed, the error names the file and byte position, and
 the exit code is 2. Exit 2 also when PATH holds no metadata log or the
 snapshot to start from cannot be loaded (a broker could not either); 1
-when --topic names a topic the image does not hold; else 0.`,
+when --topic names a topic the image does not hold; else 0.`
+
+func newMetadataCommand(ios *IOStreams) *cobra.Command {
+	var opts metadataOptions
+	c := &cobra.Command{
+		Use:   "metadata PATH [--at T | --offset N] [--topic NAME]",
+		Short: "Rebuild the KRaft cluster metadata image from __cluster_metadata-0, offline",
+		Long:  metadataLong,
 		Example: `  kseg metadata /var/lib/kafka/data
   kseg metadata /var/lib/kafka/data --at 2024-05-01T10:00:00Z --topic orders
   kseg metadata -o json /var/lib/kafka/data/__cluster_metadata-0 | jq -c 'select(.kind=="partition" and (.isr|length) < (.replicas|length))'

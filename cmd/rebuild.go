@@ -1,14 +1,10 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -54,12 +50,8 @@ func (o *rebuildOptions) Validate() error {
 	return nil
 }
 
-func newRebuildCommand(ios *IOStreams) *cobra.Command {
-	var opts rebuildOptions
-	c := &cobra.Command{
-		Use:   "rebuild PATH",
-		Short: "Rebuild .index, .timeindex and .txnindex files as broker recovery does",
-		Long: `Rebuild the .index, .timeindex and .txnindex of every segment under PATH
+// rebuildLong is kseg rebuild's help.
+const rebuildLong = `Rebuild the .index, .timeindex and .txnindex of every segment under PATH
 from its .log, byte for byte as broker recovery (LogSegment.recover) would:
 an offset-index entry (last offset, position) for each batch more than
 --index-interval-bytes after the last indexed one, the running maximum
@@ -121,7 +113,14 @@ replaced is whole, and running the same command again finishes the job.
 Exit codes: 0 done (also when files changed); 2 could not do the job (bad
 PATH or flags, the broker holds the lock, a write failed, recovery itself
 would fail on a segment); 130 / 143 stopped by SIGINT / SIGTERM; segments
-done before the failure are listed.`,
+done before the failure are listed.`
+
+func newRebuildCommand(ios *IOStreams) *cobra.Command {
+	var opts rebuildOptions
+	c := &cobra.Command{
+		Use:   "rebuild PATH",
+		Short: "Rebuild .index, .timeindex and .txnindex files as broker recovery does",
+		Long:  rebuildLong,
 		Example: `  kseg rebuild --dry-run data/orders-0
   kseg rebuild data/orders-0
   kseg rebuild --out /tmp/rebuilt data
@@ -192,8 +191,8 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 		StartPartition: bar.partition,
 	})
 	bar.done()
+	var sig *interruptedError
 	if runErr != nil && len(results) == 0 {
-		var sig *interruptedError
 		if errors.As(runErr, &sig) {
 			return fmt.Errorf("%w: nothing written", runErr)
 		}
@@ -202,27 +201,29 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 		}
 		return runErr
 	}
+	if err := renderRebuild(ios, opts, results); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if errors.As(runErr, &sig) {
+		done := 0
+		for _, r := range results {
+			if len(r.Written) > 0 {
+				done++
+			}
+		}
+		return fmt.Errorf("%w: stopped after writing %s (listed above; each file replaced is whole); no temporary file is left; run the same command again to finish", runErr, count(done, "segment"))
+	}
+	return runErr
+}
+
+// renderRebuild lists each segment's result, with its warnings on stderr.
+func renderRebuild(ios *IOStreams, opts rebuildOptions, results []rebuild.Result) error {
 	l := newLister(ios, rebuildColumns)
 	changed := 0
 	for _, r := range results {
-		if r.StopErr != nil {
-			warnStop(ios, r, opts.truncateLog, opts.dryRun)
-		}
-		if r.Overlap != nil && !errors.Is(r.StopErr, recovery.ErrOverlap) {
-			ios.Warnf("%s: %v; --truncate-log would cut the log there", r.Segment, r.Overlap)
-		}
+		warnRebuilt(ios, opts, r)
 		if r.Changed {
 			changed++
-		}
-		if ac := r.AfterCut; ac != nil {
-			switch {
-			case opts.dryRun:
-				ios.Warnf("%s: after this cut, as at the broker's next start after it recovers the segment: %s (--truncate-log does the same, setting each file aside as <name>.cut-at-%d)", r.Segment, ac.Describe(), ac.LogEndOffset)
-			case opts.out != "":
-				ios.Warnf("%s: after this cut, as at the broker's next start after it recovers the segment: %s (nothing done under PATH with --out)", r.Segment, ac.Describe())
-			default:
-				ios.Warnf("%s: after this cut, as the broker's next start would: %s", r.Segment, ac.Describe())
-			}
 		}
 		l.Add(rebuildJSON{
 			Segment:          r.Segment,
@@ -239,56 +240,27 @@ func runRebuild(ios *IOStreams, opts rebuildOptions) error {
 	if opts.dryRun {
 		l.Footer("dry run: %d of %s would change; nothing written", changed, count(len(results), "segment"))
 	}
-	if err := l.Close(); err != nil {
-		return errors.Join(runErr, err)
-	}
-	var sig *interruptedError
-	if errors.As(runErr, &sig) {
-		done := 0
-		for _, r := range results {
-			if len(r.Written) > 0 {
-				done++
-			}
-		}
-		return fmt.Errorf("%w: stopped after writing %s (listed above; each file replaced is whole); no temporary file is left; run the same command again to finish", runErr, count(done, "segment"))
-	}
-	return runErr
+	return l.Close()
 }
 
-// interruptedError is a rebuild stopped by SIGINT or SIGTERM: the exit
-// code is 128 + the signal's number (130, 143), as a shell reports it.
-type interruptedError struct{ sig syscall.Signal }
-
-func (e *interruptedError) Error() string { return "interrupted by " + signalName(e.sig) }
-
-func signalName(s syscall.Signal) string {
-	if s == syscall.SIGTERM {
-		return "SIGTERM"
+// warnRebuilt says on stderr where recovery stops in r's segment, an
+// overlap with the next segment, and the partition's state after a cut.
+func warnRebuilt(ios *IOStreams, opts rebuildOptions, r rebuild.Result) {
+	if r.StopErr != nil {
+		warnStop(ios, r, opts.truncateLog, opts.dryRun)
 	}
-	return "SIGINT"
-}
-
-// interruptible is a context cancelled, with an *interruptedError as its
-// cause, by the first SIGINT or SIGTERM; a second one stops the process
-// as usual. stop releases the signals.
-func interruptible() (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-ch:
-			signal.Stop(ch)
-			sig, _ := s.(syscall.Signal)
-			cancel(&interruptedError{sig: sig})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		close(done)
-		signal.Stop(ch)
-		cancel(nil)
+	if r.Overlap != nil && !errors.Is(r.StopErr, recovery.ErrOverlap) {
+		ios.Warnf("%s: %v; --truncate-log would cut the log there", r.Segment, r.Overlap)
+	}
+	ac := r.AfterCut
+	switch {
+	case ac == nil:
+	case opts.dryRun:
+		ios.Warnf("%s: after this cut, as at the broker's next start after it recovers the segment: %s (--truncate-log does the same, setting each file aside as <name>.cut-at-%d)", r.Segment, ac.Describe(), ac.LogEndOffset)
+	case opts.out != "":
+		ios.Warnf("%s: after this cut, as at the broker's next start after it recovers the segment: %s (nothing done under PATH with --out)", r.Segment, ac.Describe())
+	default:
+		ios.Warnf("%s: after this cut, as the broker's next start would: %s", r.Segment, ac.Describe())
 	}
 }
 

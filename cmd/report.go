@@ -35,12 +35,8 @@ func (o *reportOptions) Validate(ios *IOStreams) error {
 	return nil
 }
 
-func newReportCommand(ios *IOStreams) *cobra.Command {
-	var opts reportOptions
-	c := &cobra.Command{
-		Use:   "report PATH... --html FILE",
-		Short: "Write a postmortem page of a data directory: findings, partitions, traffic, groups, transactions, retention, cleaner, metadata",
-		Long: `Write one self-contained HTML page about the data under each PATH, to attach
+// reportLong is kseg report's help.
+const reportLong = `Write one self-contained HTML page about the data under each PATH, to attach
 to an incident ticket or a review: it opens from a file in any browser, with
 nothing fetched (its style, script and data are inline), in the viewer's
 light or dark theme, and prints.
@@ -82,7 +78,14 @@ cleaner (and the commands the page shows for them repeat them); --at is
 also the time groups and metadata replay up to.
 
 Exit 0 when the page (or the lines) are written, whatever the findings; 2
-when a PATH cannot be read or FILE cannot be written.`,
+when a PATH cannot be read or FILE cannot be written.`
+
+func newReportCommand(ios *IOStreams) *cobra.Command {
+	var opts reportOptions
+	c := &cobra.Command{
+		Use:   "report PATH... --html FILE",
+		Short: "Write a postmortem page of a data directory: findings, partitions, traffic, groups, transactions, retention, cleaner, metadata",
+		Long:  reportLong,
 		Example: `  kseg report /var/lib/kafka/data --html incident-4711.html
   kseg report --at 2024-05-01T12:00:00Z data --html before.html
   kseg report -o json data | jq -c 'select(.kind == "section") | [.id, .present, .command]'`,

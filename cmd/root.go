@@ -68,11 +68,8 @@ import (
 // NewRootCommand builds the kseg command tree over ios. It keeps no state
 // outside the returned command and ios, so another program can embed it as
 // a subcommand of its own.
-func NewRootCommand(ios *IOStreams) *cobra.Command {
-	root := &cobra.Command{
-		Use:   "kseg",
-		Short: "Inspect and repair Kafka partition data on disk, offline",
-		Long: `kseg reads Apache Kafka partition directories offline: it lists segments and
+// rootLong is kseg's help.
+const rootLong = `kseg reads Apache Kafka partition directories offline: it lists segments and
 index entries, answers offset and timestamp lookups with the broker's own
 algorithms (and shows each step), checks a whole data directory, and rebuilds
 broken indexes byte for byte as broker recovery would. Inputs are only read,
@@ -94,7 +91,13 @@ Ctrl-C stops a read-only command at once (exit 130).
 Exit codes:
   0  success
   1  the answer is negative (verify found errors; lookup target not in the log)
-  2  could not do the job (bad arguments, unreadable path, not a Kafka file)`,
+  2  could not do the job (bad arguments, unreadable path, not a Kafka file)`
+
+func NewRootCommand(ios *IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:     "kseg",
+		Short:   "Inspect and repair Kafka partition data on disk, offline",
+		Long:    rootLong,
 		Version: versionText(),
 		// Execute prints errors, once, with a hint for usage errors.
 		SilenceErrors: true,
@@ -108,24 +111,7 @@ Exit codes:
 	root.Flags().Bool("version", false, "print kseg's version")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 
-	// The global flags write straight into ios; like pflag's BoolVar,
-	// binding starts each from its default.
-	ios.format = FormatTable
-	pf := root.PersistentFlags()
-	pf.VarP(&ios.format, "output", "o", "output format: "+formatList())
-	pf.BoolVar(&ios.noColor, "no-color", false, "no ANSI colour (also off when NO_COLOR is set or stdout is not a terminal)")
-	pf.BoolVarP(&ios.quiet, "quiet", "q", false, "no progress output")
-	pf.BoolVar(&ios.local, "local", false, "tables show times in the local time zone instead of UTC")
-	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return []cobra.Completion{
-			cobra.CompletionWithDesc(string(FormatTable), "the columns an operator scans, fitted to the terminal"),
-			cobra.CompletionWithDesc(string(FormatWide), "a table of every field"),
-			cobra.CompletionWithDesc(string(FormatJSON), "JSON Lines, one object per line"),
-			cobra.CompletionWithDesc(string(FormatCSV), "CSV with a header row"),
-			cobra.CompletionWithDesc(string(FormatJUnit), "JUnit XML (verify only)"),
-		}, cobra.ShellCompDirectiveNoFileComp
-	})
-
+	addGlobalFlags(root, ios)
 	root.AddCommand(
 		newLsCommand(ios),
 		newDumpIndexCommand(ios),
@@ -151,6 +137,27 @@ Exit codes:
 	setCompletions(root)
 	guardCommands(root)
 	return root
+}
+
+// addGlobalFlags adds -o, --no-color, -q and --local to root: they write
+// straight into ios; like pflag's BoolVar, binding starts each from its
+// default.
+func addGlobalFlags(root *cobra.Command, ios *IOStreams) {
+	ios.format = FormatTable
+	pf := root.PersistentFlags()
+	pf.VarP(&ios.format, "output", "o", "output format: "+formatList())
+	pf.BoolVar(&ios.noColor, "no-color", false, "no ANSI colour (also off when NO_COLOR is set or stdout is not a terminal)")
+	pf.BoolVarP(&ios.quiet, "quiet", "q", false, "no progress output")
+	pf.BoolVar(&ios.local, "local", false, "tables show times in the local time zone instead of UTC")
+	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{
+			cobra.CompletionWithDesc(string(FormatTable), "the columns an operator scans, fitted to the terminal"),
+			cobra.CompletionWithDesc(string(FormatWide), "a table of every field"),
+			cobra.CompletionWithDesc(string(FormatJSON), "JSON Lines, one object per line"),
+			cobra.CompletionWithDesc(string(FormatCSV), "CSV with a header row"),
+			cobra.CompletionWithDesc(string(FormatJUnit), "JUnit XML (verify only)"),
+		}, cobra.ShellCompDirectiveNoFileComp
+	})
 }
 
 // guardCommands walks the tree once every subcommand is added, so that no

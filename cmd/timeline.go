@@ -2,10 +2,10 @@ package cmd
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -66,12 +66,8 @@ const timelineBuckets = 60
 // --per-partition) would otherwise allocate and print without end.
 const maxTimelineBuckets = 1 << 20
 
-func newTimelineCommand(ios *IOStreams) *cobra.Command {
-	var opts timelineOptions
-	c := &cobra.Command{
-		Use:   "timeline PATH...",
-		Short: "Show traffic over time (records and bytes per time bucket) from the time indexes",
-		Long: `Show the traffic of every partition under each PATH over time: how many
+// timelineLong is kseg timeline's help.
+const timelineLong = `Show the traffic of every partition under each PATH over time: how many
 offsets and log bytes fall in each time bucket, read from the time indexes
 and the segments' base offsets and sizes (and, to place the bytes, the
 offset index and a few batch headers): no record is read. "When did traffic
@@ -107,7 +103,14 @@ automatic width is widened to fit. The SVG draws at most 800 bars per
 series (a bar then sums consecutive buckets).
 
 Exit codes: 0 shown (also when no partition has a timestamp); 2 a PATH could
-not be read, --bucket makes too many buckets, or FILE not written.`,
+not be read, --bucket makes too many buckets, or FILE not written.`
+
+func newTimelineCommand(ios *IOStreams) *cobra.Command {
+	var opts timelineOptions
+	c := &cobra.Command{
+		Use:   "timeline PATH...",
+		Short: "Show traffic over time (records and bytes per time bucket) from the time indexes",
+		Long:  timelineLong,
 		Example: `  kseg timeline /var/lib/kafka/data
   kseg timeline --bucket 1m --from-time 2023-11-14T22:00:00Z orders-0
   kseg timeline --per-partition --svg traffic.svg data
@@ -169,73 +172,16 @@ type timelineSeries struct {
 	buckets []inspect.TimelineBucket
 }
 
-// bucketsOver is how many buckets of width bucket cover [from, to] (0
-// when nothing has a timestamp).
-func bucketsOver(from, to, bucket int64) int64 {
-	if from < 0 {
-		return 0
-	}
-	return (to-inspect.BucketStart(from, bucket))/bucket + 1
-}
-
-// bucketsPerSeries is how many buckets each of series series may have:
-// maxTimelineBuckets in all, and at least one each (a bucket as wide as
-// the span; past a million series the output is a line per partition).
-func bucketsPerSeries(series int) int64 {
-	return max(int64(maxTimelineBuckets/max(series, 1)), 1)
-}
-
-// bucketLadder are the widths (ms) suggested for --bucket and taken by
-// the automatic width when about timelineBuckets per series would make too
-// many in all: round widths, then whole days.
-var bucketLadder = []int64{1, 2, 5, 10, 20, 50, 100, 200, 500,
-	1e3, 2e3, 5e3, 10e3, 15e3, 30e3, 60e3, 2 * 60e3, 5 * 60e3, 10 * 60e3, 15 * 60e3, 30 * 60e3,
-	3600e3, 2 * 3600e3, 3 * 3600e3, 6 * 3600e3, 12 * 3600e3, 24 * 3600e3}
-
-// fittingBucket is the narrowest width of at least min ms, from
-// bucketLadder or whole days, whose buckets over [from, to] for each of
-// series series are at most maxTimelineBuckets in all.
-func fittingBucket(from, to, min int64, series int) int64 {
-	perSeries := bucketsPerSeries(series)
-	for _, w := range bucketLadder {
-		if w >= min && bucketsOver(from, to, w) <= perSeries {
-			return w
-		}
-	}
-	day := int64(24 * 3600e3)
-	w := max((to-from)/max(perSeries-1, 1)/day, 1) * day
-	for bucketsOver(from, to, w) > perSeries && w < to-from+day {
-		w += day
-	}
-	return w
-}
-
-// timelineBucket is the bucket width (ms): --bucket, refused (exit 2, with
-// the narrowest width that fits) when its buckets over [from, to] for
-// each of series series are more than maxTimelineBuckets in all; else the
-// automatic width, widened as far as that cap needs (it binds only past
-// about 17,000 series).
-func timelineBucket(opts timelineOptions, from, to int64, series int) (int64, error) {
-	perSeries := bucketsPerSeries(series)
-	if opts.bucket == 0 {
-		bucket := inspect.AutoBucket(to-from, timelineBuckets)
-		if bucketsOver(from, to, bucket) > perSeries {
-			bucket = fittingBucket(from, to, bucket, series)
-		}
-		return bucket, nil
-	}
-	bucket := opts.bucket.Milliseconds()
-	n := bucketsOver(from, to, bucket)
-	if n <= perSeries {
-		return bucket, nil
-	}
-	what := fmt.Sprintf("--bucket %s makes %s buckets over %s", opts.bucket, groupCount(n), humanMillis(to-from))
-	alt := "choose --bucket " + durationFlag(fittingBucket(from, to, bucket, series)) + " or wider"
-	if series > 1 {
-		what = fmt.Sprintf("%s for each of %d partitions", what, series)
+// timelineBucketError words inspect's *TooManyBucketsError as a usage
+// problem with --bucket: the narrowest width that fits is the hint.
+func timelineBucketError(opts timelineOptions, e *inspect.TooManyBucketsError) error {
+	what := fmt.Sprintf("--bucket %s makes %s buckets over %s", opts.bucket, groupCount(e.Buckets), humanMillis(e.Span))
+	alt := "choose --bucket " + durationFlag(e.Fitting) + " or wider"
+	if e.Series > 1 {
+		what = fmt.Sprintf("%s for each of %d partitions", what, e.Series)
 		alt += ", or leave out --per-partition"
 	}
-	return 0, withHint(fmt.Errorf("%s: at most %s buckets in all are shown", what, groupCount(int64(maxTimelineBuckets))), alt)
+	return withHint(fmt.Errorf("%s: at most %s buckets in all are shown", what, groupCount(int64(e.Max))), alt)
 }
 
 // durationFlag is ms as a Go duration for --bucket (5s, 2m, 48h).
@@ -261,11 +207,7 @@ func humanMillis(ms int64) string {
 }
 
 func runTimeline(ios *IOStreams, opts timelineOptions) error {
-	type partTraffic struct {
-		p    *inspect.Partition
-		segs []inspect.SegmentTraffic
-	}
-	var parts []partTraffic
+	var parts []*inspect.Partition
 	for _, path := range opts.paths {
 		t, err := resolveTarget(path)
 		if err != nil {
@@ -276,131 +218,70 @@ func runTimeline(ios *IOStreams, opts timelineOptions) error {
 		}
 		ps := append([]*inspect.Partition(nil), t.Partitions...)
 		sortPartitions(ps)
-		bar := ios.progress("timeline")
-		for i, p := range ps {
-			bar.partition(p.Name())
-			segs, err := p.Traffic()
-			if err != nil {
-				bar.done()
-				return fmt.Errorf("reading the traffic of %s: %w", p.Dir, err)
-			}
-			parts = append(parts, partTraffic{p, segs})
-			bar.update(int64(i+1), int64(len(ps)))
-		}
-		bar.done()
+		parts = append(parts, ps...)
 	}
-
-	// The span and the bucket width, common to every series.
-	from, to := int64(-1), int64(-1)
-	source := "timeindex"
-	var fromBatches []string
-	for _, pt := range parts {
-		f, t := inspect.TimeSpan(pt.segs)
-		if f >= 0 && (from < 0 || f < from) {
-			from = f
-		}
-		to = max(to, t)
-		for _, s := range pt.segs {
-			if s.FromBatches {
-				source = "batches"
-				if s.Misleading != nil {
-					warnMisleading(ios, s.Misleading, "the segment is read from its batch headers instead")
-					continue
-				}
-				fromBatches = append(fromBatches, filepath.Join(pt.p.Dir, inspect.SegmentName(s.BaseOffset)+inspect.LogSuffix))
-			}
-		}
-	}
-	if len(fromBatches) > 0 {
-		ios.Warnf("no usable time index for %s: read from the batch headers instead", listNames(fromBatches, 3))
-	}
-	if opts.from >= 0 && from >= 0 {
-		from = max(from, opts.from)
-	}
-	if opts.to >= 0 && to >= 0 {
-		to = min(to, opts.to)
-	}
-	if to < from {
-		from, to = -1, -1 // nothing in the range
-	}
-	nSeries := 1
-	if opts.perPartition {
-		nSeries = len(parts)
-	}
-	bucket, err := timelineBucket(opts, from, to, nSeries)
-	if err != nil {
+	bar := ios.progress("timeline")
+	c, err := inspect.Timeline(parts, inspect.TimelineOptions{Bucket: opts.bucket.Milliseconds(), Buckets: timelineBuckets,
+		MaxBuckets: maxTimelineBuckets, From: opts.from, To: opts.to, PerPartition: opts.perPartition,
+		Progress: func(name string, done, total int64) { bar.partition(name); bar.update(done, total) }})
+	bar.done()
+	if c == nil {
 		return err
 	}
-
-	var series []timelineSeries
-	sum := timelineSummaryJSON{Kind: "summary", Partitions: len(parts), Source: source}
-	if from >= 0 {
-		sum.From, sum.To = ptr(from), ptr(to)
+	for _, m := range c.Misleading {
+		warnMisleading(ios, m, "the segment is read from its batch headers instead")
 	}
-	total := timelineSeries{buckets: inspect.NewBuckets(from, to, bucket)}
-	for _, pt := range parts {
-		s := &total
-		if opts.perPartition {
-			series = append(series, timelineSeries{name: pt.p.Name(), buckets: inspect.NewBuckets(from, to, bucket)})
-			s = &series[len(series)-1]
-		}
-		r, b, ur, _ := inspect.AddTraffic(s.buckets, bucket, pt.segs)
-		sum.Records = inspect.CappedSum(sum.Records, r)
-		sum.Bytes = inspect.CappedSum(sum.Bytes, b)
-		if ur > 0 {
-			ios.Warnf("%s: %d offsets have no timestamp (%s) and are not shown", pt.p.Dir, ur, whyUntimed(pt.segs))
-		}
+	if len(c.FromBatches) > 0 {
+		ios.Warnf("no usable time index for %s: read from the batch headers instead", listNames(c.FromBatches, 3))
 	}
-	if !opts.perPartition {
-		series = []timelineSeries{total}
+	var tooMany *inspect.TooManyBucketsError
+	if errors.As(err, &tooMany) {
+		return timelineBucketError(opts, tooMany)
 	}
-
-	if opts.svg != "" {
-		if err := writeTimelineSVG(opts.svg, series, bucket, sum, ios.timeText); err != nil {
-			return err
-		}
+	for _, u := range c.Untimed {
+		ios.Warnf("%s: %d offsets have no timestamp (%s) and are not shown", u.Dir, u.Records, u.Why)
 	}
-	switch ios.Format() {
-	case FormatTable:
-		return drawTimeline(ios, series, bucket, sum)
-	case FormatWide:
-		// -o wide is the table of every field of the JSON lines.
-		l := newLister(ios, timelineColumns)
-		addTimelineRows(l, series)
-		l.Footer("%s", timelineSummaryText(ios, sum, bucket))
-		return l.Close()
-	case FormatJSON:
-		l := newLister(ios, timelineColumns)
-		addTimelineRows(l, series)
-		if err := l.Close(); err != nil {
-			return err
-		}
-		return newJSONEncoder(ios).Encode(sum)
-	default: // CSV
-		l := newLister(ios, timelineColumns)
-		addTimelineRows(l, series)
-		if err := l.Close(); err != nil {
-			return err
-		}
-		fmt.Fprintf(ios.ErrOut, "kseg: %s\n", timelineSummaryText(ios, sum, bucket))
-		return nil
-	}
+	return renderTimeline(ios, opts.svg, c)
 }
 
-// whyUntimed says why a partition's offsets have no timestamp: magic 0
-// batches have no timestamp field; magic 1 and 2 batches may carry -1.
-func whyUntimed(segs []inspect.SegmentTraffic) string {
-	var magic0, minus1 bool
-	for _, s := range segs {
-		magic0, minus1 = magic0 || s.Magic0, minus1 || s.NoTimestamp
+// renderTimeline writes the chart in the output format (and as an SVG
+// image to svg when given).
+func renderTimeline(ios *IOStreams, svg string, c *inspect.TimelineChart) error {
+	sum := timelineSummaryJSON{Kind: "summary", Partitions: c.Partitions, Source: c.Source, Records: c.Records, Bytes: c.Bytes}
+	if c.From >= 0 {
+		sum.From, sum.To = ptr(c.From), ptr(c.To)
 	}
-	switch {
-	case magic0 && minus1:
-		return "magic 0 batches, and batches whose timestamps are -1"
-	case minus1:
-		return "their batches' timestamps are -1: written without one"
+	series := make([]timelineSeries, len(c.Series))
+	for i, s := range c.Series {
+		series[i].buckets = s.Buckets
+		if s.Partition != nil {
+			series[i].name = s.Partition.Name()
+		}
 	}
-	return "magic 0"
+	if svg != "" {
+		if err := writeTimelineSVG(svg, series, c.Bucket, sum, ios.timeText); err != nil {
+			return err
+		}
+	}
+	if ios.Format() == FormatTable {
+		return drawTimeline(ios, series, c.Bucket, sum)
+	}
+	// -o wide is the table of every field of the JSON lines; JSON ends
+	// with the summary line, CSV says it on stderr.
+	l := newLister(ios, timelineColumns)
+	addTimelineRows(l, series)
+	if ios.Format() == FormatWide {
+		l.Footer("%s", timelineSummaryText(ios, sum, c.Bucket))
+		return l.Close()
+	}
+	if err := l.Close(); err != nil {
+		return err
+	}
+	if ios.Format() == FormatJSON {
+		return newJSONEncoder(ios).Encode(sum)
+	}
+	fmt.Fprintf(ios.ErrOut, "kseg: %s\n", timelineSummaryText(ios, sum, c.Bucket))
+	return nil
 }
 
 func addTimelineRows(l *lister[timelineBucketJSON], series []timelineSeries) {

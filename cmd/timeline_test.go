@@ -438,6 +438,18 @@ func TestTimelineCapsBucketsOfAllSeries(t *testing.T) {
 	}
 }
 
+// timelineBucket is the width inspect.Timeline chooses for series series
+// over [from, to] with opts' --bucket, its error worded as the command
+// words it.
+func timelineBucket(opts timelineOptions, from, to int64, series int) (int64, error) {
+	w, err := inspect.BucketWidth(inspect.TimelineOptions{Bucket: opts.bucket.Milliseconds(), Buckets: timelineBuckets, MaxBuckets: maxTimelineBuckets}, from, to, series)
+	var e *inspect.TooManyBucketsError
+	if errors.As(err, &e) {
+		return 0, timelineBucketError(opts, e)
+	}
+	return w, err
+}
+
 // TestTimelineBucketFits: the automatic width is widened as far as the
 // cap needs for many series (60 buckets each over 20,000 partitions
 // would be 1.2 million), never narrowed; an explicit one that does not
@@ -448,8 +460,8 @@ func TestTimelineBucketFits(t *testing.T) {
 	for _, series := range []int{1, 300, 17_000, 20_000, 1 << 20, 3 << 20} {
 		auto := inspect.AutoBucket(to-from, timelineBuckets)
 		got, err := timelineBucket(timelineOptions{}, from, to, series)
-		if err != nil || got < auto || bucketsOver(from, to, got)*int64(series) > maxTimelineBuckets && bucketsOver(from, to, got) > 1 {
-			t.Errorf("%d series: width %d (%d buckets each), %v", series, got, bucketsOver(from, to, got), err)
+		if err != nil || got < auto || inspect.BucketsOver(from, to, got)*int64(series) > maxTimelineBuckets && inspect.BucketsOver(from, to, got) > 1 {
+			t.Errorf("%d series: width %d (%d buckets each), %v", series, got, inspect.BucketsOver(from, to, got), err)
 		}
 	}
 	_, err := timelineBucket(timelineOptions{bucket: time.Millisecond}, from, to, 300)

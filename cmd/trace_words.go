@@ -51,77 +51,97 @@ var compareWords = map[int]string{-1: "<", 0: "=", 1: ">"}
 // traceMessage tells one step in words: the "message" of the JSON trace,
 // and the text of the --trace story.
 func traceMessage(s inspect.TraceStep) string {
-	if s.Step == inspect.StepProbe {
+	switch {
+	case s.Step == inspect.StepProbe:
 		return fmt.Sprintf("%s probe slot %d: key %d %s target", s.Phase, deref(s.Slot), deref(s.Key), compareWords[deref(s.Compare)])
-	}
-	if s.Step == inspect.StepBatch {
+	case s.Step == inspect.StepBatch:
 		return fmt.Sprintf("batch at position %d: offsets %d..%d, max timestamp %d: %s",
 			deref(s.Position), deref(s.BaseOffset), deref(s.LastOffset), deref(s.MaxTS), batchVerdict(s))
 	}
-	switch s.Why {
-	case inspect.WhyFloorSegment:
-		return fmt.Sprintf("segment %s chosen among %d: the largest base offset <= %d", s.Segment, s.Candidates, s.Target)
-	case inspect.WhyNextSegment:
-		return fmt.Sprintf("no batch with last offset >= %d in %s: continuing with the next segment %s", s.Target, s.File, s.Segment)
-	case inspect.WhyFirstLargestTS:
-		return fmt.Sprintf("segment %s chosen (#%d of %d): the first whose largest timestamp %d (%s) >= %d", s.Segment, s.Number, s.Candidates, s.Timestamp, largestFrom(s), s.Target)
-	case inspect.WhyGreatestMaxTS:
-		return fmt.Sprintf("segment %s chosen: the first with the greatest max timestamp %d (offset %d)", s.Segment, s.Timestamp, s.Offset)
-	case inspect.WhyOffsetEntry:
-		return fmt.Sprintf("offset index slot %d: offset %d at position %d", deref(s.Slot), s.Offset, s.EntryPos)
-	case inspect.WhyTimeEntry:
-		return fmt.Sprintf("time index slot %d: timestamp %d first reached by offset %d", deref(s.Slot), s.Timestamp, s.Offset)
-	case inspect.WhyAnswer, inspect.WhyScanStops:
-		if s.Why == inspect.WhyScanStops {
-			return s.Detail + ": a broker's scan stops silently here"
-		}
-		return s.Detail
-	case inspect.WhyLogStartAbove:
-		return fmt.Sprintf("log start offset %d, from %s (above the first segment's base offset %d)", s.Offset, s.Source, s.FirstBase)
-	case inspect.WhyEarliest:
-		return fmt.Sprintf("earliest: the log start offset %d, from %s", s.Offset, s.Source)
-	case inspect.WhyLatest:
-		return fmt.Sprintf("latest: the log end offset %d, after the last batch of %s", s.Offset, s.File)
-	case inspect.WhyNoAnswerBelowStart:
-		return fmt.Sprintf("log start offset %d, from %s: no answer below it", s.Offset, s.Source)
-	case inspect.WhyTimeIndexKept:
-		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index", s.Segment, s.KeptBecause)
-	case inspect.WhyTimeIndexKeptMax:
-		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index, so the segment's largest timestamp is unknown", s.Segment, s.KeptBecause)
-	case inspect.WhyUnrebuilt:
-		return fmt.Sprintf("%s: %s; searching without it", s.Segment, rebuildWords(s.Rebuild))
-	case inspect.WhyRebuildFailed:
-		return fmt.Sprintf("%s: %s, but recovery cannot rebuild it (%s); searching without it", s.Segment, rebuildWords(s.Rebuild), s.Detail)
-	case inspect.WhyRebuilt:
-		return fmt.Sprintf("%s: %s; searching the %d offset-index and %d time-index entries recovery would write (built in memory, nothing written)",
-			s.Segment, rebuildWords(s.Rebuild), s.RebuiltOffsetEntries, s.RebuiltTimeEntries)
-	case inspect.WhyNoOffsetIndex:
-		return fmt.Sprintf("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.File)
-	case inspect.WhyEmptyOffsetIndex:
-		return fmt.Sprintf("offset index %s is empty: scanning from position 0", s.File)
-	case inspect.WhyNoEntryBelow:
-		return fmt.Sprintf("no index entry <= %d: starting at position 0", s.Target)
-	case inspect.WhyEntryPastLog:
-		return fmt.Sprintf("index entry points past the end of the log (%d bytes): the broker's scan finds nothing here", s.Offset)
-	case inspect.WhyOffsetEntryPastLog:
-		return "offset index entry points past the end of the log: nothing to scan"
-	case inspect.WhyEntryMisleads:
-		return s.Detail + ": the broker follows it all the same; a scan of the segment gives the answer the log holds"
-	case inspect.WhyTimeIndexTorn:
-		return fmt.Sprintf("time index %s is padded or torn: max timestamp recomputed from the log, as broker recovery would", s.File)
-	case inspect.WhyNoTimeIndex:
-		return fmt.Sprintf("%s has no time index: max timestamp recomputed from the log", s.File)
-	case inspect.WhySkipSegment:
-		return fmt.Sprintf("segment %s: largest timestamp %d (%s) < %d: skip", s.Segment, s.Timestamp, largestFrom(s), s.Target)
-	case inspect.WhyNoTimeEntryBelow:
-		return fmt.Sprintf("no time index entry <= %d: starting from the base offset %d", s.Target, s.Offset)
-	case inspect.WhyPadding:
-		return fmt.Sprintf("%s index %s: slots %d..%d (%d) are zero padding, the preallocated tail of an active segment (or of one a broker left without a clean shutdown): searching the %d entries before it, as the broker that holds the segment does (its entry count excludes the padding) and as one that recovers it does (recovery rebuilds the index)",
-			s.Index, s.File, s.Entries, s.Slots-1, s.Slots-s.Entries, s.Entries)
-	case inspect.WhyPaddingKept:
-		return fmt.Sprintf("%s is padded on a segment the broker's next start would not recover (%s): a broker restarting now would count all %d slots, padding included (KAFKA-10207); kseg verify reports it", s.File, s.KeptBecause, s.Slots)
+	if m, ok := choiceMessage(s); ok {
+		return m
+	}
+	if m, ok := indexMessage(s); ok {
+		return m
 	}
 	return fmt.Sprintf("%s (%s)", s.Step, s.Why) // a step this file does not know yet
+}
+
+// choiceMessage words the steps that choose a segment, an index entry or
+// the answer.
+func choiceMessage(s inspect.TraceStep) (string, bool) {
+	switch s.Why {
+	case inspect.WhyFloorSegment:
+		return fmt.Sprintf("segment %s chosen among %d: the largest base offset <= %d", s.Segment, s.Candidates, s.Target), true
+	case inspect.WhyNextSegment:
+		return fmt.Sprintf("no batch with last offset >= %d in %s: continuing with the next segment %s", s.Target, s.File, s.Segment), true
+	case inspect.WhyFirstLargestTS:
+		return fmt.Sprintf("segment %s chosen (#%d of %d): the first whose largest timestamp %d (%s) >= %d", s.Segment, s.Number, s.Candidates, s.Timestamp, largestFrom(s), s.Target), true
+	case inspect.WhyGreatestMaxTS:
+		return fmt.Sprintf("segment %s chosen: the first with the greatest max timestamp %d (offset %d)", s.Segment, s.Timestamp, s.Offset), true
+	case inspect.WhyOffsetEntry:
+		return fmt.Sprintf("offset index slot %d: offset %d at position %d", deref(s.Slot), s.Offset, s.EntryPos), true
+	case inspect.WhyTimeEntry:
+		return fmt.Sprintf("time index slot %d: timestamp %d first reached by offset %d", deref(s.Slot), s.Timestamp, s.Offset), true
+	case inspect.WhyAnswer, inspect.WhyScanStops:
+		if s.Why == inspect.WhyScanStops {
+			return s.Detail + ": a broker's scan stops silently here", true
+		}
+		return s.Detail, true
+	case inspect.WhyLogStartAbove:
+		return fmt.Sprintf("log start offset %d, from %s (above the first segment's base offset %d)", s.Offset, s.Source, s.FirstBase), true
+	case inspect.WhyEarliest:
+		return fmt.Sprintf("earliest: the log start offset %d, from %s", s.Offset, s.Source), true
+	case inspect.WhyLatest:
+		return fmt.Sprintf("latest: the log end offset %d, after the last batch of %s", s.Offset, s.File), true
+	case inspect.WhyNoAnswerBelowStart:
+		return fmt.Sprintf("log start offset %d, from %s: no answer below it", s.Offset, s.Source), true
+	case inspect.WhyTimeIndexKept:
+		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index", s.Segment, s.KeptBecause), true
+	case inspect.WhyTimeIndexKeptMax:
+		return fmt.Sprintf("%s has no .timeindex and the broker's next start would not recover it (%s): the broker creates an empty time index, so the segment's largest timestamp is unknown", s.Segment, s.KeptBecause), true
+	}
+	return "", false
+}
+
+// indexMessage words the steps about an index as the broker holds it:
+// rebuilt, missing, empty, padded, misleading.
+func indexMessage(s inspect.TraceStep) (string, bool) {
+	switch s.Why {
+	case inspect.WhyUnrebuilt:
+		return fmt.Sprintf("%s: %s; searching without it", s.Segment, rebuildWords(s.Rebuild)), true
+	case inspect.WhyRebuildFailed:
+		return fmt.Sprintf("%s: %s, but recovery cannot rebuild it (%s); searching without it", s.Segment, rebuildWords(s.Rebuild), s.Detail), true
+	case inspect.WhyRebuilt:
+		return fmt.Sprintf("%s: %s; searching the %d offset-index and %d time-index entries recovery would write (built in memory, nothing written)",
+			s.Segment, rebuildWords(s.Rebuild), s.RebuiltOffsetEntries, s.RebuiltTimeEntries), true
+	case inspect.WhyNoOffsetIndex:
+		return fmt.Sprintf("%s has no offset index: scanning from position 0 (a broker rebuilds a missing index at load)", s.File), true
+	case inspect.WhyEmptyOffsetIndex:
+		return fmt.Sprintf("offset index %s is empty: scanning from position 0", s.File), true
+	case inspect.WhyNoEntryBelow:
+		return fmt.Sprintf("no index entry <= %d: starting at position 0", s.Target), true
+	case inspect.WhyEntryPastLog:
+		return fmt.Sprintf("index entry points past the end of the log (%d bytes): the broker's scan finds nothing here", s.Offset), true
+	case inspect.WhyOffsetEntryPastLog:
+		return "offset index entry points past the end of the log: nothing to scan", true
+	case inspect.WhyEntryMisleads:
+		return s.Detail + ": the broker follows it all the same; a scan of the segment gives the answer the log holds", true
+	case inspect.WhyTimeIndexTorn:
+		return fmt.Sprintf("time index %s is padded or torn: max timestamp recomputed from the log, as broker recovery would", s.File), true
+	case inspect.WhyNoTimeIndex:
+		return fmt.Sprintf("%s has no time index: max timestamp recomputed from the log", s.File), true
+	case inspect.WhySkipSegment:
+		return fmt.Sprintf("segment %s: largest timestamp %d (%s) < %d: skip", s.Segment, s.Timestamp, largestFrom(s), s.Target), true
+	case inspect.WhyNoTimeEntryBelow:
+		return fmt.Sprintf("no time index entry <= %d: starting from the base offset %d", s.Target, s.Offset), true
+	case inspect.WhyPadding:
+		return fmt.Sprintf("%s index %s: slots %d..%d (%d) are zero padding, the preallocated tail of an active segment (or of one a broker left without a clean shutdown): searching the %d entries before it, as the broker that holds the segment does (its entry count excludes the padding) and as one that recovers it does (recovery rebuilds the index)",
+			s.Index, s.File, s.Entries, s.Slots-1, s.Slots-s.Entries, s.Entries), true
+	case inspect.WhyPaddingKept:
+		return fmt.Sprintf("%s is padded on a segment the broker's next start would not recover (%s): a broker restarting now would count all %d slots, padding included (KAFKA-10207); kseg verify reports it", s.File, s.KeptBecause, s.Slots), true
+	}
+	return "", false
 }
 
 // batchVerdict is what a batch step decided, the end of its message.

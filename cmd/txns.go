@@ -11,12 +11,8 @@ import (
 	"github.com/kseg/kseg/inspect/txns"
 )
 
-func newTxnsCommand(ios *IOStreams) *cobra.Command {
-	var opts analysisOptions
-	c := &cobra.Command{
-		Use:   "txns PATH...",
-		Short: "Open transactions and the last stable offset of every partition, as its leader loads them",
-		Long: `Show, for every partition under each PATH, the open transactions and the last
+// txnsLong is kseg txns' help.
+const txnsLong = `Show, for every partition under each PATH, the open transactions and the last
 stable offset (LSO) as the partition leader's ProducerStateManager holds them
 after loading the partition (LogLoader.load, UnifiedLog.rebuildProducerState):
 the snapshots that are strays (at no segment's base offset, unless the
@@ -60,7 +56,14 @@ last_stable_offset lso_lag (log end - LSO) open_transactions
 producer_state_from config_source.
 
 Exit 0 when no transaction is late or hanging, 1 when one is, 2 when a PATH
-or a partition could not be read.`,
+or a partition could not be read.`
+
+func newTxnsCommand(ios *IOStreams) *cobra.Command {
+	var opts analysisOptions
+	c := &cobra.Command{
+		Use:   "txns PATH...",
+		Short: "Open transactions and the last stable offset of every partition, as its leader loads them",
+		Long:  txnsLong,
 		Example: `  kseg txns /var/lib/kafka/data
   kseg txns --server-properties /etc/kafka/server.properties -o json data | jq -c 'select(.kind=="open_transaction")'
   kseg txns --at 2024-05-01T10:00:00Z --config transaction.max.timeout.ms=60000 data/orders-3`,

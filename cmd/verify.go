@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/verify"
 )
 
@@ -49,12 +50,8 @@ func (o *verifyOptions) Validate() error {
 	return nil
 }
 
-func newVerifyCommand(ios *IOStreams) *cobra.Command {
-	var opts verifyOptions
-	c := &cobra.Command{
-		Use:   "verify PATH...",
-		Short: "Check segments, indexes and side files for damage",
-		Long: `Check every segment, index and side file under each PATH (a data directory,
+// verifyLong is kseg verify's help.
+const verifyLong = `Check every segment, index and side file under each PATH (a data directory,
 a partition directory, or one segment file) and report what is wrong, one
 finding per line, then a summary.
 
@@ -121,7 +118,14 @@ segment.overlap, segment.leftover, snapshot.*, checkpoint.*,
 leader-epoch.range, leader-epoch.mismatch).
 
 Exit codes: 0 no error findings; 1 errors found (or, with --strict,
-warnings); 2 a PATH could not be read.`,
+warnings); 2 a PATH could not be read.`
+
+func newVerifyCommand(ios *IOStreams) *cobra.Command {
+	var opts verifyOptions
+	c := &cobra.Command{
+		Use:   "verify PATH...",
+		Short: "Check segments, indexes and side files for damage",
+		Long:  verifyLong,
 		Example: `  kseg verify /var/lib/kafka/data
   kseg verify -j 4 --strict data/orders-0
   kseg verify -o json data | jq -c 'select(.kind == "finding" and .severity == "error")'
@@ -219,21 +223,54 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	vopts := verify.Options{Jobs: opts.jobs, Records: opts.records, IndexIntervalBytes: opts.interval, SideFiles: true}
 	started := ios.now()
-	l := newLister(ios, findingColumns)
-	l.Empty("no findings: every segment, index and side file checked is as a broker expects")
-	emit := func(f verify.Finding) { l.Add(findingLine(f)) }
-	var junit *junitReport
-	if ios.Format() == FormatJUnit {
-		junit = newJUnitReport(opts.strict)
-		for _, t := range targets {
-			if err := junit.addTarget(t); err != nil {
-				return err
-			}
-		}
-		emit = junit.add
+	out, err := newFindingSink(ios, opts.strict, targets)
+	if err != nil {
+		return err
 	}
+	total, err := verifyTargets(ios, opts, targets, func(f verify.Finding) {
+		if opts.verbose || !f.IsInfo() {
+			out.add(f)
+		}
+	})
+	if err != nil {
+		// What was found so far stands; the run could not finish.
+		if cerr := out.close(ios.now().Sub(started)); cerr != nil {
+			return cerr
+		}
+		return err
+	}
+	elapsed := ios.now().Sub(started)
+	line := summaryText(total, elapsed)
+	if total.Infos > 0 && !opts.verbose {
+		// Nothing listed, but the run found something a broker handles.
+		out.l.Empty(fmt.Sprintf("no errors or warnings: %s as a broker expects (%s, listed with --verbose)", "every segment, index and side file checked is", countOf(total.Infos, "info finding")))
+	}
+	out.l.Footer("%s", line)
+	if err := out.close(elapsed); err != nil {
+		return err
+	}
+	if opts.recoveryPlan {
+		if err := printRecoveryPlans(ios, targets, total.Bytes, elapsed); err != nil {
+			return err
+		}
+	}
+	if err := out.summary(total, line); err != nil {
+		return err
+	}
+	switch {
+	case total.Errors > 0:
+		return errNegative("verify found " + count(total.Errors, "error"))
+	case opts.strict && total.Warnings > 0:
+		return errNegative("verify found " + count(total.Warnings, "warning") + " (--strict)")
+	}
+	return nil
+}
+
+// verifyTargets runs verify.Run on each target in turn, each behind its
+// progress bar, and sums their summaries; an error names the target.
+func verifyTargets(ios *IOStreams, opts verifyOptions, targets []*inspect.Target, emit func(verify.Finding)) (verify.Summary, error) {
+	vopts := verify.Options{Jobs: opts.jobs, Records: opts.records, IndexIntervalBytes: opts.interval, SideFiles: true}
 	var total verify.Summary
 	for _, t := range targets {
 		for _, s := range t.Skipped {
@@ -242,61 +279,65 @@ func runVerify(ios *IOStreams, opts verifyOptions) error {
 		bar := ios.progress("verify")
 		vopts.Progress = bar.callback()
 		vopts.StartPartition = bar.partition
-		sum, err := verify.Run(t, vopts, func(f verify.Finding) {
-			if opts.verbose || !f.IsInfo() {
-				emit(f)
-			}
-		})
+		sum, err := verify.Run(t, vopts, emit)
 		bar.done()
 		total = verify.Summary{Partitions: total.Partitions + sum.Partitions, Segments: total.Segments + sum.Segments,
 			Batches: total.Batches + sum.Batches, Bytes: total.Bytes + sum.Bytes,
 			Errors: total.Errors + sum.Errors, Warnings: total.Warnings + sum.Warnings, Infos: total.Infos + sum.Infos}
 		if err != nil {
-			// What was found so far stands; the run could not finish.
-			var cerr error
-			if junit != nil {
-				cerr = junit.write(ios.Out, ios.now().Sub(started))
-			} else {
-				cerr = l.Close()
-			}
-			if cerr != nil {
-				return cerr
-			}
-			return fmt.Errorf("verifying %s: %w", t.Path, err)
+			return total, fmt.Errorf("verifying %s: %w", t.Path, err)
 		}
 	}
-	elapsed := ios.now().Sub(started)
-	line := summaryText(total, elapsed)
-	if total.Infos > 0 && !opts.verbose {
-		// Nothing listed, but the run found something a broker handles.
-		l.Empty(fmt.Sprintf("no errors or warnings: %s as a broker expects (%s, listed with --verbose)", "every segment, index and side file checked is", countOf(total.Infos, "info finding")))
+	return total, nil
+}
+
+// findingSink renders verify's findings: through the lister, or with -o
+// junit as a JUnit report of the targets.
+type findingSink struct {
+	ios   *IOStreams
+	l     *lister[findingJSON]
+	junit *junitReport
+}
+
+func newFindingSink(ios *IOStreams, strict bool, targets []*inspect.Target) (*findingSink, error) {
+	s := &findingSink{ios: ios, l: newLister(ios, findingColumns)}
+	s.l.Empty("no findings: every segment, index and side file checked is as a broker expects")
+	if ios.Format() != FormatJUnit {
+		return s, nil
 	}
-	l.Footer("%s", line)
-	if junit != nil {
-		if err := junit.write(ios.Out, elapsed); err != nil {
-			return err
+	s.junit = newJUnitReport(strict)
+	for _, t := range targets {
+		if err := s.junit.addTarget(t); err != nil {
+			return nil, err
 		}
-	} else if err := l.Close(); err != nil {
-		return err
 	}
-	if opts.recoveryPlan {
-		if err := printRecoveryPlans(ios, targets, total.Bytes, elapsed); err != nil {
-			return err
-		}
+	return s, nil
+}
+
+func (s *findingSink) add(f verify.Finding) {
+	if s.junit != nil {
+		s.junit.add(f)
+		return
 	}
-	switch ios.Format() {
+	s.l.Add(findingLine(f))
+}
+
+// close writes what was found (the JUnit report took elapsed to run).
+func (s *findingSink) close(elapsed time.Duration) error {
+	if s.junit != nil {
+		return s.junit.write(s.ios.Out, elapsed)
+	}
+	return s.l.Close()
+}
+
+// summary writes the run's summary where the format has it: a JSON line,
+// or on stderr beside CSV and JUnit (the table has it as its footer).
+func (s *findingSink) summary(total verify.Summary, line string) error {
+	switch s.ios.Format() {
 	case FormatJSON:
-		if err := newJSONEncoder(ios).Encode(summaryLine(total)); err != nil {
-			return err
-		}
+		return newJSONEncoder(s.ios).Encode(summaryLine(total))
 	case FormatCSV, FormatJUnit:
-		fmt.Fprintf(ios.ErrOut, "kseg: %s\n", line)
-	}
-	switch {
-	case total.Errors > 0:
-		return errNegative("verify found " + count(total.Errors, "error"))
-	case opts.strict && total.Warnings > 0:
-		return errNegative("verify found " + count(total.Warnings, "warning") + " (--strict)")
+		fmt.Fprintf(s.ios.ErrOut, "kseg: %s\n", line)
 	}
 	return nil
 }

@@ -242,7 +242,7 @@ func (it *LogIterator) ended() bool {
 		}
 		return it.pastLimit()
 	}
-	if !it.salvage || !isDamage(err) {
+	if !it.salvage || !fileio.IsCorrupt(err) {
 		it.err = err
 		return false
 	}
@@ -411,7 +411,7 @@ func (it *LogIterator) JudgeMismatch(computed uint32) error {
 func (it *LogIterator) Entry() ([]byte, error) {
 	it.windowed()
 	e, err := it.s.Entry()
-	if err != nil && it.salvage && isDamage(err) {
+	if err != nil && it.salvage && fileio.IsCorrupt(err) {
 		b := it.s.Batch()
 		it.setDamage(b.Position, b.End(), err)
 		it.resume = b.End()

@@ -174,7 +174,7 @@ func (p *Partition) LookupOffset(target int64, opts LookupOptions) (*OffsetLooku
 		tr.add(TraceStep{Step: StepSegment, Why: WhyFloorSegment, Segment: p.Segments[i].Name(), Candidates: len(p.Segments), Target: target})
 	}
 	err = p.lookupOffsetFrom(i, target, res, st, opts, tr, false)
-	if err != nil && (len(res.Misleading) == 0 || !isDamage(err)) {
+	if err != nil && (len(res.Misleading) == 0 || !fileio.IsCorrupt(err)) {
 		return nil, err
 	}
 	if len(res.Misleading) > 0 {
@@ -247,7 +247,7 @@ func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer, 
 	if hit.Slot >= 0 {
 		res.IndexEntry = &hit
 	}
-	if err != nil && !isDamage(err) {
+	if err != nil && !fileio.IsCorrupt(err) {
 		return false, st.next, false, err
 	}
 	m, cerr := seg.checkOffsetEntry(r, hit, target, true)
@@ -272,7 +272,7 @@ func lookupInSegment(seg *Segment, target int64, res *OffsetLookup, tr *tracer, 
 		b, _, found, err = seg.scanToOffset(seg.batches(r.log, 0), target, nil, &st, hit)
 	}
 	if err != nil {
-		if !byScan || !isDamage(err) {
+		if !byScan || !fileio.IsCorrupt(err) {
 			return false, st.next, false, err
 		}
 		res.Reason = fmt.Sprintf("a scan of %s for offset %d stops at damage: %v", seg.LogName, target, err)

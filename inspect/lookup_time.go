@@ -246,7 +246,7 @@ func maxTimestampOf(sf SegmentFiles, st *BrokerState, tr *tracer) (ts, offset in
 // batches (TimeLookup.ByScan).
 func (p *Partition) lookupTimestamp(target int64, tr *tracer, opts LookupOptions) (*TimeLookup, error) {
 	res, err := p.searchTimestamp(target, tr, opts, false)
-	if res == nil || len(res.Misleading) == 0 || (err != nil && !isDamage(err)) {
+	if res == nil || len(res.Misleading) == 0 || (err != nil && !fileio.IsCorrupt(err)) {
 		if err != nil {
 			return nil, err
 		}
@@ -506,7 +506,7 @@ func largestTimestamp(sf SegmentFiles, st *BrokerState, tr *tracer) (int64, bool
 func findOffsetByTimestamp(seg *Segment, target, startingOffset int64, tr *tracer, byScan bool) (*TimeLookup, *MisleadingEntry, error) {
 	r := seg.guarded()
 	a, err := seg.lookupTimestamp(r, target, startingOffset, tr)
-	if err != nil && !isDamage(err) {
+	if err != nil && !fileio.IsCorrupt(err) {
 		return nil, nil, err
 	}
 	var hit *TimeHit

@@ -104,7 +104,7 @@ func (s *Segment) checkOffsetEntry(r readers, hit IndexHit, key int64, crc bool)
 	it := s.batches(r.log, p)
 	if !it.Next() {
 		err := it.Err()
-		if err != nil && !isDamage(err) {
+		if err != nil && !fileio.IsCorrupt(err) {
 			return nil, err
 		}
 		return unreadable(fmt.Sprintf("no batch starts at position %d (%s)", p, damageWords(err)))
@@ -161,7 +161,7 @@ func (s *Segment) chainBoundary(r readers, p int64) (bool, error) {
 			return e == p, nil
 		}
 	}
-	if err := it.Err(); err != nil && !isDamage(err) {
+	if err := it.Err(); err != nil && !fileio.IsCorrupt(err) {
 		return false, err
 	}
 	return false, nil
@@ -207,7 +207,7 @@ func (s *Segment) checkTimeEntry(r readers, hit TimeHit, pos, before int64) (*Mi
 				bad = earlier(b)
 			}
 		}
-		if err := it.Err(); err != nil && !isDamage(err) {
+		if err := it.Err(); err != nil && !fileio.IsCorrupt(err) {
 			return nil, 0, err
 		}
 		if landed && bad != nil {
@@ -233,7 +233,7 @@ func (s *Segment) checkTimeEntry(r readers, hit TimeHit, pos, before int64) (*Mi
 		return nil, b.Position, nil
 	}
 	err := it.Err()
-	if err != nil && !isDamage(err) {
+	if err != nil && !fileio.IsCorrupt(err) {
 		return nil, 0, err
 	}
 	if err != nil && !errors.Is(err, fileio.ErrTorn) {
@@ -276,7 +276,7 @@ func (s *Segment) checkLastTimeEntry(r readers, hit TimeHit) (*MisleadingEntry, 
 			return s.timeMisleads(hit, fmt.Sprintf("as the last entry it stands for the segment's largest timestamp, but the batch at position %d has max timestamp %d (the entry a broker appends at roll and close is missing): a timestamp search passes the segment over", b.Position, b.MaxTimestamp)), nil
 		}
 	}
-	if err := it.Err(); err != nil && !isDamage(err) {
+	if err := it.Err(); err != nil && !fileio.IsCorrupt(err) {
 		return nil, err
 	}
 	return nil, nil
@@ -296,7 +296,7 @@ func (s *Segment) firstOffset(r readers, b *record.Batch) (int64, error) {
 		c.Record(rec)
 		return errStopRecords
 	})
-	if err != nil && err != errStopRecords && !isDamage(err) {
+	if err != nil && err != errStopRecords && !fileio.IsCorrupt(err) {
 		return 0, err
 	}
 	return c.FirstOffset, nil

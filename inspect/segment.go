@@ -313,7 +313,7 @@ func EntryLeadsNowhere(start int64, found bool, err error) bool {
 // before it, and is returned as the error (a *fileio.CorruptError).
 func LogEnd(it *LogIterator, log io.ReaderAt, name string, size, base int64, idx *indexfmt.OffsetIndex) (SegmentEnd, error) {
 	end, start, err := ReadNextOffset(it, log, name, size, base, idx)
-	if start >= 0 && err != nil && !isDamage(err) {
+	if start >= 0 && err != nil && !fileio.IsCorrupt(err) {
 		return end, err // a read error, not an answer
 	}
 	if EntryLeadsNowhere(start, end.HasBatch, err) {

@@ -325,7 +325,7 @@ func offsetIndexStats(x *indexfmt.OffsetIndex) (IndexStats, error) {
 func (s *SegmentSummary) first(it *LogIterator, f *fileio.File, dec *record.RecordDecoder) error {
 	it.Reset(f, nil, 0)
 	if !it.Next() {
-		if err := it.Err(); err != nil && !isDamage(err) {
+		if err := it.Err(); err != nil && !fileio.IsCorrupt(err) {
 			return err
 		}
 		return nil // no batch; the tail scan reports the damage
@@ -335,7 +335,7 @@ func (s *SegmentSummary) first(it *LogIterator, f *fileio.File, dec *record.Reco
 	s.FirstTimestamp = headerFirstTimestamp(b)
 	entry, err := it.Entry()
 	if err != nil {
-		if isDamage(err) {
+		if fileio.IsCorrupt(err) {
 			return nil
 		}
 		return err
@@ -346,7 +346,7 @@ func (s *SegmentSummary) first(it *LogIterator, f *fileio.File, dec *record.Reco
 		s.FirstOffset, s.FirstTimestamp = r.Offset, max(r.Timestamp, -1)
 		return errStopRecords
 	})
-	if err != nil && !errors.Is(err, errStopRecords) && !isDamage(err) {
+	if err != nil && !errors.Is(err, errStopRecords) && !fileio.IsCorrupt(err) {
 		return err
 	}
 	return nil
@@ -389,12 +389,12 @@ func (s *SegmentSummary) scan(it *LogIterator, f *fileio.File, start int64, prob
 		c := record.HeaderCount(b)
 		if c.FromRecords() {
 			entry, err := it.Entry()
-			if err != nil && !isDamage(err) {
+			if err != nil && !fileio.IsCorrupt(err) {
 				return t, err
 			}
 			if err == nil {
 				err = dec.Records(f.Name, entry, b, func(r *record.Record) error { c.Record(r); return nil })
-				if err != nil && !isDamage(err) {
+				if err != nil && !fileio.IsCorrupt(err) {
 					return t, err
 				}
 			}
@@ -404,7 +404,7 @@ func (s *SegmentSummary) scan(it *LogIterator, f *fileio.File, start int64, prob
 		m.Advance(counted, b.End())
 	}
 	if err := it.Err(); err != nil {
-		if !isDamage(err) {
+		if !fileio.IsCorrupt(err) {
 			return t, err
 		}
 		t.damage = err

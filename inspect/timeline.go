@@ -80,7 +80,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 	defer seg.Close()
 	st := SegmentTraffic{BaseOffset: seg.BaseOffset}
 	next, err := seg.NextOffset()
-	if err != nil && !isDamage(err) {
+	if err != nil && !fileio.IsCorrupt(err) {
 		return st, err
 	}
 	if err != nil {
@@ -121,7 +121,7 @@ func SegmentTrafficOf(sf SegmentFiles) (SegmentTraffic, error) {
 		pos := seg.LogSize
 		if end < next {
 			b, found, err := fetch.lookup(end)
-			if err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
+			if err != nil && !errors.Is(err, fileio.ErrTorn) && !fileio.IsCorrupt(err) {
 				return st, err
 			}
 			m := fetch.misleading
@@ -185,7 +185,7 @@ func batchMarks(seg *Segment, st *SegmentTraffic) error {
 		end = max(end, b.NextOffset())
 		marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: b.Position + b.Size})
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) && !isDamage(err) {
+	if err := sc.Err(); err != nil && !errors.Is(err, fileio.ErrTorn) && !fileio.IsCorrupt(err) {
 		return err
 	}
 	st.Marks = append(marks, TrafficMark{Timestamp: maxTS, EndOffset: end, EndPosition: seg.LogSize})

@@ -94,6 +94,22 @@ func (w WalkBatch) CRCDamage() Damage {
 		Err: fileio.Corruptf(w.Segment.Log, b.Position, fileio.ErrCRC, "stored crc %d does not match the computed %d", b.CRC, record.ComputeCRC(b.Magic, w.Entry))}
 }
 
+// Records decodes the batch's records with dec, calling fn for each. A
+// batch whose records do not decode is damage, as a batch whose bytes
+// cannot be read is: it is returned as the Damage of the whole batch (its
+// Err the *CorruptError naming the file and position), after fn saw the
+// records before the failure. Any other error (from fn, or reading) is
+// returned as it is. Every reader of records (dump-log, find, diff) takes
+// undecodable records this way.
+func (w WalkBatch) Records(dec *record.RecordDecoder, fn func(*record.Record) error) (*Damage, error) {
+	err := dec.Records(w.Segment.Log, w.Entry, w.Batch, fn)
+	if err == nil || !fileio.IsCorrupt(err) {
+		return nil, err
+	}
+	b := w.Batch
+	return &Damage{Segment: w.Segment, Position: b.Position, End: b.End(), Err: err}, nil
+}
+
 // Walk reads the batches of p in offset order within r, opening each
 // segment's .log for sequential reading (pread through one window) and
 // using the indexes only to find where to start, so only the bytes in range
@@ -197,7 +213,7 @@ func (p *Partition) walk(r LogRange, fn func(WalkBatch) error, damage func(Damag
 		m.Done(&counted, f.Size()-from)
 		f.Close()
 		if err != nil {
-			if !isDamage(err) {
+			if !fileio.IsCorrupt(err) {
 				return err
 			}
 			if firstErr == nil {
@@ -285,10 +301,4 @@ func walkSegment(it *LogIterator, from int64, r LogRange, minTS int64, seen *int
 		return it.hard, err
 	}
 	return false, nil
-}
-
-// isDamage reports a *CorruptError: bad data, as opposed to an I/O failure.
-func isDamage(err error) bool {
-	var ce *fileio.CorruptError
-	return errors.As(err, &ce)
 }

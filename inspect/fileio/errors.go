@@ -75,3 +75,20 @@ func ReadError(name string, pos int64, err error) error {
 	}
 	return &CorruptError{File: name, Position: pos, Offset: -1, Err: err}
 }
+
+// IsCorrupt reports whether err is (or wraps) a *CorruptError: bad data,
+// as opposed to an I/O failure.
+func IsCorrupt(err error) bool {
+	var ce *CorruptError
+	return errors.As(err, &ce)
+}
+
+// CorruptDetail is what is wrong, without the file and position a
+// message gives apart: a *CorruptError's Err, else err's whole text.
+func CorruptDetail(err error) string {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return ce.Err.Error()
+	}
+	return err.Error()
+}

@@ -19,9 +19,7 @@ package find
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -166,23 +164,14 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 		jobs[i] = &job{events: make(chan Event, 64)}
 	}
 	var stop atomic.Bool
-	var read atomic.Int64
-	var total int64
-	if opts.Progress != nil {
+	meter := inspect.NewMeter(opts.Progress, func() int64 {
+		var total int64
 		for _, p := range parts {
-			for _, sf := range p.Segments {
-				if fi, err := os.Stat(sf.Log); err == nil && sf.Log != "" {
-					total += fi.Size()
-				}
-			}
+			total += inspect.LogBytes(p.Segments, 0)
 		}
-		defer opts.Progress(total, total)
-	}
-	advance := func(n int64) {
-		if opts.Progress != nil {
-			opts.Progress(min(read.Add(n), total), total)
-		}
-	}
+		return total
+	})
+	defer meter.Finish()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
@@ -216,7 +205,7 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 						return errStop
 					}
 				}
-				if err := searchPartition(p, &opts, send, advance); err != nil && !errors.Is(err, errStop) {
+				if err := searchPartition(p, &opts, send, meter); err != nil && !errors.Is(err, errStop) {
 					j.err = err
 				}
 				close(j.events)
@@ -258,7 +247,7 @@ func Search(parts []*inspect.Partition, opts Options, fn func(Event) error) (Res
 // searchPartition walks p segment by segment, so that damage in one
 // segment is reported and the search goes on with the next (the broker's
 // recovery, too, judges each segment on its own).
-func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error, advance func(int64)) error {
+func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error, meter *inspect.Meter) error {
 	f := &opts.Filter
 	var dec record.RecordDecoder
 	var pending []Match
@@ -290,11 +279,11 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		one.Segments = p.Segments[i : i+1]
 		rng := inspect.LogRange{ToOffset: f.ToOffset}
 		indexed := sf.BaseOffset >= logStart
-		if opts.Progress != nil {
-			last := int64(0)
+		var counted, read int64 // of this segment: reported to meter, read
+		if meter != nil {
 			rng.Progress = func(done, _ int64) {
-				advance(done - last)
-				last = done
+				read = done
+				meter.Advance(&counted, done)
 			}
 		}
 		if f.FromTime != nil && *f.FromTime >= 0 && indexed {
@@ -312,11 +301,10 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 			}
 		}
 		damaged := false
-		// damage reports batch b as damage (err): with Salvage the search
-		// goes on past it, else the rest of the segment is not searched.
-		damage := func(b *record.Batch, err error) error {
+		// damage reports d: with Salvage the search goes on past it, else
+		// the rest of the segment is not searched.
+		damage := func(d inspect.Damage) error {
 			damaged = true
-			d := inspect.Damage{Segment: sf, Position: b.Position, End: b.End(), Err: err}
 			if !opts.Salvage {
 				d.End = -1 // the rest of the segment is not searched
 			}
@@ -335,27 +323,21 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 			}
 			pending = nil // sent matches belong to the receiver
 			if !w.CRCValid {
-				// Its bytes are not what was written: a consumer's CRC
-				// check refuses the batch (DefaultRecordBatch.ensureValid)
-				// and broker recovery truncates the segment there.
-				return damage(b, &fileio.CorruptError{File: w.Segment.Log, Position: b.Position, Offset: -1,
-					Err: fmt.Errorf("%w: stored crc %d does not match the computed %d", fileio.ErrCRC, b.CRC, record.ComputeCRC(b.Magic, w.Entry))})
+				return damage(w.CRCDamage())
 			}
 			count := record.HeaderCount(b)
-			err := dec.Records(w.Segment.Log, w.Entry, b, func(r *record.Record) error {
+			d, err := w.Records(&dec, func(r *record.Record) error {
 				count.Record(r)
 				if f.Match(r) {
 					pending = append(pending, Match{Partition: p, Segment: sf, Batch: *b, Record: r.Clone()})
 				}
 				return nil
 			})
-			if err != nil {
-				var ce *fileio.CorruptError
-				if !errors.As(err, &ce) {
-					return err
-				}
-				// Records that do not decode: the batch is damage.
-				return damage(b, err)
+			switch {
+			case err != nil:
+				return err
+			case d != nil:
+				return damage(*d)
 			}
 			for k := range pending {
 				pending[k].BatchBaseOffset = count.FirstOffset
@@ -373,17 +355,18 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 		} else {
 			err = one.Walk(rng, visit)
 		}
+		meter.Done(&counted, read)
 		if sendErr != nil {
 			return sendErr
 		}
 		switch {
 		case err == nil, errors.Is(err, errSkipSegment):
-		case isDamage(err) && !damaged:
+		case fileio.IsCorrupt(err) && !damaged:
 			d := inspect.Damage{Segment: sf, Position: damagePosition(err), End: -1, Err: err}
 			if err := send(Event{Partition: p, Damage: &d}); err != nil {
 				return err
 			}
-		case isDamage(err):
+		case fileio.IsCorrupt(err):
 		default:
 			return err
 		}
@@ -392,11 +375,6 @@ func searchPartition(p *inspect.Partition, opts *Options, send func(Event) error
 }
 
 var errSkipSegment = errors.New("skip the rest of the segment")
-
-func isDamage(err error) bool {
-	var ce *fileio.CorruptError
-	return errors.As(err, &ce)
-}
 
 func damagePosition(err error) int64 {
 	var ce *fileio.CorruptError

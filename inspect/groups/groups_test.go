@@ -2,6 +2,7 @@ package groups_test
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -546,5 +547,53 @@ func TestStateBytesPerOffset(t *testing.T) {
 			t.Errorf("%+v: %d offsets held in %d bytes", o, st.Len(), b)
 		}
 		runtime.KeepAlive(st)
+	}
+}
+
+// TestGroupsLagAgainstTheDataDirectory: Groups, as a Go caller sees it,
+// replays a data directory's __consumer_offsets partitions and gives each
+// committed offset the lag behind its partition's log end offset when
+// that partition is in the directory (none for a negative offset, none
+// for a partition that is not there), counting the groups; a target
+// without a __consumer_offsets partition is ErrNoPartitions.
+func TestGroupsLagAgainstTheDataDirectory(t *testing.T) {
+	root := t.TempDir()
+	m, err := kafkagen.Generate(filepath.Join(root, "orders-0"), kafkagen.Options{Seed: 2, Segments: 1, Batches: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s logBuilder
+	s.batch(-1, false, commit("a", "orders", 0, 3, 4, 1, ""), commit("a", "orders", 9, 3, 4, 1, ""), commit("b", "orders", 0, 3, -1, 1, ""))
+	writePartition(t, filepath.Join(root, "__consumer_offsets-0"), &s)
+	tg, err := inspect.Resolve(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := groups.Groups(tg, groups.Options{})
+	if err != nil || len(r.Damaged) != 0 {
+		t.Fatalf("%v %v", err, r)
+	}
+	var got []string
+	n, err := r.EachLagged(func(l groups.Lagged) error {
+		s := fmt.Sprintf("%s/%d", l.Group, l.Partition)
+		if l.LogEndOffset != nil {
+			s += fmt.Sprintf(" leo=%d", *l.LogEndOffset)
+		}
+		if l.Lag != nil {
+			s += fmt.Sprintf(" lag=%d", *l.Lag)
+		}
+		got = append(got, s)
+		return nil
+	})
+	want := []string{fmt.Sprintf("a/0 leo=%d lag=%d", m.LogEndOffset, m.LogEndOffset-4), "a/9", fmt.Sprintf("b/0 leo=%d", m.LogEndOffset)}
+	if err != nil || n != 2 || strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("%d groups: %q, want %q (%v)", n, got, want, err)
+	}
+	other, err := inspect.Resolve(filepath.Join(root, "orders-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := groups.Groups(other, groups.Options{}); !errors.Is(err, groups.ErrNoPartitions) {
+		t.Errorf("no __consumer_offsets partition: %v", err)
 	}
 }

@@ -141,7 +141,7 @@ func (l *loader) extent() error {
 	}
 	defer s.Close()
 	end, err := s.NextOffset()
-	if err != nil && !isDamage(err) {
+	if err != nil && !fileio.IsCorrupt(err) {
 		return err
 	}
 	l.im.LogEndOffset = end
@@ -204,7 +204,7 @@ func (l *loader) lastAtOrBefore(ts int64) (int64, error) {
 					}
 					return nil
 				})
-				if err != nil && !isDamage(err) {
+				if err != nil && !fileio.IsCorrupt(err) {
 					s.Close()
 					return 0, err
 				}
@@ -213,7 +213,7 @@ func (l *loader) lastAtOrBefore(ts int64) (int64, error) {
 		err = it.Err()
 		s.Close()
 		if err != nil {
-			if isDamage(err) {
+			if fileio.IsCorrupt(err) {
 				break // the image stops there too
 			}
 			return 0, err
@@ -346,7 +346,7 @@ func (l *loader) replayLog(progress func(done, total int64)) error {
 		im.OpenTransaction = tx.first
 	}
 	if err != nil {
-		if !isDamage(err) {
+		if !fileio.IsCorrupt(err) {
 			return err
 		}
 		im.Damage = err
@@ -449,11 +449,6 @@ func ruleText(err error) string {
 		return err.Error()[len(errRule.Error())+2:]
 	}
 	return err.Error()
-}
-
-func isDamage(err error) bool {
-	var ce *fileio.CorruptError
-	return errors.As(err, &ce)
 }
 
 func ptr[T any](v T) *T { return &v }

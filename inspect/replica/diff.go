@@ -81,7 +81,7 @@ func Open(p *inspect.Partition) (*Replica, error) {
 	}
 	if r.EpochSource == "" {
 		c, err := CacheFromBatches(p)
-		if err != nil && !isDamage(err) {
+		if err != nil && !fileio.IsCorrupt(err) {
 			return nil, err
 		}
 		r.Epochs, r.EpochSource = c, "batches"
@@ -131,7 +131,7 @@ func (r *Replica) matchEpochs(path string, cp *sidefile.LeaderEpochCheckpoint) e
 		err = it.Err()
 		it.Close()
 		seg.Close()
-		if err != nil && !isDamage(err) {
+		if err != nil && !fileio.IsCorrupt(err) {
 			return err
 		}
 	}
@@ -297,7 +297,7 @@ func Compare(left, right *Replica, opts Options, fn func(Difference) error) (*Di
 	}
 	for _, c := range []*cursor{lc, rc} {
 		if c.err != nil {
-			if !isDamage(c.err) {
+			if !fileio.IsCorrupt(c.err) {
 				return d, c.err
 			}
 			d.Damage = append(d.Damage, c.err)
@@ -345,11 +345,6 @@ func sameRecord(a, b *record.Record) bool {
 }
 
 func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
-
-func isDamage(err error) bool {
-	var ce *fileio.CorruptError
-	return errors.As(err, &ce)
-}
 
 // cursor reads one replica's records from an offset on, in offset order,
 // in a goroutine (Partition.Walk and RecordDecoder), a batch at a time.
@@ -425,19 +420,18 @@ func stream(p *inspect.Partition, from, logStart int64, salvage bool) *cursor {
 				br.first = w.Batch.BaseOffset // kept by the cleaner (MemoryRecords.filterTo)
 			}
 			b := *w.Batch
-			err := dec.Records(w.Segment.Log, w.Entry, w.Batch, func(r *record.Record) error {
+			d, err := w.Records(&dec, func(r *record.Record) error {
 				br.first = min(br.first, r.Offset)
 				if r.Offset >= from {
 					br.recs = append(br.recs, &Record{Segment: w.Segment, Batch: b, Record: r.Clone()})
 				}
 				return nil
 			})
-			if err != nil {
-				if !isDamage(err) {
-					return err
-				}
-				// Records that do not decode: the batch is damage.
-				damage(inspect.Damage{Segment: w.Segment, Position: b.Position, End: b.End(), Err: err})
+			switch {
+			case err != nil:
+				return err
+			case d != nil:
+				damage(*d)
 				return nil
 			}
 			if br.last >= from {

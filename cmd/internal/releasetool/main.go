@@ -58,52 +58,71 @@ func run(args []string) error {
 	if *version == "" {
 		*version = release.Describe(ctx, *dir)
 	}
+	f := flags{goCmd: *goCmd, dir: *dir, version: *version}
 	switch args[0] {
 	case "build":
-		var p release.Platform
-		if *goos != "" || *arch != "" {
-			p = release.Platform{OS: *goos, Arch: *arch}
-			if p.OS == "" {
-				p.OS = runtime.GOOS
-			}
-			if p.Arch == "" {
-				p.Arch = runtime.GOARCH
-			}
-		}
-		return release.Build{Go: *goCmd, Dir: *dir, Platform: p, Version: *version, Out: *out}.Run(ctx)
+		return f.build(ctx, *goos, *arch, *out)
 	case "dist":
-		created, err := release.SourceTime(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		names, err := release.Dist{Go: *goCmd, Dir: *dir, Version: *version, Created: created, Out: *out}.Run(ctx)
-		if err != nil {
-			return err
-		}
-		for _, n := range names {
-			fmt.Println(filepath.Join(*out, n))
-		}
-		return nil
-	default:
-		if *out == "" {
-			return fmt.Errorf("image: -o is required")
-		}
-		p := release.Platform{OS: "linux", Arch: *arch}
-		if *binary == "" {
-			tmp, err := os.MkdirTemp("", "kseg-image-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			*binary = filepath.Join(tmp, release.BinaryName(p))
-			if err := (release.Build{Go: *goCmd, Dir: *dir, Platform: p, Version: *version, Out: *binary}).Run(ctx); err != nil {
-				return err
-			}
-		}
-		created, err := release.SourceTime(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		return release.Image{Binary: *binary, Platform: p, Version: *version, Created: created}.Write(*out)
+		return f.dist(ctx, *out)
 	}
+	return f.image(ctx, *arch, *binary, *out)
+}
+
+// flags are the flags every subcommand has.
+type flags struct{ goCmd, dir, version string }
+
+// build builds one binary for goos/goarch (default: this machine's).
+func (f flags) build(ctx context.Context, goos, arch, out string) error {
+	var p release.Platform
+	if goos != "" || arch != "" {
+		p = release.Platform{OS: goos, Arch: arch}
+		if p.OS == "" {
+			p.OS = runtime.GOOS
+		}
+		if p.Arch == "" {
+			p.Arch = runtime.GOARCH
+		}
+	}
+	return release.Build{Go: f.goCmd, Dir: f.dir, Platform: p, Version: f.version, Out: out}.Run(ctx)
+}
+
+// dist writes the release directory out and prints the files written.
+func (f flags) dist(ctx context.Context, out string) error {
+	created, err := release.SourceTime(ctx, f.dir)
+	if err != nil {
+		return err
+	}
+	names, err := release.Dist{Go: f.goCmd, Dir: f.dir, Version: f.version, Created: created, Out: out}.Run(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		fmt.Println(filepath.Join(out, n))
+	}
+	return nil
+}
+
+// image writes the image tarball out, of binary (default: one built for
+// linux/arch).
+func (f flags) image(ctx context.Context, arch, binary, out string) error {
+	if out == "" {
+		return fmt.Errorf("image: -o is required")
+	}
+	p := release.Platform{OS: "linux", Arch: arch}
+	if binary == "" {
+		tmp, err := os.MkdirTemp("", "kseg-image-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		binary = filepath.Join(tmp, release.BinaryName(p))
+		if err := (release.Build{Go: f.goCmd, Dir: f.dir, Platform: p, Version: f.version, Out: binary}).Run(ctx); err != nil {
+			return err
+		}
+	}
+	created, err := release.SourceTime(ctx, f.dir)
+	if err != nil {
+		return err
+	}
+	return release.Image{Binary: binary, Platform: p, Version: f.version, Created: created}.Write(out)
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/kseg/kseg/inspect"
+	"github.com/kseg/kseg/inspect/listing"
 	"github.com/kseg/kseg/inspect/topicconfig"
 	"github.com/kseg/kseg/verify"
 )
@@ -231,23 +232,12 @@ func (b *builder) partitions() error {
 
 // partitionLine is a partition's row: ls's fields and status.
 func partitionLine(p *inspect.Partition, sums []inspect.SegmentSummary) *PartitionLine {
-	l := &PartitionLine{Kind: "partition", Dir: p.Dir, Name: p.Name(), Segments: len(sums), Status: inspect.PartitionStatus(p, sums).String()}
+	s := listing.Sum(p, sums)
+	l := &PartitionLine{Kind: "partition", Dir: p.Dir, Name: p.Name(), Segments: s.Segments, Status: s.Status.String(),
+		BaseOffset: s.BaseOffset, LastOffset: s.LastOffset, NextOffset: s.NextOffset,
+		FirstTimestamp: s.FirstTimestamp, LastTimestamp: s.LastTimestamp, LogBytes: s.LogBytes}
 	if p.Topic != "" {
 		l.Topic, l.Partition = &p.Topic, &p.Partition
-	}
-	for i := range sums {
-		s := &sums[i]
-		if i == 0 {
-			l.BaseOffset, l.NextOffset = s.Files.BaseOffset, s.NextOffset
-		}
-		l.NextOffset = max(l.NextOffset, s.NextOffset)
-		if s.LastOffset >= 0 {
-			l.LastOffset, l.LastTimestamp = ptr(s.LastOffset), orNull(s.LastTimestamp)
-		}
-		if l.FirstTimestamp == nil && s.FirstTimestamp >= 0 {
-			l.FirstTimestamp = ptr(s.FirstTimestamp)
-		}
-		l.LogBytes += s.LogBytes
 	}
 	return l
 }
@@ -315,11 +305,3 @@ func (b *builder) absent(id, title, command, why string) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// orNull is &v, or nil when v is -1 (Kafka's "none").
-func orNull(v int64) *int64 {
-	if v < 0 {
-		return nil
-	}
-	return &v
-}
