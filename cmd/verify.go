@@ -145,40 +145,9 @@ func newVerifyCommand(ios *IOStreams) *cobra.Command {
 	return c
 }
 
-// findingJSON is the contract's finding line ("kind":"finding"), made
-// from a verify.Finding; the table and CSV columns read it too.
-type findingJSON struct {
-	Kind              string `json:"kind"`
-	Severity          string `json:"severity"`
-	Check             string `json:"check"`
-	File              string `json:"file"`
-	SegmentBaseOffset *int64 `json:"segment_base_offset"`
-	Position          *int64 `json:"position"`
-	Offset            *int64 `json:"offset"`
-	Message           string `json:"message"`
-}
-
-func findingLine(f verify.Finding) findingJSON {
-	return findingJSON{Kind: "finding", Severity: f.Severity, Check: f.Check, File: f.File,
-		SegmentBaseOffset: f.SegmentBaseOffset, Position: f.Position, Offset: f.Offset, Message: f.Message}
-}
-
-// summaryJSON is the contract's summary line ("kind":"summary").
-type summaryJSON struct {
-	Kind       string `json:"kind"`
-	Partitions int    `json:"partitions"`
-	Segments   int    `json:"segments"`
-	Batches    int64  `json:"batches"`
-	Bytes      int64  `json:"bytes"`
-	Errors     int    `json:"errors"`
-	Warnings   int    `json:"warnings"`
-	Infos      int    `json:"infos"`
-}
-
-func summaryLine(s verify.Summary) summaryJSON {
-	return summaryJSON{Kind: "summary", Partitions: s.Partitions, Segments: s.Segments, Batches: s.Batches, Bytes: s.Bytes,
-		Errors: s.Errors, Warnings: s.Warnings, Infos: s.Infos}
-}
+// findingJSON is the contract's finding line; the table and CSV columns
+// read it too.
+type findingJSON = verify.FindingLine
 
 // severityStyle colours the severity cell of a table on a terminal.
 func severityStyle(f findingJSON) []color.Attribute {
@@ -281,9 +250,7 @@ func verifyTargets(ios *IOStreams, opts verifyOptions, targets []*inspect.Target
 		vopts.StartPartition = bar.partition
 		sum, err := verify.Run(t, vopts, emit)
 		bar.done()
-		total = verify.Summary{Partitions: total.Partitions + sum.Partitions, Segments: total.Segments + sum.Segments,
-			Batches: total.Batches + sum.Batches, Bytes: total.Bytes + sum.Bytes,
-			Errors: total.Errors + sum.Errors, Warnings: total.Warnings + sum.Warnings, Infos: total.Infos + sum.Infos}
+		total.Add(sum)
 		if err != nil {
 			return total, fmt.Errorf("verifying %s: %w", t.Path, err)
 		}
@@ -319,7 +286,7 @@ func (s *findingSink) add(f verify.Finding) {
 		s.junit.add(f)
 		return
 	}
-	s.l.Add(findingLine(f))
+	s.l.Add(f.Line())
 }
 
 // close writes what was found (the JUnit report took elapsed to run).
@@ -335,7 +302,7 @@ func (s *findingSink) close(elapsed time.Duration) error {
 func (s *findingSink) summary(total verify.Summary, line string) error {
 	switch s.ios.Format() {
 	case FormatJSON:
-		return newJSONEncoder(s.ios).Encode(summaryLine(total))
+		return newJSONEncoder(s.ios).Encode(total.Line("summary"))
 	case FormatCSV, FormatJUnit:
 		fmt.Fprintf(s.ios.ErrOut, "kseg: %s\n", line)
 	}

@@ -210,9 +210,9 @@ func TestVerifyJobsSameOutput(t *testing.T) {
 
 func TestFindingColumnsMatchJSON(t *testing.T) {
 	b, p, o := int64(368), int64(4096), int64(400)
-	assertColumnsMatchJSON(t, findingLine(verify.Finding{Severity: "error", Check: "index.position", File: "d/x.index",
-		SegmentBaseOffset: &b, Position: &p, Offset: &o, Message: "m"}), findingColumns)
-	assertColumnsMatchJSON(t, findingLine(verify.Finding{Severity: "warning", Check: "index.missing", File: "d/x.index", Message: "m"}), findingColumns)
+	assertColumnsMatchJSON(t, verify.Finding{Severity: "error", Check: "index.position", File: "d/x.index",
+		SegmentBaseOffset: &b, Position: &p, Offset: &o, Message: "m"}.Line(), findingColumns)
+	assertColumnsMatchJSON(t, verify.Finding{Severity: "warning", Check: "index.missing", File: "d/x.index", Message: "m"}.Line(), findingColumns)
 }
 
 // The contract's finding, summary and recovery_plan lines, field by field
@@ -223,9 +223,9 @@ func TestVerifyJSONLines(t *testing.T) {
 		v    any
 		want string
 	}{
-		{findingLine(verify.Finding{Severity: verify.SeverityError, Check: verify.LogCRC, File: "d/00000000000000000000.log", SegmentBaseOffset: &zero, Position: &pos}),
+		{verify.Finding{Severity: verify.SeverityError, Check: verify.LogCRC, File: "d/00000000000000000000.log", SegmentBaseOffset: &zero, Position: &pos}.Line(),
 			`{"kind":"finding","severity":"error","check":"log.crc","file":"d/00000000000000000000.log","segment_base_offset":0,"position":61,"offset":null,"message":""}`},
-		{summaryLine(verify.Summary{Partitions: 1, Segments: 2, Batches: 3, Bytes: 4, Errors: 5, Warnings: 6}),
+		{verify.Summary{Partitions: 1, Segments: 2, Batches: 3, Bytes: 4, Errors: 5, Warnings: 6}.Line("summary"),
 			`{"kind":"summary","partitions":1,"segments":2,"batches":3,"bytes":4,"errors":5,"warnings":6,"infos":0}`},
 		{recoveryPlanLine(verify.StartupRecovery{Partition: "a-0", Dir: "d/a-0", RecoveryPointSource: "absent", Bytes: 3000,
 			Estimate: &verify.RecoveryEstimate{ScanRateBytesPerSecond: 1500, Seconds: 2}}),

@@ -161,6 +161,25 @@ type Finding struct {
 	Message           string
 }
 
+// FindingLine is the contract's finding line ("kind":"finding"): verify's
+// JSON line, and the report's before its partition directory.
+type FindingLine struct {
+	Kind              string `json:"kind"` // "finding"
+	Severity          string `json:"severity"`
+	Check             string `json:"check"`
+	File              string `json:"file"`
+	SegmentBaseOffset *int64 `json:"segment_base_offset"`
+	Position          *int64 `json:"position"`
+	Offset            *int64 `json:"offset"`
+	Message           string `json:"message"`
+}
+
+// Line is the finding as the contract's finding line.
+func (f Finding) Line() FindingLine {
+	return FindingLine{Kind: "finding", Severity: f.Severity, Check: f.Check, File: f.File,
+		SegmentBaseOffset: f.SegmentBaseOffset, Position: f.Position, Offset: f.Offset, Message: f.Message}
+}
+
 // IsError reports whether the finding has error severity.
 func (f *Finding) IsError() bool { return f.Severity == SeverityError }
 
@@ -179,6 +198,37 @@ type Summary struct {
 	Infos      int
 
 	rescanned int64 // segmentResult.rescanned, summed (tests bound it)
+}
+
+// Add sums another run's summary into s (verify over several PATHs).
+func (s *Summary) Add(o Summary) {
+	s.Partitions += o.Partitions
+	s.Segments += o.Segments
+	s.Batches += o.Batches
+	s.Bytes += o.Bytes
+	s.Errors += o.Errors
+	s.Warnings += o.Warnings
+	s.Infos += o.Infos
+	s.rescanned += o.rescanned
+}
+
+// SummaryLine is the contract's summary line: verify's ("kind":"summary")
+// and the report's ("kind":"verify_summary").
+type SummaryLine struct {
+	Kind       string `json:"kind"`
+	Partitions int    `json:"partitions"`
+	Segments   int    `json:"segments"`
+	Batches    int64  `json:"batches"`
+	Bytes      int64  `json:"bytes"`
+	Errors     int    `json:"errors"`
+	Warnings   int    `json:"warnings"`
+	Infos      int    `json:"infos"`
+}
+
+// Line is the summary as the contract's line of the given kind.
+func (s Summary) Line(kind string) SummaryLine {
+	return SummaryLine{Kind: kind, Partitions: s.Partitions, Segments: s.Segments, Batches: s.Batches, Bytes: s.Bytes,
+		Errors: s.Errors, Warnings: s.Warnings, Infos: s.Infos}
 }
 
 func ptr(v int64) *int64 { return &v }

@@ -1,5 +1,7 @@
 package report
 
+import "github.com/kseg/kseg/verify"
+
 // The report's lines (kseg report -o json prints them, the page is drawn
 // from them). Field names are those of the commands' JSON lines where
 // they mean the same (docs/cli-contract.md, "kseg report").
@@ -57,28 +59,12 @@ type PartitionLine struct {
 // FindingLine is verify's finding line, with the partition directory it
 // belongs to (null for a data directory's own files).
 type FindingLine struct {
-	Kind              string  `json:"kind"` // "finding"
-	Severity          string  `json:"severity"`
-	Check             string  `json:"check"`
-	File              string  `json:"file"`
-	SegmentBaseOffset *int64  `json:"segment_base_offset"`
-	Position          *int64  `json:"position"`
-	Offset            *int64  `json:"offset"`
-	Message           string  `json:"message"`
-	PartitionDir      *string `json:"partition_dir"`
+	verify.FindingLine
+	PartitionDir *string `json:"partition_dir"`
 }
 
-// VerifySummaryLine is verify's summary line.
-type VerifySummaryLine struct {
-	Kind       string `json:"kind"` // "verify_summary"
-	Partitions int    `json:"partitions"`
-	Segments   int    `json:"segments"`
-	Batches    int64  `json:"batches"`
-	Bytes      int64  `json:"bytes"`
-	Errors     int    `json:"errors"`
-	Warnings   int    `json:"warnings"`
-	Infos      int    `json:"infos"`
-}
+// VerifySummaryLine is verify's summary line, of kind "verify_summary".
+type VerifySummaryLine = verify.SummaryLine
 
 // TrafficLine is one chart: a topic's (its partitions summed) or a
 // partition's offsets and log bytes per bucket, the buckets of every

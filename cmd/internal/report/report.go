@@ -250,8 +250,7 @@ func (b *builder) findings() error {
 	for _, t := range b.targets {
 		vopts := verify.Options{Jobs: b.opts.Jobs, SideFiles: true, Progress: b.opts.progress("verify")}
 		sum, err := verify.Run(t, vopts, func(f verify.Finding) {
-			line := &FindingLine{Kind: "finding", Severity: f.Severity, Check: f.Check, File: f.File,
-				SegmentBaseOffset: f.SegmentBaseOffset, Position: f.Position, Offset: f.Offset, Message: f.Message}
+			line := &FindingLine{FindingLine: f.Line()}
 			if p := b.partitionOf(f.File); p != nil {
 				line.PartitionDir = &p.Dir
 				switch f.Severity {
@@ -268,20 +267,13 @@ func (b *builder) findings() error {
 		if err != nil {
 			return fmt.Errorf("verifying %s: %w", t.Path, err)
 		}
-		total.Partitions += sum.Partitions
-		total.Segments += sum.Segments
-		total.Batches += sum.Batches
-		total.Bytes += sum.Bytes
-		total.Errors += sum.Errors
-		total.Warnings += sum.Warnings
-		total.Infos += sum.Infos
+		total.Add(sum)
 	}
 	b.rep.Errors, b.rep.Warnings, b.rep.Infos = total.Errors, total.Warnings, total.Infos
 	s := &SectionLine{Kind: "section", ID: SectionFindings, Title: "Findings", Present: true,
 		Command: b.command("verify", "--verbose"), Rows: len(lines)}
-	sum := &VerifySummaryLine{Kind: "verify_summary", Partitions: total.Partitions, Segments: total.Segments, Batches: total.Batches,
-		Bytes: total.Bytes, Errors: total.Errors, Warnings: total.Warnings, Infos: total.Infos}
-	b.section(s, append([]Line{sum}, lines...)...)
+	sum := total.Line("verify_summary")
+	b.section(s, append([]Line{&sum}, lines...)...)
 	return nil
 }
 
