@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/spf13/cobra"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -86,6 +87,21 @@ func configSourceText(m map[string]string, keys []string) string {
 		s += fmt.Sprintf("%s=%s", k, m[k])
 	}
 	return s
+}
+
+// newAnalysisCommand wires an analysis command (txns, retention,
+// cleaner): its PATHs, the flags they share, and run.
+func newAnalysisCommand(ios *IOStreams, c *cobra.Command, run func(*IOStreams, analysisOptions, []string) error) *cobra.Command {
+	var opts analysisOptions
+	c.Args = cobra.MinimumNArgs(1)
+	c.RunE = func(_ *cobra.Command, args []string) error {
+		if err := opts.Validate(); err != nil {
+			return err
+		}
+		return run(ios, opts, args)
+	}
+	opts.AddFlags(c.Flags())
+	return c
 }
 
 // runAnalysis resolves the paths, builds the topic configuration and runs

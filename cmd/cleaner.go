@@ -12,8 +12,7 @@ import (
 )
 
 func newCleanerCommand(ios *IOStreams) *cobra.Command {
-	var opts analysisOptions
-	c := &cobra.Command{
+	return newAnalysisCommand(ios, &cobra.Command{
 		Use:   "cleaner PATH...",
 		Short: "What the log cleaner sees of every compacted partition, and whether it would clean it",
 		Long: `Show, for every partition under each PATH whose topic compacts (cleanup.policy
@@ -57,16 +56,7 @@ invalid.`,
 		Example: `  kseg cleaner /var/lib/kafka/data
   kseg cleaner -o json data | jq -c 'select(.would_clean == false)'
   kseg cleaner --config cleanup.policy=compact --config min.compaction.lag.ms=3600000 data/orders-3`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			return runCleaner(ios, opts, args)
-		},
-	}
-	opts.AddFlags(c.Flags())
-	return c
+	}, runCleaner)
 }
 
 type lsoHolderJSON struct {

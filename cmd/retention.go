@@ -11,8 +11,7 @@ import (
 )
 
 func newRetentionCommand(ios *IOStreams) *cobra.Command {
-	var opts analysisOptions
-	c := &cobra.Command{
+	return newAnalysisCommand(ios, &cobra.Command{
 		Use:   "retention PATH...",
 		Short: "What the broker's next retention pass deletes, segment by segment, and why the rest stays",
 		Long: `Run the broker's next retention pass (UnifiedLog.deleteOldSegments) over every
@@ -60,16 +59,7 @@ invalid.`,
 		Example: `  kseg retention /var/lib/kafka/data
   kseg retention --server-properties /etc/kafka/server.properties -o json data | jq -c 'select(.kind=="partition" and .blocked_by != null)'
   kseg retention --at 2024-05-01 --config retention.ms=86400000 data/orders-3`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			return runRetention(ios, opts, args)
-		},
-	}
-	opts.AddFlags(c.Flags())
-	return c
+	}, runRetention)
 }
 
 // retentionSegmentJSON is the contract's segment line.

@@ -59,24 +59,14 @@ Exit 0 when no transaction is late or hanging, 1 when one is, 2 when a PATH
 or a partition could not be read.`
 
 func newTxnsCommand(ios *IOStreams) *cobra.Command {
-	var opts analysisOptions
-	c := &cobra.Command{
+	return newAnalysisCommand(ios, &cobra.Command{
 		Use:   "txns PATH...",
 		Short: "Open transactions and the last stable offset of every partition, as its leader loads them",
 		Long:  txnsLong,
 		Example: `  kseg txns /var/lib/kafka/data
   kseg txns --server-properties /etc/kafka/server.properties -o json data | jq -c 'select(.kind=="open_transaction")'
   kseg txns --at 2024-05-01T10:00:00Z --config transaction.max.timeout.ms=60000 data/orders-3`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			return runTxns(ios, opts, args)
-		},
-	}
-	opts.AddFlags(c.Flags())
-	return c
+	}, runTxns)
 }
 
 // txnCoordinatorJSON is the coordinator object of an open_transaction.
