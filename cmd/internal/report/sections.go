@@ -8,7 +8,6 @@ import (
 
 	"github.com/kseg/kseg/inspect"
 	"github.com/kseg/kseg/inspect/cleaner"
-	"github.com/kseg/kseg/inspect/fileio"
 	"github.com/kseg/kseg/inspect/groups"
 	"github.com/kseg/kseg/inspect/metadata"
 	"github.com/kseg/kseg/inspect/retention"
@@ -86,36 +85,26 @@ func bucketFlag(ms int64) string {
 }
 
 // groups replays the __consumer_offsets partitions of each data directory
-// as kseg groups does, with each committed offset's lag.
+// as kseg groups does (groups.Groups), with each committed offset's lag.
 func (b *builder) groups() {
 	var lines []Line
 	var cmds, notes []string
 	for _, t := range b.targets {
-		parts := groups.Partitions(t)
-		if len(parts) == 0 {
+		r, err := groups.Groups(t, groups.Options{At: b.opts.At})
+		if errors.Is(err, groups.ErrNoPartitions) {
 			continue
 		}
-		inspect.SortPartitions(parts)
 		cmds = append(cmds, commandLine(append(append([]string{"groups"}, b.atFlag()...), t.Path)...))
-		st := groups.NewState()
-		for _, p := range parts {
-			if err := st.Load(p, groups.Options{At: b.opts.At}); err != nil {
-				var ce *fileio.CorruptError
-				if !errors.As(err, &ce) {
-					notes = append(notes, err.Error())
-					continue
-				}
-				notes = append(notes, fmt.Sprintf("%v; the offsets after the damage in that segment are not applied", err))
-			}
+		if err != nil {
+			notes = append(notes, err.Error())
+			continue
 		}
-		leos := groups.NewEndOffsets(t.DataDir)
-		_ = st.EachOffset(func(o groups.Offset) error {
-			line := &GroupOffsetLine{Kind: "group_offset", Group: o.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset,
-				CommitTimestamp: o.CommitTimestamp}
-			if leo, ok, err := leos.Of(o.Topic, o.Partition); err == nil && ok {
-				line.LogEndOffset, line.Lag = &leo, groups.Lag(o, leo)
-			}
-			lines = append(lines, line)
+		for _, d := range r.Damaged {
+			notes = append(notes, fmt.Sprintf("%v; the offsets after the damage in that segment are not applied", d))
+		}
+		_, _ = r.EachLagged(func(l groups.Lagged) error {
+			lines = append(lines, &GroupOffsetLine{Kind: "group_offset", Group: l.Group, Topic: l.Topic, Partition: l.Partition,
+				Offset: l.Offset.Offset, CommitTimestamp: l.CommitTimestamp, LogEndOffset: l.LogEndOffset, Lag: l.Lag})
 			return nil
 		})
 	}
