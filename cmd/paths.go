@@ -27,7 +27,7 @@ func resolveTarget(path string) (*inspect.Target, error) {
 			return nil, withHint(fmt.Errorf("%s: no such file or directory", path), hint)
 		}
 		if errors.Is(err, fileio.ErrNotKafka) {
-			if found := dataDirsBelow(path); len(found) > 0 {
+			if found := inspect.DataDirsBelow(path); len(found) > 0 {
 				return nil, withHint(err, foundDataDirsHint(path, found))
 			}
 			return nil, withHint(err, "name a data directory (a log.dirs entry), a partition directory (<topic>-<partition>) or a segment file (.log, .index, .timeindex, .txnindex)")
@@ -37,48 +37,9 @@ func resolveTarget(path string) (*inspect.Target, error) {
 	return t, nil
 }
 
-// foundDataDir is a data directory found below a PATH that is not one.
-type foundDataDir struct {
-	path       string
-	partitions int
-}
-
-// maxDataDirsBelow bounds the directories dataDirsBelow looks into, so
-// that a PATH such as / costs a moment, not a walk of the disk.
-const maxDataDirsBelow = 256
-
-// dataDirsBelow lists the data directories one or two levels below path
-// (a directory holding a broker's log.dirs, or a backup of several
-// brokers), in name order. It reads directory listings only.
-func dataDirsBelow(path string) []foundDataDir {
-	var found []foundDataDir
-	looked := 0
-	var walk func(dir string, depth int)
-	walk = func(dir string, depth int) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			if !e.IsDir() || looked >= maxDataDirsBelow {
-				continue
-			}
-			looked++
-			sub := filepath.Join(dir, e.Name())
-			if t, err := inspect.Resolve(sub); err == nil && t.Kind == "data_dir" && len(t.Partitions) > 0 {
-				found = append(found, foundDataDir{path: sub, partitions: len(t.Partitions)})
-			} else if err != nil && depth < 2 {
-				walk(sub, depth+1)
-			}
-		}
-	}
-	walk(path, 1)
-	return found
-}
-
-// foundDataDirsHint lists what dataDirsBelow found and the commands to
-// run on it, on one line.
-func foundDataDirsHint(path string, found []foundDataDir) string {
+// foundDataDirsHint lists what inspect.DataDirsBelow found and the
+// commands to run on it, on one line.
+func foundDataDirsHint(path string, found []inspect.FoundDataDir) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s holds no partition itself, but data directories below it: ", path)
 	args := make([]string, 0, len(found))
@@ -90,8 +51,8 @@ func foundDataDirsHint(path string, found []foundDataDir) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s (%s)", f.path, countOf(f.partitions, "partition"))
-		args = append(args, f.path)
+		fmt.Fprintf(&b, "%s (%s)", f.Path, countOf(f.Partitions, "partition"))
+		args = append(args, f.Path)
 	}
 	list := strings.Join(args, " ")
 	if len(found) > 3 {
@@ -162,14 +123,4 @@ func collectEach[T any](paths []string, collect func(path string) ([]T, error)) 
 		out = append(out, fs...)
 	}
 	return out, nil
-}
-
-// statPath is os.Stat of a PATH argument, a missing one said in one line
-// naming it.
-func statPath(path string) (os.FileInfo, error) {
-	st, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no such file or directory", path)
-	}
-	return st, err
 }

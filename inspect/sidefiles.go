@@ -98,6 +98,14 @@ func snapshotOffset(name string) (int64, bool) {
 	return off, err == nil
 }
 
+// sortSnapshots orders snapshots by offset, two names of one offset
+// (00070.snapshot and 00000000000000000070.snapshot) by name, whatever
+// order the directory was listed in.
 func sortSnapshots(s []SnapshotFile) {
-	sort.Slice(s, func(i, j int) bool { return s[i].Offset < s[j].Offset })
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].Offset != s[j].Offset {
+			return s[i].Offset < s[j].Offset
+		}
+		return s[i].Path < s[j].Path
+	})
 }
