@@ -150,7 +150,8 @@ type Line struct {
 // Dump reads f and calls fn with each of its lines in file order, as it
 // goes (a leader-epoch-checkpoint of millions of entries is not held
 // first). A file its broker reader refuses is listed as far as it parses;
-// the error then says why, naming the file and byte position.
+// the error then says why, naming the file and byte position. A file no
+// longer there lists nothing.
 func Dump(f File, fn func(Line)) error {
 	base := Line{File: f.Path}
 	switch f.Kind {
@@ -167,7 +168,7 @@ func Dump(f File, fn func(Line)) error {
 		return r.Err
 	case PartitionMetadata:
 		r := sidefile.ReadPartitionMetadata(f.Path)
-		if r.Err == nil {
+		if r.Err == nil && r.Value != nil {
 			l := base
 			l.Kind, l.Version, l.TopicID = "partition_metadata", &r.Value.Version, &r.Value.TopicID
 			fn(l)
