@@ -138,6 +138,7 @@ func TestReadPartitionMatchesSortedListing(t *testing.T) {
 		"abc.log", "-1.index", "99999999999999999999.log", // not segment names
 		"00000000000000000100.snapshot", "leader-epoch-checkpoint", "partition.metadata",
 		"00000000000000000050.snapshot", "00000000000000000010.snapshot", "00000000000000000900.snapshot", "00000000000000000020.snapshot", "abc.snapshot", "00000000000000000070.snapshot.deleted", // snapshots, in no order, and names that are not
+		"0000000000000000050.snapshot", "50.snapshot", "000000000000000000050.snapshot", // one offset, several names: by name
 		"00000000000000000700-0000000002.checkpoint", "00000000000000000300-0000000001.checkpoint", "bootstrap.checkpoint", "00000000000000000800-0000000002.checkpoint.deleted", "x.checkpoint", // KRaft snapshots, and names that are not
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
