@@ -49,25 +49,19 @@ does not fit) lists what can be read, then exits 2 naming the byte position.`,
 	return c
 }
 
+var producerCell = partCell(func(l dumpsnapshot.Line) *dumpsnapshot.Producer { return l.Producer })
+
 func snapshotProducerInt[N ~int16 | ~int32 | ~int64](f func(*dumpsnapshot.Producer) N) func(dumpsnapshot.Line) string {
-	return func(l dumpsnapshot.Line) string {
-		if l.Producer == nil {
-			return ""
-		}
-		return strconv.FormatInt(int64(f(l.Producer)), 10)
-	}
+	return producerCell(func(p *dumpsnapshot.Producer) string { return strconv.FormatInt(int64(f(p)), 10) })
 }
 
 func snapshotProducerOpt[N ~int32 | ~int64](f func(*dumpsnapshot.Producer) *N) func(dumpsnapshot.Line) string {
-	return func(l dumpsnapshot.Line) string {
-		if l.Producer == nil {
-			return ""
-		}
-		if v := f(l.Producer); v != nil {
+	return producerCell(func(p *dumpsnapshot.Producer) string {
+		if v := f(p); v != nil {
 			return strconv.FormatInt(int64(*v), 10)
 		}
 		return "null"
-	}
+	})
 }
 
 var snapshotColumns = []column[dumpsnapshot.Line]{

@@ -235,21 +235,14 @@ func headersText(hs []headerJSON) string {
 }
 
 func runFind(ios *IOStreams, opts findOptions) error {
+	all, err := resolveSortedPartitions(ios, opts.paths, "not searched")
+	if err != nil {
+		return err
+	}
 	var parts []*inspect.Partition
-	for _, path := range opts.paths {
-		t, err := resolveTarget(path)
-		if err != nil {
-			return err
-		}
-		for _, s := range t.Skipped {
-			ios.Warnf("%s: not searched: %s", s.Path, s.Reason)
-		}
-		ps := append([]*inspect.Partition(nil), t.Partitions...)
-		sortPartitions(ps)
-		for _, p := range ps {
-			if len(opts.topics) == 0 || slices.Contains(opts.topics, p.Topic) {
-				parts = append(parts, p)
-			}
+	for _, p := range all {
+		if len(opts.topics) == 0 || slices.Contains(opts.topics, p.Topic) {
+			parts = append(parts, p)
 		}
 	}
 	if len(parts) == 0 {

@@ -390,10 +390,6 @@ func optSizeDisplay[T any](v func(T) *int64) func(T, *IOStreams) string {
 	}
 }
 
-// sortPartitions orders partitions by topic, then partition number
-// (orders-2 before orders-10), then directory name.
-func sortPartitions(ps []*inspect.Partition) { inspect.SortPartitions(ps) }
-
 func runLs(ios *IOStreams, opts lsOptions) error {
 	targets, err := resolveTargets(opts.paths)
 	if err != nil {

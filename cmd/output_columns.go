@@ -114,6 +114,20 @@ func omitIfEmpty[T any](c column[T]) column[T] {
 	return c
 }
 
+// partCell makes the cells of one part of a line that holds one of
+// several: partCell(get)(f) is f of the part get picks, "" for a line
+// without that part.
+func partCell[T, P any](get func(T) *P) func(f func(*P) string) func(T) string {
+	return func(f func(*P) string) func(T) string {
+		return func(l T) string {
+			if p := get(l); p != nil {
+				return f(p)
+			}
+			return ""
+		}
+	}
+}
+
 // textColumn is a left-aligned column of text.
 func textColumn[T any](name string, cell func(T) string) column[T] {
 	return column[T]{name: name, cell: cell}

@@ -100,6 +100,28 @@ func resolveTargets(paths []string) ([]*inspect.Target, error) {
 	})
 }
 
+// resolveSortedPartitions resolves each PATH in turn, says on stderr
+// "<path>: <notUsed>: <reason>" for each file or directory it skipped
+// (notUsed in the command's words: "not searched", "not read"), and
+// returns the partitions, each PATH's in partition order
+// (inspect.SortPartitions). A PATH that does not resolve stops it.
+func resolveSortedPartitions(ios *IOStreams, paths []string, notUsed string) ([]*inspect.Partition, error) {
+	var parts []*inspect.Partition
+	for _, path := range paths {
+		t, err := resolveTarget(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range t.Skipped {
+			ios.Warnf("%s: %s: %s", s.Path, notUsed, s.Reason)
+		}
+		ps := append([]*inspect.Partition(nil), t.Partitions...)
+		inspect.SortPartitions(ps)
+		parts = append(parts, ps...)
+	}
+	return parts, nil
+}
+
 // pathsRunE is the RunE of a command whose arguments are all PATHs
 // (at least one, cobra.MinimumNArgs): it keeps them in *paths and runs
 // run.

@@ -112,23 +112,10 @@ func (l retentionLine) MarshalJSON() ([]byte, error) {
 	return marshalJSON(l.part)
 }
 
-func segCell(f func(*retentionSegmentJSON) string) func(retentionLine) string {
-	return func(l retentionLine) string {
-		if l.seg == nil {
-			return ""
-		}
-		return f(l.seg)
-	}
-}
-
-func retPartCell(f func(*retentionPartitionJSON) string) func(retentionLine) string {
-	return func(l retentionLine) string {
-		if l.part == nil {
-			return ""
-		}
-		return f(l.part)
-	}
-}
+var (
+	segCell     = partCell(func(l retentionLine) *retentionSegmentJSON { return l.seg })
+	retPartCell = partCell(func(l retentionLine) *retentionPartitionJSON { return l.part })
+)
 
 func strText(p *string) string {
 	if p == nil {

@@ -207,18 +207,9 @@ func humanMillis(ms int64) string {
 }
 
 func runTimeline(ios *IOStreams, opts timelineOptions) error {
-	var parts []*inspect.Partition
-	for _, path := range opts.paths {
-		t, err := resolveTarget(path)
-		if err != nil {
-			return err
-		}
-		for _, s := range t.Skipped {
-			ios.Warnf("%s: not read: %s", s.Path, s.Reason)
-		}
-		ps := append([]*inspect.Partition(nil), t.Partitions...)
-		sortPartitions(ps)
-		parts = append(parts, ps...)
+	parts, err := resolveSortedPartitions(ios, opts.paths, "not read")
+	if err != nil {
+		return err
 	}
 	bar := ios.progress("timeline")
 	c, err := inspect.Timeline(parts, inspect.TimelineOptions{Bucket: opts.bucket.Milliseconds(), Buckets: timelineBuckets,

@@ -137,23 +137,10 @@ func (l txnsLine) dir() string {
 	return l.part.PartitionDir
 }
 
-func openCell(f func(*openTxnJSON) string) func(txnsLine) string {
-	return func(l txnsLine) string {
-		if l.open == nil {
-			return ""
-		}
-		return f(l.open)
-	}
-}
-
-func txnPartCell(f func(*txnPartitionJSON) string) func(txnsLine) string {
-	return func(l txnsLine) string {
-		if l.part == nil {
-			return ""
-		}
-		return f(l.part)
-	}
-}
+var (
+	openCell    = partCell(func(l txnsLine) *openTxnJSON { return l.open })
+	txnPartCell = partCell(func(l txnsLine) *txnPartitionJSON { return l.part })
+)
 
 var txnsColumns = []column[txnsLine]{
 	textColumn("kind", func(l txnsLine) string {
