@@ -39,7 +39,7 @@ func searchSteps(tr []inspect.TraceStep) string {
 	for _, s := range tr {
 		switch s.Step {
 		case "probe", "index_entry", "batch":
-			fmt.Fprintf(&b, "%s|", traceMessage(s))
+			fmt.Fprintf(&b, "%s|", s.Message())
 		}
 	}
 	return b.String()
@@ -49,7 +49,7 @@ func searchSteps(tr []inspect.TraceStep) string {
 func traceWords(tr []inspect.TraceStep) string {
 	var b strings.Builder
 	for _, s := range tr {
-		b.WriteString(traceMessage(s) + "\n")
+		b.WriteString(s.Message() + "\n")
 	}
 	return b.String()
 }

@@ -3,8 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -149,7 +147,7 @@ func runMetadata(ios *IOStreams, opts metadataOptions) error {
 		}
 		return err
 	}
-	lines := metadataLines(im, opts.topic)
+	lines := metadataLines(im.Lines(opts.topic))
 	if err := renderMetadata(ios, im, lines); err != nil {
 		return err
 	}
@@ -168,259 +166,18 @@ func runMetadata(ios *IOStreams, opts metadataOptions) error {
 	return nil
 }
 
-// metadataLine is one line of kseg metadata: a *meta*JSON of its kind.
+// metadataLine is one line of kseg metadata: a *metadata.*Line of its
+// kind (Image.Lines), written by the one JSON encoder.
 type metadataLine struct{ v any }
 
 func (l metadataLine) MarshalJSON() ([]byte, error) { return marshalJSON(l.v) }
 
-type metaTopicJSON struct {
-	Kind              string            `json:"kind"`
-	Name              string            `json:"name"`
-	TopicID           string            `json:"topic_id"`
-	Partitions        int               `json:"partitions"`
-	ReplicationFactor int               `json:"replication_factor"`
-	Configs           map[string]string `json:"configs"`
-}
-
-type metaPartitionJSON struct {
-	Kind                string   `json:"kind"`
-	Topic               string   `json:"topic"`
-	TopicID             string   `json:"topic_id"`
-	Partition           int32    `json:"partition"`
-	Replicas            []int32  `json:"replicas"`
-	ISR                 []int32  `json:"isr"`
-	Leader              int32    `json:"leader"`
-	LeaderEpoch         int32    `json:"leader_epoch"`
-	PartitionEpoch      int32    `json:"partition_epoch"`
-	ELR                 []int32  `json:"elr"`
-	LastKnownELR        []int32  `json:"last_known_elr"`
-	Directories         []string `json:"directories"`
-	RemovingReplicas    []int32  `json:"removing_replicas"`
-	AddingReplicas      []int32  `json:"adding_replicas"`
-	LeaderRecoveryState string   `json:"leader_recovery_state"`
-}
-
-type metaEndpointJSON struct {
-	Name             string `json:"name"`
-	Host             string `json:"host"`
-	Port             uint16 `json:"port"`
-	SecurityProtocol string `json:"security_protocol"`
-}
-
-type metaFeatureRangeJSON struct {
-	Name string `json:"name"`
-	Min  int16  `json:"min"`
-	Max  int16  `json:"max"`
-}
-
-type metaBrokerJSON struct {
-	Kind                 string                 `json:"kind"`
-	ID                   int32                  `json:"id"`
-	Epoch                int64                  `json:"epoch"`
-	IncarnationID        string                 `json:"incarnation_id"`
-	Fenced               bool                   `json:"fenced"`
-	InControlledShutdown bool                   `json:"in_controlled_shutdown"`
-	IsMigratingZkBroker  bool                   `json:"is_migrating_zk_broker"`
-	Listeners            []metaEndpointJSON     `json:"listeners"`
-	Rack                 *string                `json:"rack"`
-	LogDirs              []string               `json:"log_dirs"`
-	Features             []metaFeatureRangeJSON `json:"features"`
-}
-
-type metaControllerJSON struct {
-	Kind             string                 `json:"kind"`
-	ID               int32                  `json:"id"`
-	IncarnationID    string                 `json:"incarnation_id"`
-	ZkMigrationReady bool                   `json:"zk_migration_ready"`
-	Listeners        []metaEndpointJSON     `json:"listeners"`
-	Features         []metaFeatureRangeJSON `json:"features"`
-}
-
-type metaConfigJSON struct {
-	Kind         string `json:"kind"`
-	ResourceType string `json:"resource_type"`
-	ResourceName string `json:"resource_name"`
-	Name         string `json:"name"`
-	Value        string `json:"value"`
-}
-
-type metaFeatureJSON struct {
-	Kind  string `json:"kind"`
-	Name  string `json:"name"`
-	Level int16  `json:"level"`
-}
-
-type metaStrayJSON struct {
-	Kind         string `json:"kind"`
-	PartitionDir string `json:"partition_dir"`
-	Topic        string `json:"topic"`
-	Partition    int32  `json:"partition"`
-	TopicID      string `json:"topic_id"`
-	Reason       string `json:"reason"`
-}
-
-type metaUnappliedJSON struct {
-	Kind     string `json:"kind"`
-	File     string `json:"file"`
-	Position int64  `json:"position"`
-	Offset   int64  `json:"offset"`
-	Type     string `json:"type"`
-	Reason   string `json:"reason"`
-}
-
-type metaSummaryJSON struct {
-	Kind                  string  `json:"kind"`
-	Snapshot              *string `json:"snapshot"`
-	AppliedFrom           *int64  `json:"applied_from"`
-	AppliedTo             *int64  `json:"applied_to"`
-	Topics                int     `json:"topics"`
-	Partitions            int     `json:"partitions"`
-	Brokers               int     `json:"brokers"`
-	TargetOffset          int64   `json:"target_offset"`
-	LogStartOffset        int64   `json:"log_start_offset"`
-	LogEndOffset          int64   `json:"log_end_offset"`
-	Records               int64   `json:"records"`
-	SnapshotRecords       int64   `json:"snapshot_records"`
-	LastTimestamp         *int64  `json:"last_timestamp"`
-	OpenTransaction       *int64  `json:"open_transaction"`
-	CommittedTransactions int     `json:"committed_transactions"`
-	AbortedTransactions   int     `json:"aborted_transactions"`
-	Unapplied             int     `json:"unapplied"`
-	Incomplete            *string `json:"incomplete"`
-}
-
-// securityProtocols names SecurityProtocol ids.
-var securityProtocols = map[int16]string{0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
-
-func endpointsJSON(es []metadata.Endpoint) []metaEndpointJSON {
-	out := make([]metaEndpointJSON, len(es))
-	for i, e := range es {
-		p, ok := securityProtocols[e.SecurityProtocol]
-		if !ok {
-			p = "unknown(" + strconv.Itoa(int(e.SecurityProtocol)) + ")"
-		}
-		out[i] = metaEndpointJSON{e.Name, e.Host, e.Port, p}
+func metadataLines(vs []any) []metadataLine {
+	out := make([]metadataLine, len(vs))
+	for i, v := range vs {
+		out[i] = metadataLine{v}
 	}
 	return out
-}
-
-func featureRangesJSON(fs []metadata.FeatureRange) []metaFeatureRangeJSON {
-	out := make([]metaFeatureRangeJSON, len(fs))
-	for i, f := range fs {
-		out[i] = metaFeatureRangeJSON{f.Name, f.Min, f.Max}
-	}
-	return out
-}
-
-func orNullInt(v, none int64) *int64 {
-	if v == none {
-		return nil
-	}
-	return &v
-}
-
-// metadataLines turns the image into its lines, in the order listed in
-// the help: topics with their partitions, brokers, controllers, configs,
-// features, strays, unapplied records, the summary. topic, when not "",
-// keeps that topic's lines and the summary.
-func metadataLines(im *metadata.Image, topic string) []metadataLine {
-	out := topicLines(im, topic)
-	if topic == "" {
-		out = append(out, clusterLines(im)...)
-	}
-	for _, r := range im.Resources() {
-		if topic != "" && (r.Type != metadata.ResourceTopic || r.Name != topic) {
-			continue
-		}
-		cfg := im.Config(r)
-		for _, name := range slices.Sorted(maps.Keys(cfg)) {
-			out = append(out, metadataLine{&metaConfigJSON{Kind: "config", ResourceType: r.Type.String(), ResourceName: r.Name, Name: name, Value: cfg[name]}})
-		}
-	}
-	if topic == "" {
-		for _, name := range slices.Sorted(maps.Keys(im.Features)) {
-			out = append(out, metadataLine{&metaFeatureJSON{Kind: "feature", Name: name, Level: im.Features[name]}})
-		}
-	}
-	for _, s := range im.Strays {
-		if topic == "" || s.Topic == topic {
-			out = append(out, metadataLine{&metaStrayJSON{Kind: "stray", PartitionDir: s.Dir, Topic: s.Topic, Partition: s.Partition, TopicID: s.TopicID, Reason: s.Reason}})
-		}
-	}
-	if topic == "" {
-		for _, u := range im.Unapplied {
-			out = append(out, metadataLine{&metaUnappliedJSON{Kind: "unapplied", File: u.File, Position: u.Position, Offset: u.Offset, Type: u.Type, Reason: u.Reason}})
-		}
-	}
-	return append(out, metadataLine{metadataSummary(im)})
-}
-
-// topicLines are each topic's line and its partitions' (one topic's when
-// topic is not "").
-func topicLines(im *metadata.Image, topic string) []metadataLine {
-	var out []metadataLine
-	for _, name := range im.TopicNames() {
-		if topic != "" && name != topic {
-			continue
-		}
-		t := im.Topics[name]
-		cfg := im.TopicConfig(name)
-		if cfg == nil {
-			cfg = map[string]string{}
-		}
-		tl := &metaTopicJSON{Kind: "topic", Name: name, TopicID: t.ID, Partitions: len(t.Partitions), Configs: cfg}
-		ids := t.PartitionIDs()
-		if len(ids) > 0 {
-			tl.ReplicationFactor = len(t.Partitions[ids[0]].Replicas) // TopicCommand: the first partition's
-		}
-		out = append(out, metadataLine{tl})
-		for _, id := range ids {
-			p := t.Partitions[id]
-			lrs := "recovered"
-			if p.LeaderRecoveryState == 1 {
-				lrs = "recovering"
-			}
-			out = append(out, metadataLine{&metaPartitionJSON{Kind: "partition", Topic: name, TopicID: t.ID, Partition: id,
-				Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
-				ELR: p.ELR, LastKnownELR: p.LastKnownELR, Directories: p.Directories, RemovingReplicas: p.RemovingReplicas,
-				AddingReplicas: p.AddingReplicas, LeaderRecoveryState: lrs}})
-		}
-	}
-	return out
-}
-
-// clusterLines are the brokers' and controllers' lines.
-func clusterLines(im *metadata.Image) []metadataLine {
-	var out []metadataLine
-	for _, id := range im.BrokerIDs() {
-		b := im.Brokers[id]
-		out = append(out, metadataLine{&metaBrokerJSON{Kind: "broker", ID: id, Epoch: b.Epoch, IncarnationID: b.IncarnationID,
-			Fenced: b.Fenced, InControlledShutdown: b.InControlledShutdown, IsMigratingZkBroker: b.IsMigratingZkBroker,
-			Listeners: endpointsJSON(b.Listeners), Rack: b.Rack, LogDirs: b.LogDirs, Features: featureRangesJSON(b.Features)}})
-	}
-	for _, id := range im.ControllerIDs() {
-		c := im.Controllers[id]
-		out = append(out, metadataLine{&metaControllerJSON{Kind: "controller", ID: id, IncarnationID: c.IncarnationID,
-			ZkMigrationReady: c.ZkMigrationReady, Listeners: endpointsJSON(c.Listeners), Features: featureRangesJSON(c.Features)}})
-	}
-	return out
-}
-
-func metadataSummary(im *metadata.Image) *metaSummaryJSON {
-	sum := &metaSummaryJSON{Kind: "summary", Topics: len(im.Topics), Partitions: im.PartitionCount(), Brokers: len(im.Brokers),
-		TargetOffset: im.Target, LogStartOffset: im.LogStartOffset, LogEndOffset: im.LogEndOffset, Records: im.Records,
-		SnapshotRecords: im.SnapshotRecords, LastTimestamp: orNullInt(im.LastTimestamp, -1), OpenTransaction: orNullInt(im.OpenTransaction, -1),
-		CommittedTransactions: im.CommittedTransactions, AbortedTransactions: im.AbortedTransactions, Unapplied: len(im.Unapplied)}
-	if im.Snapshot != nil {
-		sum.Snapshot = ptr(im.Snapshot.Path)
-	}
-	if im.AppliedTo >= im.AppliedFrom {
-		sum.AppliedFrom, sum.AppliedTo = ptr(im.AppliedFrom), ptr(im.AppliedTo)
-	}
-	if im.Incomplete != "" {
-		sum.Incomplete = ptr(im.Incomplete)
-	}
-	return sum
 }
 
 // renderMetadata writes the lines: JSON Lines as they come, CSV the
@@ -436,7 +193,7 @@ func renderMetadata(ios *IOStreams, im *metadata.Image, lines []metadataLine) er
 	case FormatCSV:
 		l := newLister(ios, metaPartitionColumns)
 		for _, line := range lines {
-			if _, ok := line.v.(*metaPartitionJSON); ok {
+			if _, ok := line.v.(*metadata.PartitionLine); ok {
 				l.Add(line)
 			}
 		}

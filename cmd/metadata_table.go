@@ -17,11 +17,11 @@ import (
 
 // describeRow is a topic's row or one of its partitions'.
 type describeRow struct {
-	topic     *metaTopicJSON
-	partition *metaPartitionJSON
+	topic     *metadata.TopicLine
+	partition *metadata.PartitionLine
 }
 
-func describePart(f func(*metaPartitionJSON) string) func(describeRow) string {
+func describePart(f func(*metadata.PartitionLine) string) func(describeRow) string {
 	return func(r describeRow) string {
 		if r.partition == nil {
 			return ""
@@ -37,18 +37,18 @@ var metaDescribeColumns = []column[describeRow]{
 		}
 		return "  " + r.partition.Topic
 	}),
-	column[describeRow]{name: "partition", right: true, cell: describePart(func(p *metaPartitionJSON) string { return strconv.Itoa(int(p.Partition)) })},
-	column[describeRow]{name: "leader", right: true, cell: describePart(func(p *metaPartitionJSON) string { return strconv.Itoa(int(p.Leader)) })},
-	textColumn("replicas", describePart(func(p *metaPartitionJSON) string { return intsCSV(p.Replicas) })),
-	textColumn("isr", describePart(func(p *metaPartitionJSON) string { return intsCSV(p.ISR) })),
-	omitIfEmpty(textColumn("elr", describePart(func(p *metaPartitionJSON) string { return intsCSV(p.ELR) }))),
-	omitIfEmpty(textColumn("last_known_elr", describePart(func(p *metaPartitionJSON) string { return intsCSV(p.LastKnownELR) }))),
-	wideOnly(column[describeRow]{name: "leader_epoch", right: true, cell: describePart(func(p *metaPartitionJSON) string { return strconv.Itoa(int(p.LeaderEpoch)) })}),
-	wideOnly(column[describeRow]{name: "partition_epoch", right: true, cell: describePart(func(p *metaPartitionJSON) string { return strconv.Itoa(int(p.PartitionEpoch)) })}),
-	wideOnly(omitIfEmpty(textColumn("removing_replicas", describePart(func(p *metaPartitionJSON) string { return intsCSV(p.RemovingReplicas) })))),
-	wideOnly(omitIfEmpty(textColumn("adding_replicas", describePart(func(p *metaPartitionJSON) string { return intsCSV(p.AddingReplicas) })))),
-	wideOnly(textColumn("leader_recovery_state", describePart(func(p *metaPartitionJSON) string { return p.LeaderRecoveryState }))),
-	wideOnly(textColumn("directories", describePart(func(p *metaPartitionJSON) string { return strings.Join(p.Directories, ",") }))),
+	column[describeRow]{name: "partition", right: true, cell: describePart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.Partition)) })},
+	column[describeRow]{name: "leader", right: true, cell: describePart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.Leader)) })},
+	textColumn("replicas", describePart(func(p *metadata.PartitionLine) string { return intsCSV(p.Replicas) })),
+	textColumn("isr", describePart(func(p *metadata.PartitionLine) string { return intsCSV(p.ISR) })),
+	omitIfEmpty(textColumn("elr", describePart(func(p *metadata.PartitionLine) string { return intsCSV(p.ELR) }))),
+	omitIfEmpty(textColumn("last_known_elr", describePart(func(p *metadata.PartitionLine) string { return intsCSV(p.LastKnownELR) }))),
+	wideOnly(column[describeRow]{name: "leader_epoch", right: true, cell: describePart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.LeaderEpoch)) })}),
+	wideOnly(column[describeRow]{name: "partition_epoch", right: true, cell: describePart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.PartitionEpoch)) })}),
+	wideOnly(omitIfEmpty(textColumn("removing_replicas", describePart(func(p *metadata.PartitionLine) string { return intsCSV(p.RemovingReplicas) })))),
+	wideOnly(omitIfEmpty(textColumn("adding_replicas", describePart(func(p *metadata.PartitionLine) string { return intsCSV(p.AddingReplicas) })))),
+	wideOnly(textColumn("leader_recovery_state", describePart(func(p *metadata.PartitionLine) string { return p.LeaderRecoveryState }))),
+	wideOnly(textColumn("directories", describePart(func(p *metadata.PartitionLine) string { return strings.Join(p.Directories, ",") }))),
 	withFit(textColumn("topic_id, partitions, replication factor, configs", func(r describeRow) string {
 		if r.topic == nil {
 			return ""
@@ -60,70 +60,70 @@ var metaDescribeColumns = []column[describeRow]{
 
 // metaPartitionColumns are -o csv's: one row per partition.
 var metaPartitionColumns = []column[metadataLine]{
-	textColumn("topic", metaPart(func(p *metaPartitionJSON) string { return p.Topic })),
-	textColumn("topic_id", metaPart(func(p *metaPartitionJSON) string { return p.TopicID })),
-	textColumn("partition", metaPart(func(p *metaPartitionJSON) string { return strconv.Itoa(int(p.Partition)) })),
-	textColumn("leader", metaPart(func(p *metaPartitionJSON) string { return strconv.Itoa(int(p.Leader)) })),
-	textColumn("leader_epoch", metaPart(func(p *metaPartitionJSON) string { return strconv.Itoa(int(p.LeaderEpoch)) })),
-	textColumn("partition_epoch", metaPart(func(p *metaPartitionJSON) string { return strconv.Itoa(int(p.PartitionEpoch)) })),
-	textColumn("replicas", metaPart(func(p *metaPartitionJSON) string { return intsCSV(p.Replicas) })),
-	textColumn("isr", metaPart(func(p *metaPartitionJSON) string { return intsCSV(p.ISR) })),
-	textColumn("elr", metaPart(func(p *metaPartitionJSON) string { return intsCSV(p.ELR) })),
-	textColumn("last_known_elr", metaPart(func(p *metaPartitionJSON) string { return intsCSV(p.LastKnownELR) })),
-	textColumn("removing_replicas", metaPart(func(p *metaPartitionJSON) string { return intsCSV(p.RemovingReplicas) })),
-	textColumn("adding_replicas", metaPart(func(p *metaPartitionJSON) string { return intsCSV(p.AddingReplicas) })),
-	textColumn("leader_recovery_state", metaPart(func(p *metaPartitionJSON) string { return p.LeaderRecoveryState })),
-	textColumn("directories", metaPart(func(p *metaPartitionJSON) string { return strings.Join(p.Directories, ",") })),
+	textColumn("topic", metaPart(func(p *metadata.PartitionLine) string { return p.Topic })),
+	textColumn("topic_id", metaPart(func(p *metadata.PartitionLine) string { return p.TopicID })),
+	textColumn("partition", metaPart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.Partition)) })),
+	textColumn("leader", metaPart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.Leader)) })),
+	textColumn("leader_epoch", metaPart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.LeaderEpoch)) })),
+	textColumn("partition_epoch", metaPart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.PartitionEpoch)) })),
+	textColumn("replicas", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.Replicas) })),
+	textColumn("isr", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.ISR) })),
+	textColumn("elr", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.ELR) })),
+	textColumn("last_known_elr", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.LastKnownELR) })),
+	textColumn("removing_replicas", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.RemovingReplicas) })),
+	textColumn("adding_replicas", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.AddingReplicas) })),
+	textColumn("leader_recovery_state", metaPart(func(p *metadata.PartitionLine) string { return p.LeaderRecoveryState })),
+	textColumn("directories", metaPart(func(p *metadata.PartitionLine) string { return strings.Join(p.Directories, ",") })),
 }
 
-func metaPart(f func(*metaPartitionJSON) string) func(metadataLine) string {
-	return func(l metadataLine) string { return f(l.v.(*metaPartitionJSON)) }
+func metaPart(f func(*metadata.PartitionLine) string) func(metadataLine) string {
+	return func(l metadataLine) string { return f(l.v.(*metadata.PartitionLine)) }
 }
 
-var metaBrokerColumns = []column[*metaBrokerJSON]{
-	intColumn("broker", func(b *metaBrokerJSON) int32 { return b.ID }),
-	intColumn("epoch", func(b *metaBrokerJSON) int64 { return b.Epoch }),
-	boolColumn("fenced", func(b *metaBrokerJSON) bool { return b.Fenced }),
-	boolColumn("in_controlled_shutdown", func(b *metaBrokerJSON) bool { return b.InControlledShutdown }),
-	textColumn("rack", func(b *metaBrokerJSON) string { return optText(b.Rack) }),
-	withFit(textColumn("listeners", func(b *metaBrokerJSON) string { return listenersText(b.Listeners) }), fitWrap),
-	wideOnly(textColumn("incarnation_id", func(b *metaBrokerJSON) string { return b.IncarnationID })),
-	wideOnly(boolColumn("is_migrating_zk_broker", func(b *metaBrokerJSON) bool { return b.IsMigratingZkBroker })),
-	wideOnly(textColumn("log_dirs", func(b *metaBrokerJSON) string { return strings.Join(b.LogDirs, ",") })),
-	wideOnly(textColumn("features", func(b *metaBrokerJSON) string { return featuresText(b.Features) })),
+var metaBrokerColumns = []column[*metadata.BrokerLine]{
+	intColumn("broker", func(b *metadata.BrokerLine) int32 { return b.ID }),
+	intColumn("epoch", func(b *metadata.BrokerLine) int64 { return b.Epoch }),
+	boolColumn("fenced", func(b *metadata.BrokerLine) bool { return b.Fenced }),
+	boolColumn("in_controlled_shutdown", func(b *metadata.BrokerLine) bool { return b.InControlledShutdown }),
+	textColumn("rack", func(b *metadata.BrokerLine) string { return optText(b.Rack) }),
+	withFit(textColumn("listeners", func(b *metadata.BrokerLine) string { return listenersText(b.Listeners) }), fitWrap),
+	wideOnly(textColumn("incarnation_id", func(b *metadata.BrokerLine) string { return b.IncarnationID })),
+	wideOnly(boolColumn("is_migrating_zk_broker", func(b *metadata.BrokerLine) bool { return b.IsMigratingZkBroker })),
+	wideOnly(textColumn("log_dirs", func(b *metadata.BrokerLine) string { return strings.Join(b.LogDirs, ",") })),
+	wideOnly(textColumn("features", func(b *metadata.BrokerLine) string { return featuresText(b.Features) })),
 }
 
-var metaControllerColumns = []column[*metaControllerJSON]{
-	intColumn("controller", func(c *metaControllerJSON) int32 { return c.ID }),
-	withFit(textColumn("listeners", func(c *metaControllerJSON) string { return listenersText(c.Listeners) }), fitWrap),
-	wideOnly(textColumn("incarnation_id", func(c *metaControllerJSON) string { return c.IncarnationID })),
-	wideOnly(boolColumn("zk_migration_ready", func(c *metaControllerJSON) bool { return c.ZkMigrationReady })),
-	wideOnly(textColumn("features", func(c *metaControllerJSON) string { return featuresText(c.Features) })),
+var metaControllerColumns = []column[*metadata.ControllerLine]{
+	intColumn("controller", func(c *metadata.ControllerLine) int32 { return c.ID }),
+	withFit(textColumn("listeners", func(c *metadata.ControllerLine) string { return listenersText(c.Listeners) }), fitWrap),
+	wideOnly(textColumn("incarnation_id", func(c *metadata.ControllerLine) string { return c.IncarnationID })),
+	wideOnly(boolColumn("zk_migration_ready", func(c *metadata.ControllerLine) bool { return c.ZkMigrationReady })),
+	wideOnly(textColumn("features", func(c *metadata.ControllerLine) string { return featuresText(c.Features) })),
 }
 
-var metaConfigColumns = []column[*metaConfigJSON]{
-	textColumn("resource_type", func(c *metaConfigJSON) string { return c.ResourceType }),
-	textColumn("resource_name", func(c *metaConfigJSON) string { return strconv.Quote(c.ResourceName) }),
-	textColumn("config", func(c *metaConfigJSON) string { return c.Name }),
-	withFit(textColumn("value", func(c *metaConfigJSON) string { return c.Value }), fitWrap),
+var metaConfigColumns = []column[*metadata.ConfigLine]{
+	textColumn("resource_type", func(c *metadata.ConfigLine) string { return c.ResourceType }),
+	textColumn("resource_name", func(c *metadata.ConfigLine) string { return strconv.Quote(c.ResourceName) }),
+	textColumn("config", func(c *metadata.ConfigLine) string { return c.Name }),
+	withFit(textColumn("value", func(c *metadata.ConfigLine) string { return c.Value }), fitWrap),
 }
 
-var metaFeatureColumns = []column[*metaFeatureJSON]{
-	textColumn("feature", func(f *metaFeatureJSON) string { return f.Name }),
-	intColumn("level", func(f *metaFeatureJSON) int16 { return f.Level }),
+var metaFeatureColumns = []column[*metadata.FeatureLine]{
+	textColumn("feature", func(f *metadata.FeatureLine) string { return f.Name }),
+	intColumn("level", func(f *metadata.FeatureLine) int16 { return f.Level }),
 }
 
-var metaStrayColumns = []column[*metaStrayJSON]{
-	textColumn("stray", func(s *metaStrayJSON) string { return s.PartitionDir }),
-	withFit(textColumn("reason", func(s *metaStrayJSON) string { return s.Reason }), fitWrap),
+var metaStrayColumns = []column[*metadata.StrayLine]{
+	textColumn("stray", func(s *metadata.StrayLine) string { return s.PartitionDir }),
+	withFit(textColumn("reason", func(s *metadata.StrayLine) string { return s.Reason }), fitWrap),
 }
 
-var metaUnappliedColumns = []column[*metaUnappliedJSON]{
-	textColumn("unapplied", func(u *metaUnappliedJSON) string { return u.Type }),
-	intColumn("offset", func(u *metaUnappliedJSON) int64 { return u.Offset }),
-	textColumn("file", func(u *metaUnappliedJSON) string { return u.File }),
-	intColumn("position", func(u *metaUnappliedJSON) int64 { return u.Position }),
-	withFit(textColumn("reason", func(u *metaUnappliedJSON) string { return u.Reason }), fitWrap),
+var metaUnappliedColumns = []column[*metadata.UnappliedLine]{
+	textColumn("unapplied", func(u *metadata.UnappliedLine) string { return u.Type }),
+	intColumn("offset", func(u *metadata.UnappliedLine) int64 { return u.Offset }),
+	textColumn("file", func(u *metadata.UnappliedLine) string { return u.File }),
+	intColumn("position", func(u *metadata.UnappliedLine) int64 { return u.Position }),
+	withFit(textColumn("reason", func(u *metadata.UnappliedLine) string { return u.Reason }), fitWrap),
 }
 
 // metadataTables draws the table and wide forms: a table per section that
@@ -131,32 +131,32 @@ var metaUnappliedColumns = []column[*metaUnappliedJSON]{
 func metadataTables(ios *IOStreams, im *metadata.Image, lines []metadataLine) error {
 	var (
 		describe    []describeRow
-		brokers     []*metaBrokerJSON
-		controllers []*metaControllerJSON
-		configs     []*metaConfigJSON
-		features    []*metaFeatureJSON
-		strays      []*metaStrayJSON
-		unapplied   []*metaUnappliedJSON
+		brokers     []*metadata.BrokerLine
+		controllers []*metadata.ControllerLine
+		configs     []*metadata.ConfigLine
+		features    []*metadata.FeatureLine
+		strays      []*metadata.StrayLine
+		unapplied   []*metadata.UnappliedLine
 	)
 	for _, l := range lines {
 		switch v := l.v.(type) {
-		case *metaTopicJSON:
+		case *metadata.TopicLine:
 			describe = append(describe, describeRow{topic: v})
-		case *metaPartitionJSON:
+		case *metadata.PartitionLine:
 			describe = append(describe, describeRow{partition: v})
-		case *metaBrokerJSON:
+		case *metadata.BrokerLine:
 			brokers = append(brokers, v)
-		case *metaControllerJSON:
+		case *metadata.ControllerLine:
 			controllers = append(controllers, v)
-		case *metaConfigJSON:
+		case *metadata.ConfigLine:
 			if v.ResourceType != metadata.ResourceTopic.String() {
 				configs = append(configs, v) // a topic's are on its row
 			}
-		case *metaFeatureJSON:
+		case *metadata.FeatureLine:
 			features = append(features, v)
-		case *metaStrayJSON:
+		case *metadata.StrayLine:
 			strays = append(strays, v)
-		case *metaUnappliedJSON:
+		case *metadata.UnappliedLine:
 			unapplied = append(unapplied, v)
 		}
 	}
@@ -240,7 +240,7 @@ func configsText(cfg map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-func listenersText(es []metaEndpointJSON) string {
+func listenersText(es []metadata.EndpointLine) string {
 	parts := make([]string, len(es))
 	for i, e := range es {
 		parts[i] = fmt.Sprintf("%s://%s:%d (%s)", e.Name, e.Host, e.Port, e.SecurityProtocol)
@@ -248,7 +248,7 @@ func listenersText(es []metaEndpointJSON) string {
 	return strings.Join(parts, ", ")
 }
 
-func featuresText(fs []metaFeatureRangeJSON) string {
+func featuresText(fs []metadata.FeatureRangeLine) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
 		parts[i] = fmt.Sprintf("%s %d-%d", f.Name, f.Min, f.Max)

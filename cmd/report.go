@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kseg/kseg/cmd/internal/report"
+	"github.com/kseg/kseg/verify/report"
 )
 
 type reportOptions struct {

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kseg/kseg/cmd/internal/report"
 	"github.com/kseg/kseg/inspect/kafkagen/gentest"
+	"github.com/kseg/kseg/verify/report"
 )
 
 // BenchmarkReportPage builds kseg report's page of the data dir of many

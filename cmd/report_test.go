@@ -251,3 +251,49 @@ func fieldsText(m map[string]any, fields []string) string {
 	}
 	return jsonText(vs...)
 }
+
+// The page and the chart a user asks for are files like any other: a new
+// one gets the mode os.Create gives (0666 less the umask), not a temporary
+// file's 0600, and one replaced keeps its mode.
+func TestWrittenFilesMode(t *testing.T) {
+	dir := reportDataDir(t, t.TempDir(), false)
+	out := t.TempDir()
+	probe, err := os.Create(filepath.Join(out, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
+	pfi, err := os.Stat(probe.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file string
+		args []string
+	}{
+		{"r.html", []string{"report", reportAt, "--html"}},
+		{"t.svg", []string{"timeline", "--svg"}},
+	} {
+		path := filepath.Join(out, tc.file)
+		mode := func() os.FileMode {
+			t.Helper()
+			if _, stderr, code := runKseg(t, nil, append(append(tc.args, path), dir)...); code != 0 {
+				t.Fatalf("%s: exit %d: %s", tc.args[0], code, stderr)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fi.Mode().Perm()
+		}
+		if m := mode(); m != pfi.Mode().Perm() {
+			t.Errorf("%s: a new file has mode %v, os.Create gives %v", tc.args[0], m, pfi.Mode().Perm())
+		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if m := mode(); m != 0o600 {
+			t.Errorf("%s: a replaced 0600 file has mode %v", tc.args[0], m)
+		}
+	}
+}

@@ -26,7 +26,7 @@ import (
 //	             ...
 //	 => a fetch from offset 1500 returns ...
 //
-// The words are the steps' messages (traceMessage) and fields; only the
+// The words are the steps' messages (TraceStep.Message) and fields; only the
 // layout is made here. Lines are escaped, then coloured when stdout takes colour.
 
 // storyIndent lines up the text after a paragraph's number and label.
@@ -78,7 +78,7 @@ func traceStory(ios *IOStreams, title string, p *inspect.Partition, steps []insp
 		switch st.Step {
 		case "segment":
 			s.segment = st.Segment
-			s.para("segment", strings.TrimPrefix(traceMessage(st), "segment "))
+			s.para("segment", strings.TrimPrefix(st.Message(), "segment "))
 			if bases := baseOffsetsLine(p, st.Segment); bases != "" {
 				s.more(bases, color.Faint)
 			}
@@ -95,7 +95,7 @@ func traceStory(ios *IOStreams, title string, p *inspect.Partition, steps []insp
 			s.probes(steps[i:j], tgt)
 			i = j
 		case "index_entry":
-			s.lines = append(s.lines, "          "+s.paint("=> "+traceMessage(st), color.FgCyan))
+			s.lines = append(s.lines, "          "+s.paint("=> "+st.Message(), color.FgCyan))
 			i++
 		case "batch":
 			j := i
@@ -105,7 +105,7 @@ func traceStory(ios *IOStreams, title string, p *inspect.Partition, steps []insp
 			s.batches(steps[i:j])
 			i = j
 		default:
-			s.para("note", traceMessage(st))
+			s.para("note", st.Message())
 			i++
 		}
 	}
@@ -256,7 +256,7 @@ func (s *story) batches(bs []inspect.TraceStep) {
 		if b.LastOffset != nil {
 			last = *b.LastOffset
 		}
-		verdict := batchVerdict(b)
+		verdict := b.Verdict()
 		rows[i] = [3]string{fmt.Sprintf("position %d", pos), fmt.Sprintf("offsets %d..%d", base, last), verdict}
 		width[0] = max(width[0], len(rows[i][0]))
 		width[1] = max(width[1], len(rows[i][1]))

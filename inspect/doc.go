@@ -16,7 +16,7 @@
 //	    segment.go             OpenSegment: a segment's .log and indexes; Segment.NextOffset
 //	    logiter.go             LogIterator, the one log reader; Damage
 //	    walk.go                Partition.Walk, WalkSalvage: batches in offset order
-//	    lookup.go, lookup_time.go, misleading.go, trace.go
+//	    lookup.go, lookup_time.go, misleading.go, trace.go, trace_words.go
 //	                           the broker's offset and time lookups, their trace
 //	    summary.go, status.go  Partition.Summarize (ls) and the status words
 //	    brokerstate.go         recovery point, log start and end offsets, high watermark

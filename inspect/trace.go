@@ -5,8 +5,8 @@ import (
 	"github.com/kseg/kseg/inspect/record"
 )
 
-// TraceStep is one step of a lookup as a broker would take it, for --trace:
-// data, which the command line tells in words. Step is the kind of step
+// TraceStep is one step of a lookup as a broker would take it, for --trace
+// (Message tells it in words). Step is the kind of step
 // (StepSegment, StepProbe, StepIndexEntry, StepBatch, StepNote); Why, for
 // every step but a probe, is the rule or case that decided it. The other
 // fields are set where they apply: the first group is what each kind of

@@ -6,16 +6,21 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // AtomicOptions say how WriteAtomic finishes a file.
 type AtomicOptions struct {
-	// Perm is the file's permission bits when SetPerm (else the temporary
-	// file's, 0600).
+	// Perm is the file's permission bits when SetPerm. Otherwise the file
+	// keeps those it was created with: 0600, or with Umask 0666 less the
+	// process's umask, as a file os.Create or a shell's redirection makes
+	// (a page or chart the user asked for, to be read by others).
 	Perm    fs.FileMode
 	SetPerm bool
+	Umask   bool
 	// Prepare, when set, runs on the written and fsynced file before it is
 	// closed (rebuild gives it the owner of the file it replaces).
 	Prepare func(f *os.File) error
@@ -53,7 +58,7 @@ func WriteAtomic(path string, write func(w io.Writer) error, o AtomicOptions) (s
 	if err := step("create"); err != nil {
 		return 0, err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.kseg-tmp")
+	tmp, err := createTemp(dir, "."+filepath.Base(path)+".", ".kseg-tmp", o.Umask)
 	if err != nil {
 		return 0, fmt.Errorf("creating a temporary file for %s: %w", path, err)
 	}
@@ -127,6 +132,23 @@ func WriteAtomic(path string, write func(w io.Writer) error, o AtomicOptions) (s
 		return size, err
 	}
 	return size, SyncDir(dir)
+}
+
+// createTemp creates a new file named prefix, a random number and suffix
+// in dir: as os.CreateTemp (mode 0600), or with umask mode 0666 less the
+// umask.
+func createTemp(dir, prefix, suffix string, umask bool) (*os.File, error) {
+	if !umask {
+		return os.CreateTemp(dir, prefix+"*"+suffix)
+	}
+	for range 10000 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("%s: no free temporary name %s*%s", dir, prefix, suffix)
 }
 
 // linkNew gives the file at tmp the name path, which must not exist.

@@ -71,3 +71,38 @@ func TestWriteAtomicNew(t *testing.T) {
 		t.Errorf("%d files left, want 1", len(ents))
 	}
 }
+
+// TestWriteAtomicUmask: with Umask the file gets the mode os.Create gives
+// a new file (0666 less the umask), not the temporary file's 0600.
+func TestWriteAtomicUmask(t *testing.T) {
+	dir := t.TempDir()
+	probe, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
+	pfi, err := os.Stat(probe.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "<svg/>"); return err }
+	for _, tc := range []struct {
+		umask bool
+		want  os.FileMode
+	}{{true, pfi.Mode().Perm()}, {false, 0o600}} {
+		path := filepath.Join(dir, "chart.svg")
+		if _, err := fileio.WriteAtomic(path, write, fileio.AtomicOptions{Umask: tc.umask}); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != tc.want {
+			t.Errorf("Umask %v: mode %v, want %v", tc.umask, fi.Mode().Perm(), tc.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d files in the directory, want the probe and the chart", len(ents))
+	}
+}

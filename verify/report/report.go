@@ -5,8 +5,9 @@
 // metadata image), as lines of JSON with a "kind" (Build), and the one
 // self-contained HTML page drawn from them (WriteHTML).
 //
-// It lives under cmd because it calls verify, which nothing under inspect
-// may import; it prints nothing and reads no flags.
+// It sits beside verify, whose findings it shows (nothing under inspect
+// may import verify); it prints nothing and reads no flags: a Go caller
+// gets the page kseg report writes.
 package report
 
 import (

@@ -1,10 +1,9 @@
-package cmd
+package inspect_test
 
 import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,10 +11,10 @@ import (
 )
 
 // Every TraceWhy inspect declares is told in words: none falls through to
-// traceMessage's placeholder, and a batch verdict to batchVerdict's.
+// Message's placeholder, and a batch verdict to Verdict's.
 func TestTraceWordsForEveryWhy(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filepath.Join("..", "inspect", "trace.go"), nil, 0)
+	f, err := parser.ParseFile(fset, "trace.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,19 +38,19 @@ func TestTraceWordsForEveryWhy(t *testing.T) {
 	for _, w := range whys {
 		s := inspect.TraceStep{Why: inspect.TraceWhy(w), Slot: &slot, Position: &n, BaseOffset: &n, LastOffset: &n, MaxTS: &n}
 		if isBatchWhy(w) {
-			if v := batchVerdict(s); v == w {
+			if v := s.Verdict(); v == w {
 				t.Errorf("batch verdict %s has no words", w)
 			}
 			continue
 		}
 		s.Step = inspect.StepNote
-		if msg := traceMessage(s); strings.HasSuffix(msg, "("+w+")") {
+		if msg := s.Message(); strings.HasSuffix(msg, "("+w+")") {
 			t.Errorf("%s has no words: %q", w, msg)
 		}
 	}
 }
 
-// isBatchWhy: the whys of batch steps, told by batchVerdict.
+// isBatchWhy: the whys of batch steps, told by Verdict.
 func isBatchWhy(w string) bool {
 	switch inspect.TraceWhy(w) {
 	case inspect.WhyLastOffsetReaches, inspect.WhyLastOffsetBelow, inspect.WhyMaxTSBelow, inspect.WhyRecordReaches,
