@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -232,4 +233,49 @@ func normalisePaths(t *testing.T, out string, given, canon []string) string {
 		b.WriteString(fix(l))
 	}
 	return b.String()
+}
+
+// find and timeline resolve their PATHs alike (resolveSortedPartitions):
+// each PATH in turn, what discovery skipped warned about in the command's
+// own words, each PATH's partitions in partition order (orders-2 before
+// orders-10) and the PATHs in the order given; a PATH that does not
+// resolve stops the command after the warnings of those before it.
+func TestFindAndTimelineResolveAlike(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, p := range []string{"data/orders-0", "data/orders-10", "data/orders-2", "data2/a-0"} {
+		sideGen(t, p, kafkagen.Options{Batches: 3})
+	}
+	for _, d := range []string{"data/notes", "data/orders-3.0123456789abcdef0123456789abcdef-delete"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	skipped := func(words string) string {
+		return "kseg: warning: data/notes: " + words + ": not a <topic>-<partition> directory\n" +
+			"kseg: warning: data/orders-3.0123456789abcdef0123456789abcdef-delete: " + words + ": partition directory being deleted or moved (-delete)\n"
+	}
+	order := regexp.MustCompile(`"partition_dir":"([^"]+)"`)
+	for _, c := range []struct {
+		args  []string
+		words string
+	}{
+		{[]string{"-o", "json", "find", "--from-offset", "0", "--to-offset", "0"}, "not searched"},
+		{[]string{"-o", "json", "timeline", "--per-partition"}, "not read"},
+	} {
+		out, errOut, code := runKseg(t, nil, append(c.args, "data", "data2")...)
+		if code != 0 || errOut != skipped(c.words) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant:\n%s", c.args, code, errOut, skipped(c.words))
+		}
+		var dirs []string
+		for _, m := range order.FindAllStringSubmatch(out, -1) {
+			dirs = append(dirs, m[1])
+		}
+		if want := []string{"orders-0", "orders-2", "orders-10", "a-0"}; !slices.Equal(dirs, want) {
+			t.Errorf("%v: partitions %v, want %v", c.args, dirs, want)
+		}
+		out, errOut, code = runKseg(t, nil, append(c.args, "data", "nosuch")...)
+		if want := skipped(c.words) + "kseg: nosuch: no such file or directory\nkseg: hint: check the path\n"; code != 2 || out != "" || errOut != want {
+			t.Errorf("%v with a missing PATH: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", c.args, code, out, errOut, want)
+		}
+	}
 }
