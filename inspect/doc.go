@@ -11,8 +11,11 @@
 //	inspect/find, groups, replica, txns, retention, cleaner, metadata,
 //	  producerstate, topicconfig, schemaregistry, internaltopics
 //	                           the analyses, each over this package
+//	inspect/listing, dumplog, dumpindex, dumpcheckpoint, dumpsnapshot
+//	                           what ls and the dump commands list, each over this package
 //	inspect                    this package:
 //	    discover.go            Resolve: data dir → Partition → SegmentFiles; SortPartitions
+//	    discover_below.go      DataDirsBelow: the data directories below a path; StatPath
 //	    segment.go             OpenSegment: a segment's .log and indexes; Segment.NextOffset
 //	    logiter.go             LogIterator, the one log reader; Damage
 //	    walk.go                Partition.Walk, WalkSalvage: batches in offset order
