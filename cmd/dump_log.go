@@ -306,12 +306,7 @@ type logLine struct {
 	record *recordLineJSON
 }
 
-func (l logLine) MarshalJSON() ([]byte, error) {
-	if l.batch != nil {
-		return marshalJSON(l.batch)
-	}
-	return marshalJSON(l.record)
-}
+func (l logLine) MarshalJSON() ([]byte, error) { return marshalEither(l.batch, l.record) }
 
 func logBatchInt(f func(*batchLineJSON) int64) func(logLine) string {
 	return func(l logLine) string {

@@ -105,12 +105,7 @@ type groupsLine struct {
 	summary *groupsSummaryJSON
 }
 
-func (l groupsLine) MarshalJSON() ([]byte, error) {
-	if l.summary != nil {
-		return marshalJSON(l.summary)
-	}
-	return marshalJSON(l.offset)
-}
+func (l groupsLine) MarshalJSON() ([]byte, error) { return marshalEither(l.summary, l.offset) }
 
 func offsetCell(f func(*groupOffsetJSON) string) func(groupsLine) string {
 	return func(l groupsLine) string {

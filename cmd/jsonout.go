@@ -71,6 +71,17 @@ func marshalJSON(v any) ([]byte, error) {
 	return bytes.Clone(b), nil
 }
 
+// marshalEither is the JSON of a line that is one of two kinds, each its
+// own object (dump-log's batch or record, groups' summary or offset,
+// retention's segment or partition, txns' open transaction or
+// partition): a's when set, else b's.
+func marshalEither[A, B any](a *A, b *B) ([]byte, error) {
+	if a != nil {
+		return marshalJSON(a)
+	}
+	return marshalJSON(b)
+}
+
 // appendJSONString appends s as kseg's JSON encoding writes a string
 // (jsonout.go); anything but printable ASCII goes through it.
 func appendJSONString(dst []byte, s string) []byte {

@@ -105,12 +105,7 @@ type retentionLine struct {
 	part *retentionPartitionJSON
 }
 
-func (l retentionLine) MarshalJSON() ([]byte, error) {
-	if l.seg != nil {
-		return marshalJSON(l.seg)
-	}
-	return marshalJSON(l.part)
-}
+func (l retentionLine) MarshalJSON() ([]byte, error) { return marshalEither(l.seg, l.part) }
 
 var (
 	segCell     = partCell(func(l retentionLine) *retentionSegmentJSON { return l.seg })

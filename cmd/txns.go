@@ -123,12 +123,7 @@ type txnsLine struct {
 	part *txnPartitionJSON
 }
 
-func (l txnsLine) MarshalJSON() ([]byte, error) {
-	if l.open != nil {
-		return marshalJSON(l.open)
-	}
-	return marshalJSON(l.part)
-}
+func (l txnsLine) MarshalJSON() ([]byte, error) { return marshalEither(l.open, l.part) }
 
 func (l txnsLine) dir() string {
 	if l.open != nil {
