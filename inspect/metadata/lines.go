@@ -146,7 +146,7 @@ func endpointLines(es []Endpoint) []EndpointLine {
 func featureRangeLines(fs []FeatureRange) []FeatureRangeLine {
 	out := make([]FeatureRangeLine, len(fs))
 	for i, f := range fs {
-		out[i] = FeatureRangeLine{f.Name, f.Min, f.Max}
+		out[i] = FeatureRangeLine(f)
 	}
 	return out
 }
