@@ -299,12 +299,19 @@ func runDiff(ios *IOStreams, opts diffOptions) error {
 	if err != nil {
 		return err
 	}
-	if !(opts.records && ios.Format() == FormatCSV) {
-		if err := printObject(ios, divergenceLine(d, left, right), divergenceColumns); err != nil {
-			return err
-		}
+	if err := printDivergence(ios, opts.records, divergenceLine(d, left, right)); err != nil {
+		return err
 	}
 	return diffOutcome(ios, d)
+}
+
+// printDivergence prints the divergence line after the record lines, if
+// any: CSV holds one table, so with --records its rows are the records'.
+func printDivergence(ios *IOStreams, records bool, line *divergenceJSON) error {
+	if records && ios.Format() == FormatCSV {
+		return nil
+	}
+	return printObject(ios, line, divergenceColumns)
 }
 
 // openReplicas opens the two replicas of opts (refusing two different
