@@ -39,15 +39,12 @@ func WriteHTML(w io.Writer, r *Report) error {
 	if err != nil {
 		return err
 	}
-	title := "kseg report"
+	title, version := "kseg report", ""
 	if len(r.Lines) > 0 {
 		if h, ok := r.Lines[0].(*HeaderLine); ok {
 			title += ": " + strings.Join(h.Paths, " ")
+			version = h.Version
 		}
-	}
-	version := ""
-	if h, ok := r.Lines[0].(*HeaderLine); ok {
-		version = h.Version
 	}
 	return pageTemplate.Execute(w, map[string]any{
 		"Title":      title,
