@@ -147,7 +147,7 @@ func runMetadata(ios *IOStreams, opts metadataOptions) error {
 		}
 		return err
 	}
-	lines := metadataLines(im.Lines(opts.topic))
+	lines := im.Lines(opts.topic)
 	if err := renderMetadata(ios, im, lines); err != nil {
 		return err
 	}
@@ -166,26 +166,13 @@ func runMetadata(ios *IOStreams, opts metadataOptions) error {
 	return nil
 }
 
-// metadataLine is one line of kseg metadata: a *metadata.*Line of its
-// kind (Image.Lines), written by the one JSON encoder.
-type metadataLine struct{ v any }
-
-func (l metadataLine) MarshalJSON() ([]byte, error) { return marshalJSON(l.v) }
-
-func metadataLines(vs []any) []metadataLine {
-	out := make([]metadataLine, len(vs))
-	for i, v := range vs {
-		out[i] = metadataLine{v}
-	}
-	return out
-}
-
-// renderMetadata writes the lines: JSON Lines as they come, CSV the
-// partitions, tables by section (metadata_table.go).
-func renderMetadata(ios *IOStreams, im *metadata.Image, lines []metadataLine) error {
+// renderMetadata writes the lines (Image.Lines, each a *metadata.*Line):
+// JSON Lines as they come, CSV the partitions, tables by section
+// (metadata_table.go).
+func renderMetadata(ios *IOStreams, im *metadata.Image, lines []any) error {
 	switch ios.Format() {
 	case FormatJSON:
-		l := newLister(ios, []column[metadataLine]{})
+		l := newLister(ios, []column[any]{})
 		for _, line := range lines {
 			l.Add(line)
 		}
@@ -193,8 +180,8 @@ func renderMetadata(ios *IOStreams, im *metadata.Image, lines []metadataLine) er
 	case FormatCSV:
 		l := newLister(ios, metaPartitionColumns)
 		for _, line := range lines {
-			if _, ok := line.v.(*metadata.PartitionLine); ok {
-				l.Add(line)
+			if p, ok := line.(*metadata.PartitionLine); ok {
+				l.Add(p)
 			}
 		}
 		return l.Close()

@@ -59,25 +59,21 @@ var metaDescribeColumns = []column[describeRow]{
 }
 
 // metaPartitionColumns are -o csv's: one row per partition.
-var metaPartitionColumns = []column[metadataLine]{
-	textColumn("topic", metaPart(func(p *metadata.PartitionLine) string { return p.Topic })),
-	textColumn("topic_id", metaPart(func(p *metadata.PartitionLine) string { return p.TopicID })),
-	textColumn("partition", metaPart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.Partition)) })),
-	textColumn("leader", metaPart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.Leader)) })),
-	textColumn("leader_epoch", metaPart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.LeaderEpoch)) })),
-	textColumn("partition_epoch", metaPart(func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.PartitionEpoch)) })),
-	textColumn("replicas", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.Replicas) })),
-	textColumn("isr", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.ISR) })),
-	textColumn("elr", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.ELR) })),
-	textColumn("last_known_elr", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.LastKnownELR) })),
-	textColumn("removing_replicas", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.RemovingReplicas) })),
-	textColumn("adding_replicas", metaPart(func(p *metadata.PartitionLine) string { return intsCSV(p.AddingReplicas) })),
-	textColumn("leader_recovery_state", metaPart(func(p *metadata.PartitionLine) string { return p.LeaderRecoveryState })),
-	textColumn("directories", metaPart(func(p *metadata.PartitionLine) string { return strings.Join(p.Directories, ",") })),
-}
-
-func metaPart(f func(*metadata.PartitionLine) string) func(metadataLine) string {
-	return func(l metadataLine) string { return f(l.v.(*metadata.PartitionLine)) }
+var metaPartitionColumns = []column[*metadata.PartitionLine]{
+	textColumn("topic", func(p *metadata.PartitionLine) string { return p.Topic }),
+	textColumn("topic_id", func(p *metadata.PartitionLine) string { return p.TopicID }),
+	textColumn("partition", func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.Partition)) }),
+	textColumn("leader", func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.Leader)) }),
+	textColumn("leader_epoch", func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.LeaderEpoch)) }),
+	textColumn("partition_epoch", func(p *metadata.PartitionLine) string { return strconv.Itoa(int(p.PartitionEpoch)) }),
+	textColumn("replicas", func(p *metadata.PartitionLine) string { return intsCSV(p.Replicas) }),
+	textColumn("isr", func(p *metadata.PartitionLine) string { return intsCSV(p.ISR) }),
+	textColumn("elr", func(p *metadata.PartitionLine) string { return intsCSV(p.ELR) }),
+	textColumn("last_known_elr", func(p *metadata.PartitionLine) string { return intsCSV(p.LastKnownELR) }),
+	textColumn("removing_replicas", func(p *metadata.PartitionLine) string { return intsCSV(p.RemovingReplicas) }),
+	textColumn("adding_replicas", func(p *metadata.PartitionLine) string { return intsCSV(p.AddingReplicas) }),
+	textColumn("leader_recovery_state", func(p *metadata.PartitionLine) string { return p.LeaderRecoveryState }),
+	textColumn("directories", func(p *metadata.PartitionLine) string { return strings.Join(p.Directories, ",") }),
 }
 
 var metaBrokerColumns = []column[*metadata.BrokerLine]{
@@ -128,7 +124,7 @@ var metaUnappliedColumns = []column[*metadata.UnappliedLine]{
 
 // metadataTables draws the table and wide forms: a table per section that
 // has rows, the summary under the last.
-func metadataTables(ios *IOStreams, im *metadata.Image, lines []metadataLine) error {
+func metadataTables(ios *IOStreams, im *metadata.Image, lines []any) error {
 	var (
 		describe    []describeRow
 		brokers     []*metadata.BrokerLine
@@ -139,7 +135,7 @@ func metadataTables(ios *IOStreams, im *metadata.Image, lines []metadataLine) er
 		unapplied   []*metadata.UnappliedLine
 	)
 	for _, l := range lines {
-		switch v := l.v.(type) {
+		switch v := l.(type) {
 		case *metadata.TopicLine:
 			describe = append(describe, describeRow{topic: v})
 		case *metadata.PartitionLine:
